@@ -1,0 +1,3 @@
+module github.com/perfexp/perfexp
+
+go 1.26.0
