@@ -1,0 +1,110 @@
+# perfexp: a Kubernetes operator for declarative performance experiments.
+# Every tool is pinned and installed into ./bin by the target that needs it.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+LOCALBIN ?= $(shell pwd)/bin
+TOOLS ?= $(LOCALBIN)/tools
+
+## Tool versions
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+KUBE_VERSION ?= v1.36.3
+
+CONTROLLER_GEN ?= $(TOOLS)/controller-gen-$(CONTROLLER_TOOLS_VERSION)/controller-gen
+GOLANGCI_LINT ?= $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+KUBE_BIN_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
+
+IMG ?= perfexp/manager:dev
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests from the Go types and markers.
+	$(CONTROLLER_GEN) rbac:roleName=perfexp-manager crd paths="./api/..." paths="./controllers/..." paths="./internal/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: verify-gen
+verify-gen: generate manifests ## Fail if generated files are not committed.
+	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: test
+test: generate manifests envtest-binaries ## Run unit and integration tests (real kube-apiserver and etcd).
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./... -count=1 -timeout 25m
+
+.PHONY: bench
+bench: envtest-binaries ## Run the benchmarks.
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./... -run '^$$' -bench . -benchmem
+
+##@ Build
+
+.PHONY: build
+build: generate ## Build the manager and the kubectl plugin into bin/.
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/kubectl-perfexp ./cmd/kubectl-perfexp
+
+.PHONY: run
+run: manifests generate ## Run the manager against the current kubeconfig.
+	go run ./cmd/manager
+
+##@ Deployment
+
+.PHONY: install
+install: manifests ## Install the CRDs into the cluster of the current kubeconfig.
+	kubectl apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: manifests ## Remove the CRDs from the cluster.
+	kubectl delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: manifests ## Deploy the operator with kustomize (config/default).
+	kubectl apply --server-side -k config/default
+
+.PHONY: undeploy
+undeploy: ## Remove the operator.
+	kubectl delete --ignore-not-found -k config/default
+
+##@ Tools
+
+.PHONY: envtest-binaries
+envtest-binaries: $(KUBE_BIN_DIR)/kube-apiserver $(KUBE_BIN_DIR)/etcd ## Provide kube-apiserver and etcd for envtest in bin/k8s.
+
+$(KUBE_BIN_DIR)/kube-apiserver:
+	KUBE_VERSION=$(KUBE_VERSION) hack/kube-binaries.sh kube-apiserver
+
+$(KUBE_BIN_DIR)/etcd:
+	hack/etcd.sh "$(KUBE_BIN_DIR)"
+
+$(CONTROLLER_GEN):
+	GOBIN=$(dir $@) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+
+$(GOLANGCI_LINT):
+	GOBIN=$(dir $@) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+-include hack/make/*.mk

@@ -1,0 +1,188 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Analysis configures how an experiment's results are read from Prometheus and judged.
+// +kubebuilder:validation:XValidation:rule="!has(self.queries) || self.queries.all(q, self.queries.exists_one(r, r.name == q.name))",message="query names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.slices) || self.slices.all(q, self.slices.exists_one(r, r.name == q.name))",message="slice names must be unique"
+type Analysis struct {
+	// prometheusURL overrides the operator's Prometheus for this experiment.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^https?://`
+	PrometheusURL string `json:"prometheusURL,omitempty"`
+
+	// observe lists extra workloads to report CPU and memory for, beside those the variant
+	// touches (a database, Kafka brokers).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Observe []ObservedWorkloads `json:"observe,omitempty"`
+
+	// queries are named custom PromQL queries evaluated over the window. A query is a Go
+	// template that may use {{.Namespace}}, {{.TestID}}, {{.Start}}, {{.End}} (RFC 3339),
+	// {{.Window}} (a PromQL range such as 1800s) and {{.WarmUpEnd}}.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Queries []CustomQuery `json:"queries,omitempty"`
+
+	// slices report results for parts of the window too, e.g. the first 2h and the last 12h of
+	// a soak.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	Slices []TimeSlice `json:"slices,omitempty"`
+
+	// objectives decide the ObjectivesMet condition and the verdict.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Objectives []Objective `json:"objectives,omitempty"`
+
+	// maxErrorRatePercent is the error rate (0-100) above which a scenario's results are
+	// invalid: fast errors are not fast responses.
+	// +optional
+	// +kubebuilder:default="5"
+	MaxErrorRatePercent *resource.Quantity `json:"maxErrorRatePercent,omitempty"`
+}
+
+// ObservedWorkloads chooses workloads to observe, possibly in another namespace.
+type ObservedWorkloads struct {
+	WorkloadSelector `json:",inline"`
+
+	// namespace of the workloads; defaults to the target namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// CustomQuery is a named PromQL query reported with the results.
+type CustomQuery struct {
+	// name of the query, used in reports and objectives.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9]([-_a-zA-Z0-9]*[a-zA-Z0-9])?$`
+	Name string `json:"name"`
+
+	// query is the PromQL template, evaluated once at the end of the window (or of a slice).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query"`
+
+	// unit of the result, for reports: e.g. cores, bytes, connections, ms, percent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Unit string `json:"unit,omitempty"`
+
+	// description says what the query measures.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Description string `json:"description,omitempty"`
+}
+
+// TimeSlice is a part of the measured window, given by offsets from its start or by its last
+// stretch.
+// +kubebuilder:validation:XValidation:rule="has(self.last) != (has(self.from) || has(self.to))",message="a slice takes either last, or from and/or to"
+type TimeSlice struct {
+	// name of the slice.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// from is the slice's start as an offset from the start of the measured window.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	From *metav1.Duration `json:"from,omitempty"`
+
+	// to is the slice's end as an offset from the start of the measured window; defaults to its end.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="slice to must be positive"
+	To *metav1.Duration `json:"to,omitempty"`
+
+	// last is the slice's length counted back from the end of the window.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="slice last must be positive"
+	Last *metav1.Duration `json:"last,omitempty"`
+}
+
+// ObjectiveMetric is a metric an objective judges.
+// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query
+type ObjectiveMetric string
+
+// The metrics objectives may judge. Latencies are in milliseconds, ErrorRate in percent (0-100),
+// Rate in requests per second and Query in the query's own unit.
+const (
+	MetricAvg       ObjectiveMetric = "Avg"
+	MetricP50       ObjectiveMetric = "P50"
+	MetricP75       ObjectiveMetric = "P75"
+	MetricP90       ObjectiveMetric = "P90"
+	MetricP95       ObjectiveMetric = "P95"
+	MetricP99       ObjectiveMetric = "P99"
+	MetricMax       ObjectiveMetric = "Max"
+	MetricErrorRate ObjectiveMetric = "ErrorRate"
+	MetricRate      ObjectiveMetric = "Rate"
+	MetricQuery     ObjectiveMetric = "Query"
+)
+
+// Objective is a bound on one metric, absolute or relative to the baseline.
+// +kubebuilder:validation:XValidation:rule="has(self.max) || has(self.min) || has(self.maxIncreasePercent) || has(self.maxDecreasePercent)",message="an objective needs a bound: max, min, maxIncreasePercent or maxDecreasePercent"
+// +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
+// +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
+type Objective struct {
+	// name of the objective, for reports; defaults to a description of the bound.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+
+	// metric judged.
+	// +required
+	Metric ObjectiveMetric `json:"metric"`
+
+	// scenario the metric is taken from; empty means all scenarios together.
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	Scenario string `json:"scenario,omitempty"`
+
+	// request narrows the metric to one request name (the k6 `name` tag) of the scenario.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Request string `json:"request,omitempty"`
+
+	// query names the custom query judged, with metric Query.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Query string `json:"query,omitempty"`
+
+	// max is the largest acceptable value.
+	// +optional
+	Max *resource.Quantity `json:"max,omitempty"`
+
+	// min is the smallest acceptable value.
+	// +optional
+	Min *resource.Quantity `json:"min,omitempty"`
+
+	// maxIncreasePercent is the largest acceptable increase over the baseline, in percent.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	MaxIncreasePercent *int32 `json:"maxIncreasePercent,omitempty"`
+
+	// maxDecreasePercent is the largest acceptable decrease below the baseline, in percent
+	// (for throughput-like metrics).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxDecreasePercent *int32 `json:"maxDecreasePercent,omitempty"`
+}

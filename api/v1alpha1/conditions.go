@@ -1,0 +1,100 @@
+package v1alpha1
+
+// Condition types of a PerfExperiment. Each documents what True, False and Unknown mean.
+const (
+	// ConditionQueued is True while the experiment waits for its queue's lock, False once it
+	// holds it or has ended.
+	ConditionQueued = "Queued"
+
+	// ConditionEnvironmentReady is True once the variant is applied and every rollout finished,
+	// False while it is being applied or when it could not be (see the reason), and Unknown
+	// before Preparing.
+	ConditionEnvironmentReady = "EnvironmentReady"
+
+	// ConditionLoadCompleted is True once every scenario's load finished, False while it runs or
+	// when it failed (see the reason).
+	ConditionLoadCompleted = "LoadCompleted"
+
+	// ConditionThresholdsCrossed is True when k6 reported crossed thresholds (exit code 99).
+	// The experiment goes on to analysis.
+	ConditionThresholdsCrossed = "ThresholdsCrossed"
+
+	// ConditionEnvironmentRestored is True once every touched object is back as it was (or
+	// nothing was touched), False while restoring or when restoring has not succeeded yet.
+	ConditionEnvironmentRestored = "EnvironmentRestored"
+
+	// ConditionDrifted is True when someone else changed a field the variant had patched during
+	// the run (a GitOps self-heal, a person). The field is restored to the snapshot anyway.
+	ConditionDrifted = "Drifted"
+
+	// ConditionAnalyzed is True once results were read from Prometheus, False while analysis
+	// waits (for example for an unreachable Prometheus) or when it gave up.
+	ConditionAnalyzed = "Analyzed"
+
+	// ConditionObjectivesMet is True when every objective was met, False when at least one was
+	// missed, Unknown when one could not be judged.
+	ConditionObjectivesMet = "ObjectivesMet"
+
+	// ConditionReady is True when the experiment succeeded, False when it failed or was
+	// aborted, Unknown while it is in progress. It summarises the others.
+	ConditionReady = "Ready"
+)
+
+// Condition reasons. Reasons are CamelCase and say why a condition has its status.
+const (
+	ReasonWaitingForQueue       = "WaitingForQueue"
+	ReasonLockAcquired          = "LockAcquired"
+	ReasonPatching              = "Patching"
+	ReasonRollingOut            = "RollingOut"
+	ReasonRolledOut             = "RolledOut"
+	ReasonRolloutFailed         = "RolloutFailed"
+	ReasonRolloutTimedOut       = "RolloutTimedOut"
+	ReasonInvalidVariant        = "InvalidVariant"
+	ReasonWorkloadNotFound      = "WorkloadNotFound"
+	ReasonNamespaceNotAllowed   = "NamespaceNotAllowed"
+	ReasonNothingTouched        = "NothingTouched"
+	ReasonRestoring             = "Restoring"
+	ReasonRestored              = "Restored"
+	ReasonFieldChangedDuringRun = "FieldChangedDuringRun"
+	ReasonSetupFailed           = "SetupFailed"
+	ReasonSetupTimedOut         = "SetupTimedOut"
+	ReasonLoadRunning           = "LoadRunning"
+	ReasonLoadSucceeded         = "LoadSucceeded"
+	ReasonLoadFailed            = "LoadFailed"
+	ReasonLoadTimedOut          = "LoadTimedOut"
+	ReasonScriptError           = "ScriptError"
+	ReasonThresholdsCrossed     = "ThresholdsCrossed"
+	ReasonWaitingForPrometheus  = "WaitingForPrometheus"
+	ReasonAnalysisTimedOut      = "AnalysisTimedOut"
+	ReasonAnalyzed              = "Analyzed"
+	ReasonBaselineUnusable      = "BaselineUnusable"
+	ReasonResultsInvalid        = "ResultsInvalid"
+	ReasonObjectivesMet         = "ObjectivesMet"
+	ReasonObjectivesMissed      = "ObjectivesMissed"
+	ReasonObjectivesUnknown     = "ObjectivesUnknown"
+	ReasonNoObjectives          = "NoObjectives"
+	ReasonNotImplemented        = "NotImplemented"
+	ReasonAborted               = "Aborted"
+	ReasonDeleted               = "Deleted"
+	ReasonTimedOut              = "TimedOut"
+	ReasonSucceeded             = "Succeeded"
+	ReasonFailed                = "Failed"
+	ReasonInProgress            = "InProgress"
+)
+
+// Labels and annotations perfexp puts on objects.
+const (
+	// LabelExperiment names the experiment that created an object (k6 Jobs, ConfigMaps).
+	LabelExperiment = "perfexp.dev/experiment"
+	// LabelTestID carries the experiment's test ID.
+	LabelTestID = "perfexp.dev/testid"
+	// LabelScenario names the scenario of a k6 Job.
+	LabelScenario = "perfexp.dev/scenario"
+	// AnnotationSnapshot holds, on a patched object, the prior value of every field the variant
+	// touched, so the object can be restored even if the experiment's status is lost.
+	AnnotationSnapshot = "perfexp.dev/snapshot"
+	// AnnotationExperiment names, on a patched object, the experiment that patched it.
+	AnnotationExperiment = "perfexp.dev/patched-by"
+	// Finalizer keeps an experiment until its environment is restored and its queue lock freed.
+	Finalizer = "perfexp.dev/restore"
+)

@@ -1,0 +1,21 @@
+// Package v1alpha1 contains the perfexp.dev/v1alpha1 API: PerfExperiment, one declarative
+// performance experiment run against an environment.
+// +kubebuilder:object:generate=true
+// +groupName=perfexp.dev
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version used to register these objects.
+	GroupVersion = schema.GroupVersion{Group: "perfexp.dev", Version: "v1alpha1"}
+
+	// SchemeBuilder adds the Go types to a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types in this group-version to the given scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

@@ -1,0 +1,350 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RunnerKind is how k6 runs.
+// +kubebuilder:validation:Enum=Job;K6Operator
+type RunnerKind string
+
+// The load runners.
+const (
+	// RunnerJob runs each scenario as an Indexed Job of k6 pods created by perfexp.
+	RunnerJob RunnerKind = "Job"
+	// RunnerK6Operator creates a k6-operator TestRun (k6.io/v1alpha1) per scenario.
+	RunnerK6Operator RunnerKind = "K6Operator"
+)
+
+// Load is the k6 load of an experiment.
+// +kubebuilder:validation:XValidation:rule="self.scenarios.all(s, self.scenarios.exists_one(t, t.name == s.name))",message="scenario names must be unique"
+type Load struct {
+	// runner chooses how k6 runs: Job (default) or K6Operator.
+	// +optional
+	// +kubebuilder:default=Job
+	Runner RunnerKind `json:"runner,omitempty"`
+
+	// image is the k6 image for every scenario that does not set its own.
+	// Defaults to the operator's configured k6 image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// warmUp is optional load run before the scenarios; its samples are excluded from results.
+	// +optional
+	WarmUp *WarmUp `json:"warmUp,omitempty"`
+
+	// scenarios run concurrently, each after its own start delay.
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Scenarios []Scenario `json:"scenarios"`
+
+	// pod sets placement and resources shared by every k6 runner pod.
+	// +optional
+	Pod *RunnerPod `json:"pod,omitempty"`
+}
+
+// WarmUp is load run before the measured scenarios.
+type WarmUp struct {
+	// scenario names the scenario whose script the warm-up runs; defaults to the first.
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	Scenario string `json:"scenario,omitempty"`
+
+	// vus is the number of virtual users during warm-up.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	VUs int32 `json:"vus,omitempty"`
+
+	// duration of the warm-up.
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="warmUp.duration must be positive"
+	Duration metav1.Duration `json:"duration"`
+}
+
+// Scenario is one k6 load scenario. Its shape is exactly one of: vus with duration, stages, or
+// arrivalRate. The shape given here overrides the script's own `options` for scenarios,
+// VUs, duration and stages.
+// +kubebuilder:validation:XValidation:rule="[has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, or arrivalRate"
+// +kubebuilder:validation:XValidation:rule="has(self.vus) == has(self.duration)",message="vus and duration go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.vus) || self.vus >= self.parallelism",message="vus must be at least parallelism, so every runner pod gets a virtual user"
+type Scenario struct {
+	// name of the scenario; every sample carries the tag scenario=<name>. "warm-up" is reserved.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self != 'warm-up'",message="the scenario name warm-up is reserved for the warm-up load"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// script is the k6 script to run, from a ConfigMap or inline.
+	// +required
+	Script ScriptSource `json:"script"`
+
+	// vus is the number of virtual users, with duration.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	VUs *int32 `json:"vus,omitempty"`
+
+	// duration of the scenario, with vus.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="duration must be positive"
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// stages ramp the number of virtual users (k6 ramping-vus).
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Stages []Stage `json:"stages,omitempty"`
+
+	// arrivalRate runs iterations at a constant rate (k6 constant-arrival-rate).
+	// +optional
+	ArrivalRate *ArrivalRate `json:"arrivalRate,omitempty"`
+
+	// parallelism splits the scenario over this many k6 pods with k6 execution segments; together
+	// they make exactly the declared load.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	Parallelism int32 `json:"parallelism,omitempty"`
+
+	// startDelay is how long after the load starts this scenario begins (e.g. a data import 10
+	// minutes into a check-in/check-out run).
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	StartDelay *metav1.Duration `json:"startDelay,omitempty"`
+
+	// env is passed to the script as k6 environment variables (__ENV), e.g. BASE_URL; values may
+	// come from Secrets.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Env []EnvVar `json:"env,omitempty"`
+
+	// args are extra k6 command-line arguments.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=1024
+	Args []string `json:"args,omitempty"`
+
+	// image overrides the k6 image for this scenario.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// resources of each k6 pod of this scenario.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// ScriptSource is where a k6 script comes from: exactly one of configMap or inline.
+// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.inline)",message="a script takes exactly one source: configMap or inline"
+type ScriptSource struct {
+	// configMap holds the script under a key.
+	// +optional
+	ConfigMap *ConfigMapScript `json:"configMap,omitempty"`
+
+	// inline is the script text; perfexp stores it in a ConfigMap owned by the experiment.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
+	Inline string `json:"inline,omitempty"`
+}
+
+// ConfigMapScript names a script in a ConfigMap in the experiment's namespace.
+type ConfigMapScript struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key of the script in the ConfigMap.
+	// +optional
+	// +kubebuilder:default="script.js"
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// Stage is one step of a ramping-vus scenario.
+type Stage struct {
+	// duration of the stage.
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="stage duration must be positive"
+	Duration metav1.Duration `json:"duration"`
+
+	// target is the number of virtual users at the end of the stage.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Target int32 `json:"target"`
+}
+
+// ArrivalRate runs iterations at a constant rate.
+// +kubebuilder:validation:XValidation:rule="!has(self.maxVUs) || self.maxVUs >= self.preAllocatedVUs",message="maxVUs must be at least preAllocatedVUs"
+type ArrivalRate struct {
+	// rate is the number of iterations started per timeUnit.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Rate int32 `json:"rate"`
+
+	// timeUnit is the period of rate.
+	// +optional
+	// +kubebuilder:default="1s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeUnit must be positive"
+	TimeUnit metav1.Duration `json:"timeUnit,omitempty"`
+
+	// duration of the scenario.
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="arrivalRate.duration must be positive"
+	Duration metav1.Duration `json:"duration"`
+
+	// preAllocatedVUs is the number of virtual users k6 starts with.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	PreAllocatedVUs int32 `json:"preAllocatedVUs"`
+
+	// maxVUs is the most virtual users k6 may use to keep the rate.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxVUs *int32 `json:"maxVUs,omitempty"`
+}
+
+// RunnerPod sets placement and resources of k6 runner pods.
+type RunnerPod struct {
+	// resources of each runner pod, unless a scenario sets its own.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector places runner pods on matching nodes.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let runner pods run on tainted nodes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// serviceAccountName runs the runner pods under this service account.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// Setup is a data-preparation Job run after the variant is applied and before any load.
+type Setup struct {
+	// image of the setup container.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+
+	// command of the setup container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+
+	// args of the setup container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Args []string `json:"args,omitempty"`
+
+	// env of the setup container; values may come from Secrets.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Env []EnvVar `json:"env,omitempty"`
+
+	// resources of the setup container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// serviceAccountName runs the setup pod under this service account.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// backoffLimit is how many times a failed setup pod is retried.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	BackoffLimit int32 `json:"backoffLimit,omitempty"`
+}
+
+// LoadStatus records the load as it ran.
+type LoadStatus struct {
+	// scenarios lists each scenario's run, plus "warm-up" when one ran.
+	// +optional
+	// +kubebuilder:validation:MaxItems=17
+	Scenarios []ScenarioStatus `json:"scenarios,omitempty"`
+
+	// thresholdsCrossed is true when k6 reported crossed thresholds (exit code 99) in any pod.
+	// +optional
+	ThresholdsCrossed bool `json:"thresholdsCrossed,omitempty"`
+}
+
+// ScenarioRunState is the state of one scenario's run.
+// +kubebuilder:validation:Enum=Waiting;Running;Succeeded;Failed;Stopped
+type ScenarioRunState string
+
+// The states of a scenario's run.
+const (
+	ScenarioWaiting   ScenarioRunState = "Waiting"
+	ScenarioRunning   ScenarioRunState = "Running"
+	ScenarioSucceeded ScenarioRunState = "Succeeded"
+	ScenarioFailed    ScenarioRunState = "Failed"
+	ScenarioStopped   ScenarioRunState = "Stopped"
+)
+
+// ScenarioStatus is the state of one scenario's run.
+type ScenarioStatus struct {
+	// name of the scenario.
+	Name string `json:"name"`
+	// state of the run.
+	State ScenarioRunState `json:"state"`
+	// runner is the Job or TestRun that runs the scenario.
+	// +optional
+	Runner string `json:"runner,omitempty"`
+	// startTime is when the first k6 pod of the scenario started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the last k6 pod of the scenario ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// exitCodes lists each runner pod's k6 exit code, by pod index.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	ExitCodes []int32 `json:"exitCodes,omitempty"`
+	// message explains a failure.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,314 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PerfExperimentSpec declares one performance experiment: the environment variant to apply, the
+// load to run against it and how to analyse the outcome.
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || has(self.baseline) || self.analysis.objectives.all(o, !has(o.maxIncreasePercent) && !has(o.maxDecreasePercent))",message="objectives relative to a baseline (maxIncreasePercent, maxDecreasePercent) need spec.baseline"
+// +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="load.warmUp.scenario must name one of load.scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, !has(o.scenario) || self.load.scenarios.exists(s, s.name == o.scenario))",message="every objective's scenario must name one of load.scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, o.metric != 'Query' || (has(self.analysis.queries) && self.analysis.queries.exists(q, q.name == o.query)))",message="every objective with metric Query must name one of analysis.queries"
+type PerfExperimentSpec struct {
+	// queue names the environment lock this experiment waits for. Experiments with the same
+	// queue run one at a time, ordered by priority (highest first), then creation time, then
+	// name. Defaults to the target namespace, so experiments against one environment never
+	// overlap.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Queue string `json:"queue,omitempty"`
+
+	// priority orders experiments waiting in the same queue: higher runs first.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=-1000
+	// +kubebuilder:validation:Maximum=1000
+	Priority int32 `json:"priority,omitempty"`
+
+	// targetNamespace is the namespace of the environment under test: the workloads the variant
+	// patches and the services the load calls. Defaults to the experiment's own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// variant is what this experiment changes in the environment for the length of the run.
+	// Omit it to measure the environment as it is (a baseline run). Every change is undone when
+	// the experiment ends, whatever the outcome.
+	// +optional
+	Variant *Variant `json:"variant,omitempty"`
+
+	// setup is an optional data-preparation Job that runs after the variant is in place and
+	// before any load, for example to regenerate test data.
+	// +optional
+	Setup *Setup `json:"setup,omitempty"`
+
+	// load is the k6 load to run: an optional warm-up and one or more scenarios.
+	// +required
+	Load Load `json:"load"`
+
+	// analysis configures how results are read from Prometheus and judged.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
+
+	// baseline names an earlier experiment to compare this one with.
+	// +optional
+	Baseline *BaselineRef `json:"baseline,omitempty"`
+
+	// timeouts bound each step of the experiment.
+	// +optional
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+
+	// abort, when set to true, stops the experiment as soon as possible: running load is stopped,
+	// the environment is restored and the experiment ends as Aborted. It is the only field that
+	// may change once the experiment has left the queue.
+	// +optional
+	Abort bool `json:"abort,omitempty"`
+}
+
+// BaselineRef names the experiment whose results this one is compared with.
+type BaselineRef struct {
+	// name of a PerfExperiment in the same namespace. It must have succeeded and have run the
+	// same scenarios.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Timeouts bound each step of an experiment. Every value is a duration such as "90s" or "1h30m".
+type Timeouts struct {
+	// rollout is how long every patched or restored workload may take to finish its rollout.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.rollout must be positive"
+	Rollout *metav1.Duration `json:"rollout,omitempty"`
+
+	// setup is how long the setup Job may run.
+	// +optional
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.setup must be positive"
+	Setup *metav1.Duration `json:"setup,omitempty"`
+
+	// loadGrace is how much longer than its planned duration the load may take (pod start-up,
+	// graceful stop) before it is stopped and the experiment fails.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.loadGrace must be positive"
+	LoadGrace *metav1.Duration `json:"loadGrace,omitempty"`
+
+	// analysis is how long analysis may keep retrying an unreachable or lagging Prometheus. The
+	// environment is already restored by then, so waiting costs nothing but time.
+	// +optional
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.analysis must be positive"
+	Analysis *metav1.Duration `json:"analysis,omitempty"`
+
+	// overall bounds the experiment from leaving the queue to the end of load. When it passes,
+	// load is stopped, the environment restored and the experiment fails. Unset means no bound
+	// beyond the per-step timeouts.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.overall must be positive"
+	Overall *metav1.Duration `json:"overall,omitempty"`
+}
+
+// Phase is where an experiment is in its one flow.
+// +kubebuilder:validation:Enum=Pending;Queued;Preparing;SettingUp;WarmingUp;Running;Restoring;Analyzing;Succeeded;Failed;Aborted
+type Phase string
+
+// The phases, in the order an experiment passes through them. Restoring runs on every path
+// that patched anything: success, failure, abort and deletion.
+const (
+	PhasePending   Phase = "Pending"
+	PhaseQueued    Phase = "Queued"
+	PhasePreparing Phase = "Preparing"
+	PhaseSettingUp Phase = "SettingUp"
+	PhaseWarmingUp Phase = "WarmingUp"
+	PhaseRunning   Phase = "Running"
+	PhaseRestoring Phase = "Restoring"
+	PhaseAnalyzing Phase = "Analyzing"
+	PhaseSucceeded Phase = "Succeeded"
+	PhaseFailed    Phase = "Failed"
+	PhaseAborted   Phase = "Aborted"
+)
+
+// IsTerminal reports whether the experiment has ended.
+func (p Phase) IsTerminal() bool {
+	return p == PhaseSucceeded || p == PhaseFailed || p == PhaseAborted
+}
+
+// Verdict is the overall judgement of an experiment.
+// +kubebuilder:validation:Enum=Pass;Fail;Inconclusive;Invalid
+type Verdict string
+
+const (
+	// VerdictPass means every objective was met (or none were declared) on valid results.
+	VerdictPass Verdict = "Pass"
+	// VerdictFail means at least one objective was missed.
+	VerdictFail Verdict = "Fail"
+	// VerdictInconclusive means an objective could not be judged (data absent, or a relative
+	// objective without a significant difference to decide on).
+	VerdictInconclusive Verdict = "Inconclusive"
+	// VerdictInvalid means the results cannot be trusted (for example a scenario exceeded the
+	// maximum error rate), whatever the objectives say.
+	VerdictInvalid Verdict = "Invalid"
+)
+
+// Window is the measured time window of the load, as it really happened.
+type Window struct {
+	// start is when the first load pod (warm-up or scenario) started making requests.
+	// +optional
+	Start *metav1.Time `json:"start,omitempty"`
+	// warmUpEnd is when the warm-up ended; samples before it are excluded from results.
+	// +optional
+	WarmUpEnd *metav1.Time `json:"warmUpEnd,omitempty"`
+	// end is when the last load pod finished.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+}
+
+// PhaseTransition records when the experiment entered a phase.
+type PhaseTransition struct {
+	// phase entered.
+	Phase Phase `json:"phase"`
+	// time the phase was entered.
+	Time metav1.Time `json:"time"`
+}
+
+// PerfExperimentStatus is the observed state of a PerfExperiment.
+type PerfExperimentStatus struct {
+	// phase is where the experiment is in its flow.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// observedGeneration is the generation of the spec the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions describe the experiment's state in detail; see the Condition* constants.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// queue is the resolved queue name (spec.queue or the target namespace).
+	// +optional
+	Queue string `json:"queue,omitempty"`
+
+	// queuePosition is this experiment's place among the experiments waiting in its queue:
+	// 1 runs next. Zero or absent when it is not waiting.
+	// +optional
+	QueuePosition int32 `json:"queuePosition,omitempty"`
+
+	// testID identifies this run's samples: every k6 sample carries the tag testid=<testID>.
+	// +optional
+	TestID string `json:"testID,omitempty"`
+
+	// startTime is when the experiment left the queue.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the experiment ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// phaseHistory lists when each phase was entered, oldest first.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	PhaseHistory []PhaseTransition `json:"phaseHistory,omitempty"`
+
+	// window is the measured load window, as it really happened.
+	// +optional
+	Window *Window `json:"window,omitempty"`
+
+	// environment records what the variant touched and how to put it back.
+	// +optional
+	Environment *EnvironmentStatus `json:"environment,omitempty"`
+
+	// load records the state of each load scenario.
+	// +optional
+	Load *LoadStatus `json:"load,omitempty"`
+
+	// results summarise the run; the full report lives in the ConfigMap named by reportRef.
+	// +optional
+	Results *Results `json:"results,omitempty"`
+
+	// comparison with the baseline experiment, when one is set.
+	// +optional
+	Comparison *Comparison `json:"comparison,omitempty"`
+
+	// verdict is the overall judgement of the run.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+
+	// reportRef names the ConfigMap holding the full report (report.md, results.json).
+	// +optional
+	ReportRef *LocalObjectReference `json:"reportRef,omitempty"`
+
+	// dashboardURL links to a Grafana dashboard for the run, when one was published.
+	// +optional
+	DashboardURL string `json:"dashboardURL,omitempty"`
+
+	// message is a one-line human summary of the current state or outcome.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// LocalObjectReference names an object in the experiment's namespace.
+type LocalObjectReference struct {
+	// name of the object.
+	Name string `json:"name"`
+}
+
+// PerfExperiment is one declarative performance experiment: an environment variant, a k6 load
+// against it, and the analysed results. Experiments in one queue run one at a time, and the
+// environment is always restored when an experiment ends.
+// Once an experiment has left the queue its spec is frozen, except spec.abort; the
+// ValidatingAdmissionPolicy in config/policy refuses other changes at apply time. (A CRD
+// transition rule cannot do it: comparing whole specs exceeds the CRD's static CEL cost budget.)
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pexp,categories=perfexp
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.status.queue`
+// +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=`.status.queuePosition`
+// +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.p95`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PerfExperiment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the experiment.
+	// +required
+	Spec PerfExperimentSpec `json:"spec"`
+
+	// status is the experiment's observed state.
+	// +optional
+	Status PerfExperimentStatus `json:"status,omitempty"`
+}
+
+// PerfExperimentList contains a list of PerfExperiment.
+// +kubebuilder:object:root=true
+type PerfExperimentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PerfExperiment `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PerfExperiment{}, &PerfExperimentList{})
+}

@@ -1,0 +1,270 @@
+package v1alpha1
+
+// Results summarise an experiment's run. Numbers are decimal strings so they survive any JSON
+// client exactly; an absent field means no data, never zero. The full results, with every
+// request name and slice, are in the report ConfigMap.
+type Results struct {
+	// validity says whether the results can be trusted.
+	// +optional
+	Validity Validity `json:"validity,omitempty"`
+
+	// invalidReason explains why the results are invalid.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	InvalidReason string `json:"invalidReason,omitempty"`
+
+	// latencySource says where percentiles came from: NativeHistogram (exact merge across
+	// runners) or TrendStats (k6's per-runner gauges, a labelled fallback).
+	// +optional
+	LatencySource LatencySource `json:"latencySource,omitempty"`
+
+	// p95 is the 95th percentile response time over all scenarios, in milliseconds.
+	// +optional
+	P95 string `json:"p95,omitempty"`
+
+	// scenarios lists results per scenario.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Scenarios []ScenarioResult `json:"scenarios,omitempty"`
+
+	// workloads lists CPU and memory per observed workload.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Workloads []WorkloadResult `json:"workloads,omitempty"`
+
+	// queries lists the custom queries' results.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Queries []QueryResult `json:"queries,omitempty"`
+
+	// objectives lists each objective's outcome.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+}
+
+// Validity says whether results can be trusted.
+// +kubebuilder:validation:Enum=Valid;Invalid
+type Validity string
+
+// The validity values.
+const (
+	Valid   Validity = "Valid"
+	Invalid Validity = "Invalid"
+)
+
+// LatencySource is where latency percentiles came from.
+// +kubebuilder:validation:Enum=NativeHistogram;TrendStats;None
+type LatencySource string
+
+// The latency sources.
+const (
+	LatencyFromNativeHistogram LatencySource = "NativeHistogram"
+	LatencyFromTrendStats      LatencySource = "TrendStats"
+	LatencyNone                LatencySource = "None"
+)
+
+// RequestStats are the request statistics of a scenario or a request name. Latencies are in
+// milliseconds.
+type RequestStats struct {
+	// requests is the exact number of requests.
+	// +optional
+	Requests *int64 `json:"requests,omitempty"`
+	// errors is the exact number of failed requests.
+	// +optional
+	Errors *int64 `json:"errors,omitempty"`
+	// rate is requests per second over the measured window.
+	// +optional
+	Rate string `json:"rate,omitempty"`
+	// errorPercent is errors as a percentage of requests.
+	// +optional
+	ErrorPercent string `json:"errorPercent,omitempty"`
+	// avg response time.
+	// +optional
+	Avg string `json:"avg,omitempty"`
+	// p50 response time.
+	// +optional
+	P50 string `json:"p50,omitempty"`
+	// p75 response time.
+	// +optional
+	P75 string `json:"p75,omitempty"`
+	// p90 response time.
+	// +optional
+	P90 string `json:"p90,omitempty"`
+	// p95 response time.
+	// +optional
+	P95 string `json:"p95,omitempty"`
+	// p99 response time.
+	// +optional
+	P99 string `json:"p99,omitempty"`
+	// max response time.
+	// +optional
+	Max string `json:"max,omitempty"`
+}
+
+// ScenarioResult is the result of one scenario.
+type ScenarioResult struct {
+	// name of the scenario.
+	Name string `json:"name"`
+	// validity of this scenario's results.
+	// +optional
+	Validity     Validity `json:"validity,omitempty"`
+	RequestStats `json:",inline"`
+	// topRequests lists the most frequent request names (k6 `name` tag); all are in the report.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	TopRequests []RequestResult `json:"topRequests,omitempty"`
+}
+
+// RequestResult is the result of one request name.
+type RequestResult struct {
+	// name is the request's k6 `name` tag.
+	// +kubebuilder:validation:MaxLength=256
+	Name         string `json:"name"`
+	RequestStats `json:",inline"`
+}
+
+// WorkloadResult is the resource usage of one workload over the measured window.
+type WorkloadResult struct {
+	// kind of the workload.
+	Kind string `json:"kind"`
+	// namespace of the workload.
+	Namespace string `json:"namespace"`
+	// name of the workload.
+	Name string `json:"name"`
+	// cpuAvg is the average CPU use in cores, summed over pods.
+	// +optional
+	CPUAvg string `json:"cpuAvg,omitempty"`
+	// cpuMax is the highest CPU use in cores.
+	// +optional
+	CPUMax string `json:"cpuMax,omitempty"`
+	// cpuPercentOfRequest is cpuAvg as a percentage of the CPU requests; "no request" when none is set.
+	// +optional
+	CPUPercentOfRequest string `json:"cpuPercentOfRequest,omitempty"`
+	// cpuPercentOfLimit is cpuAvg as a percentage of the CPU limits; "no limit" when none is set.
+	// +optional
+	CPUPercentOfLimit string `json:"cpuPercentOfLimit,omitempty"`
+	// cpuThrottledPercent is the share of CPU periods that were throttled.
+	// +optional
+	CPUThrottledPercent string `json:"cpuThrottledPercent,omitempty"`
+	// memoryAvg is the average working set in bytes.
+	// +optional
+	MemoryAvg string `json:"memoryAvg,omitempty"`
+	// memoryMax is the highest working set in bytes.
+	// +optional
+	MemoryMax string `json:"memoryMax,omitempty"`
+	// memoryPercentOfLimit is memoryMax as a percentage of the memory limits; "no limit" when none is set.
+	// +optional
+	MemoryPercentOfLimit string `json:"memoryPercentOfLimit,omitempty"`
+	// memoryGrowthPerHour is the working set's trend in bytes per hour.
+	// +optional
+	MemoryGrowthPerHour string `json:"memoryGrowthPerHour,omitempty"`
+	// leak is the memory-leak verdict: None, Suspected, or WindowTooShort.
+	// +optional
+	Leak string `json:"leak,omitempty"`
+	// restarts of the workload's containers during the window.
+	// +optional
+	Restarts *int64 `json:"restarts,omitempty"`
+	// oomKills of the workload's containers during the window.
+	// +optional
+	OOMKills *int64 `json:"oomKills,omitempty"`
+}
+
+// QueryResult is the result of one custom query.
+type QueryResult struct {
+	// name of the query.
+	Name string `json:"name"`
+	// value is the scalar result, absent when the query returned no data or several series.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// unit of the value.
+	// +optional
+	Unit string `json:"unit,omitempty"`
+	// series is the number of series the query returned; every series is in the report.
+	// +optional
+	Series int32 `json:"series,omitempty"`
+	// error explains a failed query.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Error string `json:"error,omitempty"`
+}
+
+// ObjectiveOutcome is how one objective was judged.
+// +kubebuilder:validation:Enum=Met;Missed;Unknown
+type ObjectiveOutcome string
+
+// The objective outcomes.
+const (
+	ObjectiveMet     ObjectiveOutcome = "Met"
+	ObjectiveMissed  ObjectiveOutcome = "Missed"
+	ObjectiveUnknown ObjectiveOutcome = "Unknown"
+)
+
+// ObjectiveResult is the outcome of one objective.
+type ObjectiveResult struct {
+	// name of the objective.
+	Name string `json:"name"`
+	// outcome of the objective.
+	Outcome ObjectiveOutcome `json:"outcome"`
+	// value measured.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// message explains the outcome.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+}
+
+// Change is the direction of a significant difference from the baseline.
+// +kubebuilder:validation:Enum=Improved;Regressed;NoSignificantChange;Unknown
+type Change string
+
+// The change values.
+const (
+	ChangeImproved            Change = "Improved"
+	ChangeRegressed           Change = "Regressed"
+	ChangeNoSignificantChange Change = "NoSignificantChange"
+	ChangeUnknown             Change = "Unknown"
+)
+
+// Comparison compares the experiment with its baseline.
+type Comparison struct {
+	// baseline is the name of the baseline experiment.
+	Baseline string `json:"baseline"`
+	// change is the overall direction: Regressed if any compared metric regressed, Improved if
+	// any improved and none regressed.
+	// +optional
+	Change Change `json:"change,omitempty"`
+	// metrics lists the compared metrics (the most important; all are in the report).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Metrics []MetricComparison `json:"metrics,omitempty"`
+	// message explains why a comparison could not be made.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// MetricComparison compares one metric with the baseline.
+type MetricComparison struct {
+	// metric compared, e.g. "checkout p95".
+	Metric string `json:"metric"`
+	// baseline value.
+	// +optional
+	Baseline string `json:"baseline,omitempty"`
+	// value in this experiment.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// delta is value minus baseline.
+	// +optional
+	Delta string `json:"delta,omitempty"`
+	// deltaPercent is delta as a percentage of the baseline.
+	// +optional
+	DeltaPercent string `json:"deltaPercent,omitempty"`
+	// pValue of the Mann-Whitney U test on per-interval samples of both runs.
+	// +optional
+	PValue string `json:"pValue,omitempty"`
+	// change is the judged direction.
+	// +optional
+	Change Change `json:"change,omitempty"`
+}

@@ -1,0 +1,143 @@
+package v1alpha1_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// These tests send manifests to a real kube-apiserver with perfexp's CRD installed, the way
+// `kubectl apply` would, and check that bad input is refused with a message a person
+// understands and that the samples users copy are accepted.
+
+func TestValidation(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.Namespace(t, "validation")
+
+	t.Run("invalid manifests are refused with a clear message", func(t *testing.T) {
+		files, err := filepath.Glob("testdata/invalid/*.yaml")
+		if err != nil || len(files) < 25 {
+			t.Fatalf("want at least 25 invalid manifests, found %d (%v)", len(files), err)
+		}
+		for _, file := range files {
+			t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+				obj, want := readManifest(t, file)
+				obj.SetNamespace(ns)
+				err := env.Client.Create(t.Context(), obj, client.DryRunAll)
+				if err == nil {
+					t.Fatalf("the API server accepted the manifest; want an error containing %q", want)
+				}
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("error %q does not contain %q", err, want)
+				}
+			})
+		}
+	})
+
+	t.Run("samples are accepted", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join(testenv.Root(), "config", "samples", "perfexp_*.yaml"))
+		if err != nil || len(files) < 4 {
+			t.Fatalf("want the reference samples, found %d (%v)", len(files), err)
+		}
+		for _, file := range files {
+			t.Run(filepath.Base(file), func(t *testing.T) {
+				obj, _ := readManifest(t, file)
+				obj.SetNamespace(ns)
+				if err := env.Client.Create(t.Context(), obj); err != nil {
+					t.Fatalf("sample refused: %v", err)
+				}
+			})
+		}
+	})
+
+	t.Run("defaults are filled in", func(t *testing.T) {
+		exp := minimal(ns, "defaults")
+		exp.Spec.Timeouts = &perfexpv1alpha1.Timeouts{}
+		if err := env.Client.Create(t.Context(), exp); err != nil {
+			t.Fatal(err)
+		}
+		s := exp.Spec
+		if s.Load.Runner != perfexpv1alpha1.RunnerJob || s.Load.Scenarios[0].Parallelism != 1 ||
+			s.Timeouts.Rollout == nil || s.Timeouts.Rollout.Duration.String() != "10m0s" {
+			t.Fatalf("defaults not applied: runner=%q parallelism=%d rollout=%v", s.Load.Runner, s.Load.Scenarios[0].Parallelism, s.Timeouts.Rollout)
+		}
+	})
+
+	t.Run("the spec is immutable once the experiment left the queue, except abort", func(t *testing.T) {
+		ctx := t.Context()
+		exp := minimal(ns, "immutable")
+		if err := env.Client.Create(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+
+		// While queued, the spec may change.
+		exp.Spec.Priority = 5
+		if err := env.Client.Update(ctx, exp); err != nil {
+			t.Fatalf("changing a queued experiment: %v", err)
+		}
+		exp.Status.Phase = perfexpv1alpha1.PhaseQueued
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		exp.Spec.Priority = 6
+		if err := env.Client.Update(ctx, exp); err != nil {
+			t.Fatalf("changing a queued experiment: %v", err)
+		}
+
+		exp.Status.Phase = perfexpv1alpha1.PhaseRunning
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		changed := exp.DeepCopy()
+		changed.Spec.Load.Scenarios[0].VUs = ptr(int32(50))
+		err := env.Client.Update(ctx, changed)
+		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
+			t.Fatalf("changing a running experiment: got %v, want a refusal", err)
+		}
+		exp.Spec.Abort = true
+		if err := env.Client.Update(ctx, exp); err != nil {
+			t.Fatalf("aborting a running experiment: %v", err)
+		}
+	})
+}
+
+func readManifest(t *testing.T, file string) (*unstructured.Unstructured, string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# want: "); ok {
+			want = rest
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return obj, want
+}
+
+func minimal(ns, name string) *perfexpv1alpha1.PerfExperiment {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	exp.Namespace, exp.Name = ns, name
+	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+		Name:     "s",
+		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
+		VUs:      ptr(int32(1)),
+		Duration: duration("1m"),
+	}}
+	return exp
+}
+
+func ptr[T any](v T) *T { return &v }

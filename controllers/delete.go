@@ -1,0 +1,39 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// reconcileDelete restores the environment of an experiment deleted mid-run, then frees its
+// queue and lets it go.
+func (r *PerfExperimentReconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+	exp := s.exp
+	if !controllerutil.ContainsFinalizer(exp, perfexpv1alpha1.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if holdsEnvironment(exp.Status.Phase) {
+		if failure(exp) == nil {
+			r.fail(s, perfexpv1alpha1.ReasonDeleted, "the experiment was deleted")
+		}
+		done, res, err := r.restore(ctx, s)
+		if err != nil || !done {
+			return res, err
+		}
+	}
+	if err := r.Lock.Release(ctx, QueueName(exp), exp.UID); err != nil {
+		return ctrl.Result{}, err
+	}
+	patch := client.MergeFrom(exp.DeepCopy())
+	controllerutil.RemoveFinalizer(exp, perfexpv1alpha1.Finalizer)
+	if err := client.IgnoreNotFound(r.Patch(ctx, exp, patch)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
+	}
+	return ctrl.Result{}, nil
+}

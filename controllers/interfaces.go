@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/step"
+)
+
+// The reconciler orchestrates; the work of each phase is done by these collaborators. Each
+// method is called repeatedly until it reports Done or a Failure, so each must be idempotent.
+// They may record progress in exp.Status (the reconciler writes the status after every call).
+// Timeouts are the reconciler's: a collaborator reports what it waits for and never gives up
+// on its own, except for failures no amount of waiting can fix.
+
+// Environment applies an experiment's variant and puts the environment back (internal/variant).
+type Environment interface {
+	// Prepare snapshots every object the variant touches (in status and on the object), applies
+	// the variant and waits for the rollouts. It validates the whole variant before the first
+	// patch, so bad input never leaves a half-patched environment.
+	Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+	// Restore puts every touched object back from its snapshot and waits for the rollouts. It
+	// never fails permanently: problems are retried until they clear.
+	Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+}
+
+// LoadRunner runs k6 (internal/load).
+type LoadRunner interface {
+	// Setup runs the data-preparation Job; Done once it succeeded.
+	Setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+	// WarmUp runs the warm-up load and records the window's start and warm-up end.
+	WarmUp(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+	// Run runs the scenarios, each after its start delay, and records the window and each
+	// scenario's state; Done once every scenario finished.
+	Run(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+	// Stop stops every load pod of the experiment; Done once none runs.
+	Stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+	// PlannedDuration is how long the scenarios are planned to take, start delays included.
+	PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Duration
+}
+
+// Analyzer turns the recorded window into results (internal/analysis, internal/report).
+type Analyzer interface {
+	// Analyze reads the results, compares them with the baseline (nil when none is set),
+	// judges the objectives, writes status.results, status.comparison and status.verdict, and
+	// publishes the report. It waits (RequeueAfter) while Prometheus is unreachable.
+	Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+}
+
+// notImplemented stands in for a collaborator that is not built yet. It fails experiments with
+// a clear reason rather than pretending: an experiment must never report success for work
+// that was not done.
+type notImplemented struct{ what string }
+
+func (n notImplemented) fail() (step.Result, error) {
+	return step.Fail(perfexpv1alpha1.ReasonNotImplemented, "%s not implemented", n.what), nil
+}
+
+// NotImplementedEnvironment measures baselines (no variant) and refuses variants.
+type NotImplementedEnvironment struct{}
+
+// Prepare succeeds when there is nothing to change and fails otherwise.
+func (NotImplementedEnvironment) Prepare(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if exp.Spec.Variant == nil {
+		return step.Done(), nil
+	}
+	return notImplemented{"variant patching"}.fail()
+}
+
+// Restore has nothing to restore, since Prepare never patches.
+func (NotImplementedEnvironment) Restore(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return step.Done(), nil
+}
+
+// NotImplementedLoad fails every load step.
+type NotImplementedLoad struct{}
+
+// Setup fails.
+func (NotImplementedLoad) Setup(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return notImplemented{"setup job runner"}.fail()
+}
+
+// WarmUp fails.
+func (NotImplementedLoad) WarmUp(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return notImplemented{"load runner"}.fail()
+}
+
+// Run fails.
+func (NotImplementedLoad) Run(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return notImplemented{"load runner"}.fail()
+}
+
+// Stop has nothing to stop.
+func (NotImplementedLoad) Stop(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return step.Done(), nil
+}
+
+// PlannedDuration is zero: nothing runs.
+func (NotImplementedLoad) PlannedDuration(*perfexpv1alpha1.PerfExperiment) time.Duration { return 0 }
+
+// NotImplementedAnalyzer fails analysis.
+type NotImplementedAnalyzer struct{}
+
+// Analyze fails.
+func (NotImplementedAnalyzer) Analyze(context.Context, *perfexpv1alpha1.PerfExperiment, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return notImplemented{"analysis"}.fail()
+}

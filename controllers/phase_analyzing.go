@@ -1,0 +1,41 @@
+package controllers
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// reconcileAnalyzing reads the results of the recorded window. The environment is restored and
+// the queue released by now, so a slow or absent Prometheus only delays the report.
+func (r *PerfExperimentReconciler) reconcileAnalyzing(ctx context.Context, s *scope) (ctrl.Result, error) {
+	exp := s.exp
+	var baseline *perfexpv1alpha1.PerfExperiment
+	if exp.Spec.Baseline != nil {
+		b := &perfexpv1alpha1.PerfExperiment{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Spec.Baseline.Name}, b)
+		switch {
+		case err == nil:
+			baseline = b
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
+	}
+	res, err := r.Analyzer.Analyze(ctx, exp, baseline)
+	if !res.Done && res.Failure == nil && err == nil {
+		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForPrometheus, "waiting for %s", orSomething(res.Waiting))
+	}
+	if res.Failure != nil {
+		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)
+	}
+	deadline := phaseStart(s).Add(timeouts(exp).Analysis)
+	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
+		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionTrue, perfexpv1alpha1.ReasonAnalyzed, "results were read from Prometheus")
+		r.finish(s)
+	})
+}

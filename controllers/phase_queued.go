@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/queue"
+)
+
+// reconcileQueued keeps the experiment's queue position current and takes the queue's lock
+// when it is first in line and the lock is free (or its holder is gone).
+func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope) (ctrl.Result, error) {
+	exp := s.exp
+	name := QueueName(exp)
+	mates, err := r.queueMembers(ctx, name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	holder, err := r.Lock.Holder(ctx, name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	waiting := []queue.Member{}
+	for i := range mates {
+		if isWaiting(&mates[i]) {
+			waiting = append(waiting, member(&mates[i]))
+		}
+	}
+	queue.Order(waiting)
+	position := queue.Position(waiting, exp.UID)
+
+	acquired := holder == exp.UID // a restart after taking the lock but before saying so
+	if !acquired && position == 1 {
+		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(uid types.UID) bool {
+			return holderAlive(mates, uid)
+		})
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if acquired && holder != "" {
+			log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder)
+		}
+	}
+	if !acquired {
+		exp.Status.QueuePosition = position
+		msg := fmt.Sprintf("position %d of %d in queue %s", position, len(waiting), name)
+		if h := holderName(mates, holder); h != "" {
+			msg += "; " + h + " is running"
+		}
+		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "%s", msg)
+		exp.Status.Message = msg
+		return ctrl.Result{RequeueAfter: waitingRecheck}, nil
+	}
+
+	now := metav1.NewTime(s.now)
+	exp.Status.QueuePosition = 0
+	exp.Status.StartTime = &now
+	setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionFalse, perfexpv1alpha1.ReasonLockAcquired, "holds the lock of queue %s", name)
+	r.enter(s, perfexpv1alpha1.PhasePreparing, "took the lock of queue %s; preparing the environment", name)
+	return ctrl.Result{}, nil
+}
+
+// queueMembers lists every experiment of a queue, from the cache.
+func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string) ([]perfexpv1alpha1.PerfExperiment, error) {
+	list := &perfexpv1alpha1.PerfExperimentList{}
+	if err := r.List(ctx, list, client.MatchingFields{queueIndex: name}); err != nil {
+		return nil, fmt.Errorf("listing queue %s: %w", name, err)
+	}
+	return list.Items, nil
+}
+
+func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
+	return queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}
+}
+
+// holderAlive reports whether the lock holder still needs the lock: it exists and has not yet
+// restored the environment. A holder that was deleted without its finalizer, or that ended
+// without releasing the lock (a crash at the wrong moment), is gone.
+func holderAlive(mates []perfexpv1alpha1.PerfExperiment, uid types.UID) bool {
+	for i := range mates {
+		if mates[i].UID != uid {
+			continue
+		}
+		p := mates[i].Status.Phase
+		return !p.IsTerminal() && p != perfexpv1alpha1.PhaseAnalyzing
+	}
+	return false
+}
+
+func holderName(mates []perfexpv1alpha1.PerfExperiment, uid types.UID) string {
+	for i := range mates {
+		if mates[i].UID == uid && uid != "" {
+			return mates[i].Namespace + "/" + mates[i].Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,32 @@
+package controllers
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// reconcileRunning runs the scenarios until every one finished, within their planned duration
+// plus the load grace.
+func (r *PerfExperimentReconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Result, error) {
+	exp := s.exp
+	res, err := r.Load.Run(ctx, exp)
+	switch {
+	case res.Failure != nil:
+		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)
+	case !res.Done && err == nil:
+		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, perfexpv1alpha1.ReasonLoadRunning, "running: %s", orSomething(res.Waiting))
+	}
+	deadline := phaseStart(s).Add(r.Load.PlannedDuration(exp) + timeouts(exp).LoadGrace)
+	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonLoadTimedOut, func() {
+		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionTrue, perfexpv1alpha1.ReasonLoadSucceeded, "every scenario finished")
+		if exp.Status.Load != nil && exp.Status.Load.ThresholdsCrossed {
+			setCondition(exp, perfexpv1alpha1.ConditionThresholdsCrossed, metav1.ConditionTrue, perfexpv1alpha1.ReasonThresholdsCrossed, "k6 reported crossed thresholds (exit code 99); results are still analysed")
+		}
+		setCondition(exp, perfexpv1alpha1.ConditionEnvironmentRestored, metav1.ConditionFalse, perfexpv1alpha1.ReasonRestoring, "restoring the environment")
+		r.enter(s, perfexpv1alpha1.PhaseRestoring, "load finished; restoring the environment")
+	})
+}

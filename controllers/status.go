@@ -1,0 +1,101 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// QueueName is the queue an experiment waits in: spec.queue, else the target namespace.
+func QueueName(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Spec.Queue != "" {
+		return exp.Spec.Queue
+	}
+	return TargetNamespace(exp)
+}
+
+// TargetNamespace is the namespace of the environment under test.
+func TargetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Spec.TargetNamespace != "" {
+		return exp.Spec.TargetNamespace
+	}
+	return exp.Namespace
+}
+
+// TestID identifies one run's samples. It is a valid label value (at most 63 characters) and
+// unique per run because it ends in part of the experiment's UID.
+func TestID(exp *perfexpv1alpha1.PerfExperiment) string {
+	uid := strings.ReplaceAll(string(exp.UID), "-", "")
+	if len(uid) > 8 {
+		uid = uid[:8]
+	}
+	name := exp.Name
+	if max := 63 - len(uid) - 1; len(name) > max {
+		name = strings.TrimRight(name[:max], "-.")
+	}
+	return name + "-" + uid
+}
+
+// isWaiting reports whether an experiment waits in its queue (or has not yet joined it).
+func isWaiting(exp *perfexpv1alpha1.PerfExperiment) bool {
+	p := exp.Status.Phase
+	return (p == "" || p == perfexpv1alpha1.PhasePending || p == perfexpv1alpha1.PhaseQueued) &&
+		exp.DeletionTimestamp.IsZero() && !exp.Spec.Abort
+}
+
+// holdsEnvironment reports whether an experiment in this phase may have changed the environment
+// or run load, so it must hold its queue's lock until it is restored.
+func holdsEnvironment(p perfexpv1alpha1.Phase) bool {
+	switch p {
+	case perfexpv1alpha1.PhasePreparing, perfexpv1alpha1.PhaseSettingUp, perfexpv1alpha1.PhaseWarmingUp,
+		perfexpv1alpha1.PhaseRunning, perfexpv1alpha1.PhaseRestoring:
+		return true
+	}
+	return false
+}
+
+// setCondition sets a condition stamped with the experiment's generation.
+func setCondition(exp *perfexpv1alpha1.PerfExperiment, typ string, status metav1.ConditionStatus, reason, format string, args ...any) {
+	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		Reason:             reason,
+		Message:            truncate(fmt.Sprintf(format, args...), 1024),
+		ObservedGeneration: exp.Generation,
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// equalStatus reports whether the status changed during a reconcile.
+func equalStatus(a, b *perfexpv1alpha1.PerfExperiment) bool {
+	return equality.Semantic.DeepEqual(a.Status, b.Status)
+}
+
+// failure returns the Ready condition when the experiment is on its way to failing or aborting.
+func failure(exp *perfexpv1alpha1.PerfExperiment) *metav1.Condition {
+	c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionReady)
+	if c != nil && c.Status == metav1.ConditionFalse {
+		return c
+	}
+	return nil
+}
+
+// eventType picks the event type for a phase.
+func eventType(p perfexpv1alpha1.Phase) string {
+	if p == perfexpv1alpha1.PhaseFailed || p == perfexpv1alpha1.PhaseAborted {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}

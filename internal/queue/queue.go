@@ -1,0 +1,175 @@
+// Package queue keeps experiments on one environment from overlapping. Each queue has a lock,
+// a coordination.k8s.io Lease in the API server whose holder is the UID of the experiment that
+// runs, so the lock survives operator restarts and is visible with kubectl. Waiting experiments
+// are ordered by priority (highest first), then creation time, then namespace and name.
+package queue
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// AnnotationHolder names the holding experiment (namespace/name) on the Lease, for people.
+const AnnotationHolder = "perfexp.dev/holder"
+
+// Member is what ordering needs to know of a waiting experiment.
+type Member struct {
+	UID       types.UID
+	Namespace string
+	Name      string
+	Priority  int32
+	Created   time.Time
+}
+
+// Order sorts waiting members into the order they will run: priority (highest first), then
+// creation time (oldest first), then namespace and name, so the order is total and stable.
+func Order(members []Member) {
+	sort.SliceStable(members, func(i, j int) bool {
+		a, b := members[i], members[j]
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		if !a.Created.Equal(b.Created) {
+			return a.Created.Before(b.Created)
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+}
+
+// Position returns the 1-based place of uid among ordered members, or 0 when absent.
+func Position(ordered []Member, uid types.UID) int32 {
+	for i, m := range ordered {
+		if m.UID == uid {
+			return int32(i + 1)
+		}
+	}
+	return 0
+}
+
+// Lock takes and releases queue locks.
+type Lock struct {
+	Client client.Client
+	// Namespace holds the Leases, normally the operator's own namespace.
+	Namespace string
+	Clock     clock.PassiveClock
+}
+
+// LeaseName is the name of the Lease that locks a queue.
+func LeaseName(queue string) string {
+	name := "perfexp-queue-" + queue
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(queue))
+	return "perfexp-queue-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// Holder returns the UID holding the queue's lock, or "" when it is free.
+func (l *Lock) Holder(ctx context.Context, queue string) (types.UID, error) {
+	lease, err := l.get(ctx, queue)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return holderOf(lease), nil
+}
+
+// TryAcquire takes the queue's lock for the experiment with the given UID when the lock is free,
+// already held by it, or held by an experiment that alive reports as gone. The Lease is
+// updated with optimistic concurrency, so two operators can never both take it.
+// The Lease carries no expiry that matters: liveness is decided by alive, because an experiment
+// may legitimately hold its environment for a 24-hour soak while the operator restarts.
+func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, holderName string, alive func(types.UID) bool) (bool, error) {
+	lease, err := l.get(ctx, queue)
+	if apierrors.IsNotFound(err) {
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: LeaseName(queue), Namespace: l.Namespace}}
+		l.stamp(lease, holder, holderName)
+		if err := l.Client.Create(ctx, lease); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("creating queue lease %s: %w", lease.Name, err)
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	current := holderOf(lease)
+	if current == holder {
+		return true, nil
+	}
+	if current != "" && alive(current) {
+		return false, nil
+	}
+	l.stamp(lease, holder, holderName)
+	if err := l.Client.Update(ctx, lease); err != nil {
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("taking queue lease %s: %w", lease.Name, err)
+	}
+	return true, nil
+}
+
+// Release frees the queue's lock if the given UID holds it. Releasing a lock one does not hold
+// is a no-op, so Release is safe to repeat after a crash.
+func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) error {
+	lease, err := l.get(ctx, queue)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if holderOf(lease) != holder {
+		return nil
+	}
+	lease.Spec.HolderIdentity = nil
+	delete(lease.Annotations, AnnotationHolder)
+	if err := l.Client.Update(ctx, lease); err != nil {
+		return fmt.Errorf("releasing queue lease %s: %w", lease.Name, err)
+	}
+	return nil
+}
+
+func (l *Lock) get(ctx context.Context, queue string) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	err := l.Client.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: LeaseName(queue)}, lease)
+	return lease, err
+}
+
+func (l *Lock) stamp(lease *coordinationv1.Lease, holder types.UID, holderName string) {
+	id := string(holder)
+	now := metav1.NewMicroTime(l.Clock.Now())
+	lease.Spec.HolderIdentity = &id
+	lease.Spec.AcquireTime = &now
+	lease.Spec.RenewTime = &now
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[AnnotationHolder] = holderName
+}
+
+func holderOf(lease *coordinationv1.Lease) types.UID {
+	if lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return types.UID(*lease.Spec.HolderIdentity)
+}

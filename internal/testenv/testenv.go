@@ -1,0 +1,159 @@
+// Package testenv starts a real kube-apiserver and etcd (controller-runtime's envtest) with
+// perfexp's CRDs installed, for integration tests. The binaries are built and cached under
+// bin/k8s by `make envtest-binaries`; tests fail with a clear message when they are missing.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// KubeVersion is the version of the kube-apiserver the tests run against.
+const KubeVersion = "v1.36.3"
+
+// Env is a running API server with perfexp's CRDs.
+type Env struct {
+	Config *rest.Config
+	Client client.Client
+	Scheme *k8sruntime.Scheme
+}
+
+// Root is the module's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Scheme knows the built-in kinds and perfexp's.
+func Scheme() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Start starts the API server and stops it when the test ends. extraCRDDirs are installed too
+// (for example the CRDs of kinds perfexp patches, written for the tests).
+func Start(t testing.TB, extraCRDDirs ...string) *Env {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(Root(), "bin", "k8s", KubeVersion)
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
+			t.Fatalf("integration tests need %s in %s: run `make envtest-binaries` (or `make test`)", b, assets)
+		}
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     append([]string{filepath.Join(Root(), "config", "crd", "bases")}, extraCRDDirs...),
+		ErrorIfCRDPathMissing: true,
+		Scheme:                Scheme(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Logf("stopping envtest: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatalf("creating client: %v", err)
+	}
+	e := &Env{Config: cfg, Client: c, Scheme: env.Scheme}
+	e.installPolicies(t)
+	return e
+}
+
+// installPolicies installs the admission policies perfexp ships (config/policy), so tests see
+// the API a user's cluster would enforce, and waits until they are in force.
+func (e *Env) installPolicies(t testing.TB) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Root(), "config", "policy", "spec_frozen.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatalf("reading policy: %v", err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := e.Client.Create(t.Context(), obj); err != nil {
+			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	waitForPolicy(t, e.Client)
+}
+
+// waitForPolicy waits until the API server enforces the frozen-spec policy: admission policies
+// take effect asynchronously after they are created.
+func waitForPolicy(t testing.TB, c client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	probe := &perfexpv1alpha1.PerfExperiment{}
+	probe.Namespace, probe.Name = "default", "policy-probe"
+	probe.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+		Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "x"},
+		Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: time.Minute}, Target: 1}},
+	}}
+	if err := c.Create(ctx, probe); err != nil {
+		t.Fatalf("creating policy probe: %v", err)
+	}
+	probe.Status.Phase = perfexpv1alpha1.PhaseRunning
+	if err := c.Status().Update(ctx, probe); err != nil {
+		t.Fatalf("updating policy probe: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		changed := probe.DeepCopy()
+		changed.Spec.Priority++
+		err := c.Update(ctx, changed, client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "the spec cannot change") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the frozen-spec admission policy did not take effect within 30s (last: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := c.Delete(ctx, probe); err != nil {
+		t.Fatalf("deleting policy probe: %v", err)
+	}
+}
+
+// Namespace creates a namespace for one test.
+func (e *Env) Namespace(t testing.TB, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.Client.Create(t.Context(), ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
