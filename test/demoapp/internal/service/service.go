@@ -1,0 +1,140 @@
+// Package service holds what the demo services share: configuration from the environment, the
+// CPU work that makes latency depend on CPU limits, request metrics and an HTTP server with a
+// graceful shutdown.
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// EnvInt reads a positive integer from the environment, or returns def when it is unset.
+// A malformed value is a deployment mistake and stops the service.
+func EnvInt(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		slog.Error("Invalid environment variable", "name", name, "value", v)
+		os.Exit(2)
+	}
+	return n
+}
+
+// EnvString reads a string from the environment, or returns def when it is unset.
+func EnvString(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// Work burns CPU for the given number of hashing rounds and returns a digest so the compiler
+// cannot drop it. It stands for the business logic of a real service (rule evaluation,
+// serialisation): time spent here stretches when the container's CPU quota is exhausted, which
+// is exactly what a CPU-limit experiment must be able to see.
+func Work(rounds int, seed string) [32]byte {
+	sum := sha256.Sum256([]byte(seed))
+	for range rounds {
+		sum = sha256.Sum256(sum[:])
+	}
+	return sum
+}
+
+// Registry is the Prometheus registry of a demo service (no global state between services).
+type Registry struct {
+	*prometheus.Registry
+	requests *prometheus.HistogramVec
+}
+
+// NewRegistry creates the registry with Go runtime, process and HTTP request metrics.
+func NewRegistry(service string) *Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	requests := promauto.With(reg).NewHistogramVec(prometheus.HistogramOpts{
+		Name:                        "demo_http_request_duration_seconds",
+		Help:                        "Time to serve a request, by route and status code.",
+		ConstLabels:                 prometheus.Labels{"service": service},
+		Buckets:                     prometheus.DefBuckets,
+		NativeHistogramBucketFactor: 1.1,
+	}, []string{"route", "code"})
+	return &Registry{Registry: reg, requests: requests}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Instrument wraps a handler so its latency is recorded under route.
+func (r *Registry) Instrument(route string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		h(rec, req)
+		r.requests.WithLabelValues(route, strconv.Itoa(rec.code)).Observe(time.Since(start).Seconds())
+	}
+}
+
+// WriteJSON writes v with the given status.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteError writes a JSON error body.
+func WriteError(w http.ResponseWriter, code int, format string, args ...any) {
+	WriteJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
+
+// Serve runs mux on addr with /healthz and /metrics added, until SIGTERM or SIGINT. On a
+// signal it stops accepting connections and lets in-flight requests finish, so a rollout
+// (what every perfexp variant causes) does not turn into failed requests.
+func Serve(addr string, mux *http.ServeMux, reg *Registry) error {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errCh := make(chan error, 1)
+	go func() { errCh <- srv.ListenAndServe() }()
+	slog.Info("Started serving", "addr", addr)
+	select {
+	case err := <-errCh:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("Received a stop signal, draining")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
