@@ -76,6 +76,7 @@ type WarmUp struct {
 // +kubebuilder:validation:XValidation:rule="[has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, or arrivalRate"
 // +kubebuilder:validation:XValidation:rule="has(self.vus) == has(self.duration)",message="vus and duration go together"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.vus) || self.vus >= self.parallelism",message="vus must be at least parallelism, so every runner pod gets a virtual user"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.arrivalRate) || self.arrivalRate.preAllocatedVUs >= self.parallelism",message="arrivalRate.preAllocatedVUs must be at least parallelism, so every runner pod gets a virtual user"
 type Scenario struct {
 	// name of the scenario; every sample carries the tag scenario=<name>. "warm-up" is reserved.
 	// +required
@@ -309,6 +310,16 @@ type LoadStatus struct {
 	// thresholdsCrossed is true when k6 reported crossed thresholds (exit code 99) in any pod.
 	// +optional
 	ThresholdsCrossed bool `json:"thresholdsCrossed,omitempty"`
+
+	// startTime is when perfexp began starting the scenarios; every scenario's startDelay counts
+	// from it.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// summariesRef names the ConfigMap that keeps each runner pod's k6 end-of-test summary
+	// (the JSON of k6 --summary-export) under the key <scenario>-<pod index>.json.
+	// +optional
+	SummariesRef *LocalObjectReference `json:"summariesRef,omitempty"`
 }
 
 // ScenarioRunState is the state of one scenario's run.
