@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -40,6 +41,9 @@ type PerfExperimentReconciler struct {
 	Environment Environment
 	Load        LoadRunner
 	Analyzer    Analyzer
+
+	// SkipNameValidation lets tests start several managers, one after another, in one process.
+	SkipNameValidation bool
 }
 
 // scope is what one reconcile of one experiment works on.
@@ -145,6 +149,7 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		For(&perfexpv1alpha1.PerfExperiment{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, handler.EnqueueRequestsFromMapFunc(r.queueMates)).
 		Named("perfexperiment").
+		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation}).
 		Complete(r)
 }
 

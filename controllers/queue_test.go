@@ -1,0 +1,232 @@
+package controllers_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/queue"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+func TestQueue(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, leaseNamespace)
+
+	t.Run("five experiments on one queue never overlap and run by priority, then age", func(t *testing.T) {
+		ctx := t.Context()
+		c := env.Client
+		ns := env.Namespace(t, "five")
+		lab := newLab()
+		startOperator(t, env, lab)
+
+		// e0 takes the environment; the others arrive while it runs, one second apart so their
+		// creation times (which have one-second resolution) differ.
+		if err := c.Create(ctx, experiment(ns, "e0", "five", 0)); err != nil {
+			t.Fatal(err)
+		}
+		waitPhase(t, c, ns, "e0", perfexpv1alpha1.PhaseRunning)
+		arrivals := []struct {
+			name     string
+			priority int32
+		}{{"e1", 0}, {"e2", 5}, {"e3", 0}, {"e4", 10}}
+		for _, a := range arrivals {
+			if err := c.Create(ctx, experiment(ns, a.name, "five", a.priority)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1100 * time.Millisecond)
+		}
+
+		// The order they will run in: priority first (e4, e2), then age (e1 before e3).
+		remaining := []string{"e4", "e2", "e1", "e3"}
+		running := "e0"
+		for len(remaining) > 0 {
+			expectPositions(t, c, ns, running, remaining)
+			lab.finishLoad(running)
+			waitPhase(t, c, ns, running, perfexpv1alpha1.PhaseSucceeded)
+			running, remaining = remaining[0], remaining[1:]
+			waitPhase(t, c, ns, running, perfexpv1alpha1.PhaseRunning)
+		}
+		lab.finishLoad(running)
+		waitPhase(t, c, ns, running, perfexpv1alpha1.PhaseSucceeded)
+
+		if got, want := lab.order(), []string{"e0", "e4", "e2", "e1", "e3"}; !slices.Equal(got, want) {
+			t.Errorf("experiments ran in order %v, want %v", got, want)
+		}
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("experiments overlapped: %v", v)
+		}
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: queue.LeaseName("five")}, lease); err != nil {
+			t.Fatal(err)
+		}
+		if lease.Spec.HolderIdentity != nil {
+			t.Errorf("the queue is still locked by %s after every experiment ended", *lease.Spec.HolderIdentity)
+		}
+	})
+
+	t.Run("deleting the running experiment restores its environment and frees the queue", func(t *testing.T) {
+		ctx := t.Context()
+		c := env.Client
+		ns := env.Namespace(t, "deleted-holder")
+		lab := newLab()
+		startOperator(t, env, lab)
+
+		mustCreate(t, c, experiment(ns, "holder", "deleted-holder", 0))
+		waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, experiment(ns, "next", "deleted-holder", 0))
+		expectPositions(t, c, ns, "holder", []string{"next"})
+
+		if err := c.Delete(ctx, experiment(ns, "holder", "", 0)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "holder is gone", func() error {
+			if get(t, c, ns, "holder") != nil {
+				return fmt.Errorf("still there")
+			}
+			return nil
+		})
+		if lab.restores("holder") == 0 {
+			t.Error("the deleted experiment's environment was not restored")
+		}
+		waitPhase(t, c, ns, "next", perfexpv1alpha1.PhaseRunning)
+	})
+
+	t.Run("a lock whose holder vanished without restoring is reclaimed", func(t *testing.T) {
+		ctx := t.Context()
+		c := env.Client
+		ns := env.Namespace(t, "vanished")
+		lab := newLab()
+		op := startOperator(t, env, lab)
+
+		mustCreate(t, c, experiment(ns, "ghost", "vanished", 0))
+		waitPhase(t, c, ns, "ghost", perfexpv1alpha1.PhaseRunning)
+		op.stop()
+
+		// Someone strips the finalizer and deletes the holder while no operator runs: the
+		// Lease still names it.
+		ghost := get(t, c, ns, "ghost")
+		ghost.Finalizers = nil
+		if err := c.Update(ctx, ghost); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, ghost); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, c, experiment(ns, "heir", "vanished", 0))
+		startOperator(t, env, lab)
+		heir := waitPhase(t, c, ns, "heir", perfexpv1alpha1.PhaseRunning)
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: queue.LeaseName("vanished")}, lease); err != nil {
+			t.Fatal(err)
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != string(heir.UID) {
+			t.Errorf("lease holder %v, want the heir %s", lease.Spec.HolderIdentity, heir.UID)
+		}
+	})
+
+	t.Run("a restarted operator continues where the previous one stopped", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "restart")
+		lab := newLab()
+		op := startOperator(t, env, lab)
+
+		mustCreate(t, c, experiment(ns, "first", "restart", 0))
+		waitPhase(t, c, ns, "first", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, experiment(ns, "second", "restart", 0))
+		mustCreate(t, c, experiment(ns, "third", "restart", 0))
+		expectPositions(t, c, ns, "first", []string{"second", "third"})
+
+		op.stop()
+		lab.finishLoad("first")
+		op = startOperator(t, env, lab)
+		waitPhase(t, c, ns, "first", perfexpv1alpha1.PhaseSucceeded)
+		waitPhase(t, c, ns, "second", perfexpv1alpha1.PhaseRunning)
+		expectPositions(t, c, ns, "second", []string{"third"})
+
+		op.stop()
+		startOperator(t, env, lab)
+		lab.finishLoad("second")
+		waitPhase(t, c, ns, "second", perfexpv1alpha1.PhaseSucceeded)
+		lab.finishLoad("third")
+		waitPhase(t, c, ns, "third", perfexpv1alpha1.PhaseSucceeded)
+
+		if got, want := lab.order(), []string{"first", "second", "third"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want %v", got, want)
+		}
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("experiments overlapped: %v", v)
+		}
+	})
+
+	t.Run("experiments on different queues run side by side", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "two-queues")
+		lab := newLab()
+		startOperator(t, env, lab)
+		mustCreate(t, c, experiment(ns, "a", "queue-a", 0))
+		mustCreate(t, c, experiment(ns, "b", "queue-b", 0))
+		waitPhase(t, c, ns, "a", perfexpv1alpha1.PhaseRunning)
+		waitPhase(t, c, ns, "b", perfexpv1alpha1.PhaseRunning)
+	})
+
+	t.Run("the queue defaults to the target namespace", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "default-queue")
+		lab := newLab()
+		startOperator(t, env, lab)
+		a := experiment(ns, "a", "", 0)
+		a.Spec.TargetNamespace = "library"
+		b := experiment(ns, "b", "", 0)
+		b.Spec.TargetNamespace = "library"
+		mustCreate(t, c, a)
+		waitPhase(t, c, ns, "a", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, b)
+		got := waitPhase(t, c, ns, "b", perfexpv1alpha1.PhaseQueued)
+		if got.Status.Queue != "library" {
+			t.Errorf("queue %q, want the target namespace library", got.Status.Queue)
+		}
+		expectPositions(t, c, ns, "a", []string{"b"})
+	})
+}
+
+// expectPositions waits until running holds the queue and the waiting experiments have the
+// given order as their queue positions (1 = next).
+func expectPositions(t *testing.T, c client.Client, ns, running string, waiting []string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("queue positions %v behind %s", waiting, running), func() error {
+		r := get(t, c, ns, running)
+		if r == nil || r.Status.Phase != perfexpv1alpha1.PhaseRunning || r.Status.QueuePosition != 0 {
+			return fmt.Errorf("%s is not running at position 0", running)
+		}
+		for i, name := range waiting {
+			exp := get(t, c, ns, name)
+			if exp == nil {
+				return fmt.Errorf("%s is gone", name)
+			}
+			if exp.Status.Phase != perfexpv1alpha1.PhaseQueued || exp.Status.QueuePosition != int32(i+1) {
+				return fmt.Errorf("%s: phase %s position %d, want Queued at %d", name, exp.Status.Phase, exp.Status.QueuePosition, i+1)
+			}
+			if c := condition(exp, perfexpv1alpha1.ConditionQueued); c == nil || c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("%s: Queued condition %v", name, c)
+			}
+		}
+		return nil
+	})
+}
+
+func mustCreate(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ = corev1.EventTypeNormal

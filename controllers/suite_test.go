@@ -1,0 +1,265 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/queue"
+	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// These integration tests run the real reconciler against a real API server. The reconciler's
+// collaborators (variant, load, analysis) are replaced by a scripted stand-in so the tests can
+// decide when each experiment's load finishes; those collaborators have tests of their own.
+
+const leaseNamespace = "perfexp-system"
+
+func init() {
+	// go test shows this output only for failing packages (or with -v).
+	log.SetLogger(zap.New(zap.UseDevMode(true)))
+}
+
+// operator runs one manager with the reconciler until stopped, like a real operator process.
+type operator struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
+	t.Helper()
+	return startOperatorWith(t, env, lab, lab, lab)
+}
+
+func startOperatorWith(t *testing.T, env *testenv.Env, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controllers.PerfExperimentReconciler{
+		Client:             mgr.GetClient(),
+		Recorder:           mgr.GetEventRecorder("perfexp"),
+		Clock:              clock.RealClock{},
+		Lock:               &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
+		Environment:        environment,
+		Load:               load,
+		Analyzer:           analyzer,
+		SkipNameValidation: true,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	op := &operator{cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(ctx) }()
+	t.Cleanup(op.stop)
+	return op
+}
+
+// stop ends the operator as a crash or a rollout would: at once, mid-work.
+func (o *operator) stop() {
+	if o.cancel == nil {
+		return
+	}
+	o.cancel()
+	<-o.done
+	o.cancel = nil
+}
+
+// lab is the scripted stand-in for the reconciler's collaborators. It records the order in
+// which experiments touch the environment and checks that no two ever hold it at once.
+type lab struct {
+	mu       sync.Mutex
+	prepared []string               // experiment names in the order Prepare first ran
+	restored map[string]int         // Restore calls that finished, per experiment
+	active   map[string]bool        // experiments between their first Prepare and finished Restore
+	overlaps []string               // violations seen
+	finish   map[string]bool        // experiments whose load may finish
+	prepare  map[string]step.Result // scripted Prepare results, per experiment
+	load     map[string]step.Result // scripted Run results, per experiment (overrides finish)
+	crossed  map[string]bool        // experiments whose k6 thresholds are crossed
+}
+
+func newLab() *lab {
+	return &lab{restored: map[string]int{}, active: map[string]bool{}, finish: map[string]bool{},
+		prepare: map[string]step.Result{}, load: map[string]step.Result{}, crossed: map[string]bool{}}
+}
+
+func (l *lab) Prepare(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.active[exp.Name] {
+		for other := range l.active {
+			l.overlaps = append(l.overlaps, fmt.Sprintf("%s prepared while %s held the environment", exp.Name, other))
+		}
+		l.active[exp.Name] = true
+		if !slices.Contains(l.prepared, exp.Name) {
+			l.prepared = append(l.prepared, exp.Name)
+		}
+	}
+	if r, ok := l.prepare[exp.Name]; ok {
+		return r, nil
+	}
+	return step.Done(), nil
+}
+
+func (l *lab) Restore(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.active, exp.Name)
+	l.restored[exp.Name]++
+	return step.Done(), nil
+}
+
+func (l *lab) Setup(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return step.Done(), nil
+}
+
+func (l *lab) WarmUp(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return step.Done(), nil
+}
+
+func (l *lab) Run(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.load[exp.Name]; ok {
+		return r, nil
+	}
+	if l.crossed[exp.Name] {
+		exp.Status.Load = &perfexpv1alpha1.LoadStatus{ThresholdsCrossed: true}
+	}
+	if l.finish[exp.Name] {
+		return step.Done(), nil
+	}
+	return step.Wait(200*time.Millisecond, "the test to finish the load"), nil
+}
+
+func (l *lab) Stop(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return step.Done(), nil
+}
+
+func (l *lab) PlannedDuration(*perfexpv1alpha1.PerfExperiment) time.Duration { return time.Hour }
+
+func (l *lab) Analyze(_ context.Context, exp, _ *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	exp.Status.Verdict = perfexpv1alpha1.VerdictPass
+	return step.Done(), nil
+}
+
+func (l *lab) finishLoad(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.finish[name] = true
+}
+
+func (l *lab) script(name string, prepare, load *step.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prepare != nil {
+		l.prepare[name] = *prepare
+	}
+	if load != nil {
+		l.load[name] = *load
+	}
+}
+
+func (l *lab) order() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.prepared)
+}
+
+func (l *lab) restores(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.restored[name]
+}
+
+func (l *lab) violations() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.overlaps)
+}
+
+// experiment builds a minimal valid experiment on a queue.
+func experiment(ns, name, queueName string, priority int32) *perfexpv1alpha1.PerfExperiment {
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	exp.Spec.Queue = queueName
+	exp.Spec.Priority = priority
+	vus := int32(1)
+	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+		Name:     "checkinout",
+		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
+		VUs:      &vus,
+		Duration: &metav1.Duration{Duration: time.Minute},
+	}}
+	return exp
+}
+
+func get(t *testing.T, c client.Client, ns, name string) *perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return exp
+}
+
+// eventually retries check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func waitPhase(t *testing.T, c client.Client, ns, name string, want perfexpv1alpha1.Phase) *perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	var exp *perfexpv1alpha1.PerfExperiment
+	eventually(t, 30*time.Second, fmt.Sprintf("%s reaches %s", name, want), func() error {
+		exp = get(t, c, ns, name)
+		if exp == nil {
+			return fmt.Errorf("%s is gone", name)
+		}
+		if exp.Status.Phase != want {
+			return fmt.Errorf("phase %q (%s)", exp.Status.Phase, exp.Status.Message)
+		}
+		return nil
+	})
+	return exp
+}
+
+func condition(exp *perfexpv1alpha1.PerfExperiment, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(exp.Status.Conditions, typ)
+}

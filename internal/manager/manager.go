@@ -1,0 +1,153 @@
+// Package manager builds and runs the perfexp operator: flags, the controller-runtime manager
+// and the wiring of the reconciler's collaborators. cmd/manager only calls Main.
+package manager
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/queue"
+)
+
+// Options configure the operator. Every option has a flag.
+type Options struct {
+	MetricsAddr          string
+	ProbeAddr            string
+	LeaderElection       bool
+	LeaseNamespace       string
+	AllowedNamespaces    []string
+	K6Image              string
+	PrometheusURL        string
+	RemoteWriteURL       string
+}
+
+// BindFlags registers the options' flags on fs with their defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", envOr("POD_NAMESPACE", "perfexp-system"), "Namespace of the queue locks (Leases) and of the leader-election lock.")
+	fs.Func("allowed-namespaces", "Comma-separated namespaces whose workloads perfexp may patch; empty allows all.", func(s string) error {
+		o.AllowedNamespaces = splitList(s)
+		return nil
+	})
+	fs.StringVar(&o.K6Image, "k6-image", "grafana/k6:1.8.1", "Default k6 image for load pods.")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
+	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
+}
+
+func (o *Options) complete() {
+	if o.RemoteWriteURL == "" {
+		o.RemoteWriteURL = strings.TrimRight(o.PrometheusURL, "/") + "/api/v1/write"
+	}
+}
+
+// Scheme holds every kind the operator reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilRuntimeMust(clientgoscheme.AddToScheme(s))
+	utilRuntimeMust(perfexpv1alpha1.AddToScheme(s))
+	return s
+}
+
+// Main parses flags, runs the operator until it is signalled, and returns the exit code.
+func Main() int {
+	var opts Options
+	opts.BindFlags(flag.CommandLine)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts); err != nil {
+		ctrl.Log.Error(err, "The operator stopped with an error")
+		return 1
+	}
+	return 0
+}
+
+// Run starts the operator with the given options and blocks until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	opts.complete()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "perfexp-manager",
+		LeaderElectionNamespace: opts.LeaseNamespace,
+		Client: client.Options{Cache: &client.CacheOptions{
+			// Queue locks are read straight from the API server: a stale cached Lease would
+			// only cause retries, but reading fresh keeps the queue moving without them.
+			DisableFor: []client.Object{&coordinationv1.Lease{}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	r := NewReconciler(mgr, opts)
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Started perfexp", "leaseNamespace", opts.LeaseNamespace, "prometheus", opts.PrometheusURL, "k6Image", opts.K6Image)
+	return mgr.Start(ctx)
+}
+
+// NewReconciler wires the PerfExperiment reconciler and its collaborators.
+func NewReconciler(mgr ctrl.Manager, opts Options) *controllers.PerfExperimentReconciler {
+	c := mgr.GetClient()
+	return &controllers.PerfExperimentReconciler{
+		Client:      c,
+		Recorder:    mgr.GetEventRecorder("perfexp"),
+		Clock:       clock.RealClock{},
+		Lock:        &queue.Lock{Client: c, Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
+		Environment: controllers.NotImplementedEnvironment{},
+		Load:        controllers.NotImplementedLoad{},
+		Analyzer:    controllers.NotImplementedAnalyzer{},
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func utilRuntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
