@@ -15,6 +15,7 @@ KUBE_VERSION ?= v1.36.3
 CONTROLLER_GEN ?= $(TOOLS)/controller-gen-$(CONTROLLER_TOOLS_VERSION)/controller-gen
 GOLANGCI_LINT ?= $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 KUBE_BIN_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
+K6 ?= $(LOCALBIN)/k6
 
 IMG ?= perfexp/manager:dev
 
@@ -39,7 +40,8 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: verify-gen
 verify-gen: generate manifests ## Fail if generated files are not committed.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@if [ -n "$$(git status --porcelain -- api config)" ]; then git status --short -- api config; git diff -- api config | head -50; \
+	  echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; fi
 
 .PHONY: fmt
 fmt: ## Run go fmt.
@@ -54,12 +56,12 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: test
-test: generate manifests envtest-binaries ## Run unit and integration tests (real kube-apiserver and etcd).
-	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./... -count=1 -timeout 25m
+test: generate manifests test-deps ## Run unit and integration tests (real kube-apiserver, etcd, Prometheus and k6).
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -count=1 -timeout 30m
 
 .PHONY: bench
-bench: envtest-binaries ## Run the benchmarks.
-	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./... -run '^$$' -bench . -benchmem
+bench: test-deps ## Run the benchmarks.
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -benchmem
 
 ##@ Build
 
@@ -69,8 +71,8 @@ build: generate ## Build the manager and the kubectl plugin into bin/.
 	CGO_ENABLED=0 go build -o $(LOCALBIN)/kubectl-perfexp ./cmd/kubectl-perfexp
 
 .PHONY: run
-run: manifests generate ## Run the manager against the current kubeconfig.
-	go run ./cmd/manager
+run: manifests generate ## Run the manager against the current kubeconfig (flags in ARGS="...").
+	go run ./cmd/manager $(ARGS)
 
 ##@ Deployment
 
@@ -91,6 +93,11 @@ undeploy: ## Remove the operator.
 	kubectl delete --ignore-not-found -k config/default
 
 ##@ Tools
+
+.PHONY: test-deps
+test-deps: envtest-binaries ## Provide everything the tests start: kube-apiserver, etcd, Prometheus, k6.
+	hack/test-deps.sh
+	hack/k6.sh >/dev/null
 
 .PHONY: envtest-binaries
 envtest-binaries: $(KUBE_BIN_DIR)/kube-apiserver $(KUBE_BIN_DIR)/etcd ## Provide kube-apiserver and etcd for envtest in bin/k8s.
