@@ -1,0 +1,41 @@
+# Local single-node cluster, demo and end-to-end tests. Included by the main Makefile, which
+# defines LOCALBIN. Everything here needs root: it starts a kubelet and containerd.
+
+LOCAL_KUBECONFIG ?= /var/lib/perfexp-local/kubeconfig
+E2E_TIMEOUT ?= 40m
+
+##@ Local cluster
+
+.PHONY: cluster-up
+cluster-up: ## Start the local single-node Kubernetes (idempotent; repairs a half-started one).
+	LOCALBIN=$(LOCALBIN) hack/local-cluster up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and remove its processes, bridge, iptables chains, mounts and data.
+	LOCALBIN=$(LOCALBIN) hack/local-cluster down
+
+.PHONY: cluster-status
+cluster-status: ## Show which parts of the local cluster run, its node, pods and URLs.
+	LOCALBIN=$(LOCALBIN) hack/local-cluster status
+
+.PHONY: images
+images: ## Build the k6, demo and operator images and import them into the local cluster.
+	LOCALBIN=$(LOCALBIN) hack/images/build.sh all
+
+.PHONY: demo-deploy
+demo-deploy: cluster-up ## Deploy the demo system under test (test/demoapp) into namespace perfexp-demo.
+	LOCALBIN=$(LOCALBIN) hack/images/build.sh demo
+	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply -k test/demoapp/deploy
+	kubectl --kubeconfig $(LOCAL_KUBECONFIG) -n perfexp-demo rollout status deploy --timeout=180s
+
+.PHONY: demo
+demo: ## Local cluster + operator + demo app + demo experiments; waits and prints their results.
+	LOCALBIN=$(LOCALBIN) hack/local-cluster.d/demo.sh
+
+.PHONY: demo-reset
+demo-reset: ## Delete the demo experiments so the next `make demo` runs them again.
+	kubectl --kubeconfig $(LOCAL_KUBECONFIG) delete --ignore-not-found -k scenarios/demo
+
+.PHONY: test-e2e
+test-e2e: cluster-up images ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) go test -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...

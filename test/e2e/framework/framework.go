@@ -1,0 +1,179 @@
+//go:build e2e
+
+// Package framework holds what the end-to-end tests share: kubectl against the local cluster,
+// polling with deadlines, and Prometheus queries. The tests drive the cluster the way a user
+// does (kubectl, the cluster's Prometheus), so they exercise the real parts and nothing else.
+package framework
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// DefaultStateDir is where hack/local-cluster keeps the cluster's state.
+const DefaultStateDir = "/var/lib/perfexp-local"
+
+// StateDir is the local cluster's state directory (PERFEXP_LOCAL_DIR overrides it).
+func StateDir() string {
+	if d := os.Getenv("PERFEXP_LOCAL_DIR"); d != "" {
+		return d
+	}
+	return DefaultStateDir
+}
+
+// Kubeconfig is the kubeconfig the tests use: KUBECONFIG, else the local cluster's.
+func Kubeconfig() string {
+	if k := os.Getenv("KUBECONFIG"); k != "" {
+		return k
+	}
+	return filepath.Join(StateDir(), "kubeconfig")
+}
+
+// PrometheusURL is the cluster's Prometheus as seen from the host.
+func PrometheusURL() string {
+	if u := os.Getenv("PROMETHEUS_URL"); u != "" {
+		return strings.TrimRight(u, "/")
+	}
+	return "http://127.0.0.1:9090"
+}
+
+// RepoRoot is the root of the repository, found from this file's location.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// RandomSuffix returns a short random hex string for unique names.
+func RandomSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Run runs a command from the repository root and returns its stdout; stderr is included in
+// the error so a failure explains itself.
+func Run(ctx context.Context, stdin []byte, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = RepoRoot()
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+Kubeconfig())
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// Kubectl runs kubectl against the local cluster and fails the test on error.
+func Kubectl(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := KubectlErr(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// KubectlErr runs kubectl against the local cluster.
+func KubectlErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return Run(ctx, nil, "kubectl", args...)
+}
+
+// KubectlStdin runs kubectl with stdin and fails the test on error.
+func KubectlStdin(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := Run(ctx, []byte(stdin), "kubectl", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Eventually calls f until it returns nil or the timeout passes, then fails with f's last error.
+func Eventually(t testing.TB, timeout, every time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
+		}
+		time.Sleep(every)
+	}
+}
+
+// RequireCluster skips the test with instructions when the local cluster is not reachable.
+func RequireCluster(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(Kubeconfig()); err != nil {
+		t.Fatalf("no kubeconfig at %s: start the cluster with `make cluster-up` (make test-e2e does)", Kubeconfig())
+	}
+	if _, err := KubectlErr("get", "--raw", "/readyz"); err != nil {
+		t.Fatalf("the local cluster is not ready: %v", err)
+	}
+}
+
+// Sample is one series of a Prometheus instant-query result.
+type Sample struct {
+	Metric    map[string]string `json:"metric"`
+	Value     []any             `json:"value"`
+	Histogram []any             `json:"histogram"`
+}
+
+// Float is the sample's value (for float samples).
+func (s Sample) Float() float64 {
+	if len(s.Value) != 2 {
+		return 0
+	}
+	str, _ := s.Value[1].(string)
+	var f float64
+	_, _ = fmt.Sscan(str, &f)
+	return f
+}
+
+// Query runs an instant PromQL query on the cluster's Prometheus.
+func Query(query string) ([]Sample, error) {
+	resp, err := http.Get(PrometheusURL() + "/api/v1/query?" + url.Values{"query": {query}}.Encode())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string   `json:"resultType"`
+			Result     []Sample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("decoding the answer to %q: %w", query, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", query, body.Error)
+	}
+	return body.Data.Result, nil
+}
