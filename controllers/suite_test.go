@@ -83,7 +83,9 @@ func (o *operator) stop() {
 		return
 	}
 	o.cancel()
-	<-o.done
+	if err := <-o.done; err != nil {
+		log.Log.Error(err, "The operator stopped with an error")
+	}
 	o.cancel = nil
 }
 

@@ -308,7 +308,3 @@ type PerfExperimentList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []PerfExperiment `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PerfExperiment{}, &PerfExperimentList{})
-}

@@ -27,14 +27,14 @@ import (
 
 // Options configure the operator. Every option has a flag.
 type Options struct {
-	MetricsAddr          string
-	ProbeAddr            string
-	LeaderElection       bool
-	LeaseNamespace       string
-	AllowedNamespaces    []string
-	K6Image              string
-	PrometheusURL        string
-	RemoteWriteURL       string
+	MetricsAddr       string
+	ProbeAddr         string
+	LeaderElection    bool
+	LeaseNamespace    string
+	AllowedNamespaces []string
+	K6Image           string
+	PrometheusURL     string
+	RemoteWriteURL    string
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
