@@ -94,18 +94,28 @@ start_component() {
   log "${name} started (pid ${pid}, log ${LOGS}/${name}.log)"
 }
 
-# stop_component NAME [SECONDS] sends SIGTERM to the recorded process, then SIGKILL after the
-# grace period. Nothing is killed by name: only the PID (and start time) that `up` recorded.
-stop_component() {
-  local name="$1" grace="${2:-15}" pid i
-  if pid="$(pid_of "${name}")"; then
-    log "stopping ${name} (pid ${pid})"
-    kill -TERM "${pid}" 2>/dev/null || true
-    for ((i = 0; i < grace * 10; i++)); do
-      pid_of "${name}" >/dev/null || break
-      sleep 0.1
+# stop_components SECONDS NAME... sends SIGTERM to the recorded processes at once, waits for
+# them to exit, and sends SIGKILL to any still running after the grace period. Nothing is killed
+# by name: only the PID (and start time) that `up` recorded.
+stop_components() {
+  local grace="$1" name pid i left
+  shift
+  for name in "$@"; do
+    if pid="$(pid_of "${name}")"; then
+      log "stopping ${name} (pid ${pid})"
+      kill -TERM "${pid}" 2>/dev/null || true
+    fi
+  done
+  for ((i = 0; i < grace * 10; i++)); do
+    left=0
+    for name in "$@"; do
+      pid_of "${name}" >/dev/null && left=1 && break
     done
-    if pid_of "${name}" >/dev/null; then
+    [ "${left}" = 1 ] || break
+    sleep 0.1
+  done
+  for name in "$@"; do
+    if pid="$(pid_of "${name}")"; then
       log "${name} did not stop within ${grace}s, killing it"
       kill -KILL "${pid}" 2>/dev/null || true
       for ((i = 0; i < 50; i++)); do
@@ -113,9 +123,11 @@ stop_component() {
         sleep 0.1
       done
     fi
-  fi
-  rm -f "${PIDS}/${name}.pid" "${PIDS}/${name}.hash"
+    rm -f "${PIDS}/${name}.pid" "${PIDS}/${name}.hash"
+  done
 }
+
+stop_component() { stop_components 15 "$1"; }
 
 # wait_for DESCRIPTION SECONDS COMPONENT CMD... retries CMD until it succeeds; on timeout it
 # shows the end of the component's log, which is where the reason almost always is.
