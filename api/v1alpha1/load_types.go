@@ -292,6 +292,13 @@ type Setup struct {
 	// +kubebuilder:validation:MaxLength=253
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
+	// runAsUser runs the setup container as this user id. The setup pod follows the restricted
+	// Pod Security Standard, so it never runs as root: set this when the image's own user is
+	// root or not numeric.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+
 	// backoffLimit is how many times a failed setup pod is retried.
 	// +optional
 	// +kubebuilder:default=0
@@ -350,7 +357,7 @@ type ScenarioStatus struct {
 	// completionTime is when the last k6 pod of the scenario ended.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// exitCodes lists each runner pod's k6 exit code, by pod index.
+	// exitCodes lists each runner pod's k6 exit code, by pod index; -1 while a pod has not ended.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	ExitCodes []int32 `json:"exitCodes,omitempty"`

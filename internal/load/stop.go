@@ -1,0 +1,122 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/step"
+)
+
+// stopRecheck is how often Stop looks again while k6 pods are shutting down (k6 stops its VUs,
+// prints its summary and exits within seconds of SIGTERM).
+const stopRecheck = 2 * time.Second
+
+// stop suspends every unfinished Job of the experiment (the Job controller then creates no new
+// pod and removes the active ones), deletes unfinished TestRuns, and deletes every running
+// load or setup pod itself so the load stops promptly even when the Job controller is slow.
+// Finished Jobs and their pods are left alone, so their logs stay readable. Scenarios that had
+// not finished are marked Stopped. Done once no pod of the experiment runs.
+func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if exp.Status.TestID == "" {
+		return step.Done(), nil
+	}
+	sel := client.MatchingLabels(selector(exp))
+	ns := client.InNamespace(exp.Namespace)
+
+	jobs := &batchv1.JobList{}
+	if err := r.c.List(ctx, jobs, ns, sel); err != nil {
+		return step.Result{}, fmt.Errorf("listing the experiment's Jobs: %w", err)
+	}
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if jobFinished(j) || ptr.Deref(j.Spec.Suspend, false) {
+			continue
+		}
+		patch := client.MergeFrom(j.DeepCopy())
+		j.Spec.Suspend = ptr.To(true)
+		if err := r.c.Patch(ctx, j, patch); client.IgnoreNotFound(err) != nil {
+			return step.Result{}, fmt.Errorf("suspending Job %s: %w", j.Name, err)
+		}
+		log.FromContext(ctx).Info("Suspended load Job", "job", j.Name)
+	}
+
+	testRuns := &unstructured.UnstructuredList{}
+	testRuns.SetGroupVersionKind(TestRunGVK.GroupVersion().WithKind(TestRunGVK.Kind + "List"))
+	unfinishedRuns := 0
+	if err := r.c.List(ctx, testRuns, ns, sel); err != nil && !meta.IsNoMatchError(err) {
+		return step.Result{}, fmt.Errorf("listing the experiment's TestRuns: %w", err)
+	}
+	for i := range testRuns.Items {
+		tr := &testRuns.Items[i]
+		if testRunFinished(tr) {
+			continue
+		}
+		unfinishedRuns++
+		if tr.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.c.Delete(ctx, tr, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+			return step.Result{}, fmt.Errorf("deleting TestRun %s: %w", tr.GetName(), err)
+		}
+		log.FromContext(ctx).Info("Deleted load TestRun", "testRun", tr.GetName())
+	}
+
+	pods := &corev1.PodList{}
+	if err := r.c.List(ctx, pods, ns, sel); err != nil {
+		return step.Result{}, fmt.Errorf("listing the experiment's pods: %w", err)
+	}
+	running := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		running++
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.c.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+			return step.Result{}, fmt.Errorf("deleting pod %s: %w", p.Name, err)
+		}
+		log.FromContext(ctx).Info("Deleted running load pod", "pod", p.Name)
+	}
+
+	markStopped(exp)
+	if running > 0 || unfinishedRuns > 0 {
+		return step.Wait(stopRecheck, "%d load pods and %d TestRuns to stop", running, unfinishedRuns), nil
+	}
+	return step.Done(), nil
+}
+
+// markStopped records that the scenarios that had not ended were stopped.
+func markStopped(exp *perfexpv1alpha1.PerfExperiment) {
+	if exp.Status.Load == nil {
+		return
+	}
+	for i := range exp.Status.Load.Scenarios {
+		st := &exp.Status.Load.Scenarios[i]
+		if st.State == perfexpv1alpha1.ScenarioWaiting || st.State == perfexpv1alpha1.ScenarioRunning {
+			st.State = perfexpv1alpha1.ScenarioStopped
+		}
+	}
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

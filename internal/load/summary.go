@@ -1,0 +1,211 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// maxSummaryBytes bounds one stored summary; maxSummariesBytes all of an experiment's, under
+// the API server's 1 MiB object limit. A summary that does not fit is left out and said so.
+const (
+	maxSummaryBytes   = 256 * 1024
+	maxSummariesBytes = 900 * 1024
+)
+
+// errNoSummary means a log holds no k6 JSON summary (k6 failed before the end of the test, or
+// the log was cut before it).
+var errNoSummary = errors.New("no k6 summary in the log")
+
+// Summary is k6's end-of-test summary as --summary-export writes it.
+type Summary struct {
+	// Metrics are k6's metrics by name (iterations, http_reqs, http_req_duration, vus_max...),
+	// each a map of statistic to value (count, rate, avg, p(95), value, min, max...).
+	Metrics map[string]SummaryMetric `json:"metrics"`
+}
+
+// SummaryMetric is one metric of a summary. Statistics are numbers; "thresholds" (a map of
+// threshold to whether it failed) is kept apart.
+type SummaryMetric map[string]json.RawMessage
+
+// Value returns a numeric statistic of a metric and whether it is there.
+func (m SummaryMetric) Value(stat string) (float64, bool) {
+	raw, ok := m[stat]
+	if !ok {
+		return 0, false
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// ExtractSummary finds the JSON summary k6 wrote to its standard output in a log and returns it
+// compacted. k6 prints its text summary and the JSON (which starts with a line holding only
+// "{") in either order, and console.log lines are logfmt, so the last line that is exactly "{"
+// starts the summary.
+func ExtractSummary(log []byte) ([]byte, error) {
+	lines := bytes.Split(log, []byte("\n"))
+	offset := len(log)
+	for i := len(lines) - 1; i >= 0; i-- {
+		offset -= len(lines[i])
+		if i < len(lines)-1 {
+			offset-- // the newline after this line
+		}
+		if string(bytes.TrimRight(lines[i], "\r")) != "{" {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(log[offset:]))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			continue
+		}
+		var probe struct {
+			Metrics map[string]json.RawMessage `json:"metrics"`
+		}
+		if json.Unmarshal(raw, &probe) != nil || probe.Metrics == nil {
+			continue
+		}
+		var out bytes.Buffer
+		if err := json.Compact(&out, raw); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
+	}
+	return nil, errNoSummary
+}
+
+// LogTail is the end of a log for a failure message: its last lines, without k6's JSON
+// summary, at most max bytes.
+func LogTail(log []byte, lines, limit int) string {
+	text := string(log)
+	if i := strings.LastIndex(text, "\n{\n"); i >= 0 {
+		if j := strings.Index(text[i:], "\n}\n"); j >= 0 {
+			text = text[:i] + text[i+j+2:]
+		} else {
+			text = text[:i]
+		}
+	}
+	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	out := strings.Join(all, "\n")
+	if len(out) > limit {
+		out = "..." + out[len(out)-limit+3:]
+	}
+	return out
+}
+
+// ReadSummaries returns the kept k6 summaries of an experiment by key (<scenario>-<index>.json).
+func ReadSummaries(ctx context.Context, c client.Reader, exp *perfexpv1alpha1.PerfExperiment) (map[string]Summary, error) {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: SummariesName(exp)}, cm); err != nil {
+		return nil, err
+	}
+	out := make(map[string]Summary, len(cm.Data))
+	for k, v := range cm.Data {
+		if !strings.HasSuffix(k, ".json") {
+			continue
+		}
+		var s Summary
+		if err := json.Unmarshal([]byte(v), &s); err != nil {
+			return nil, fmt.Errorf("summary %s: %w", k, err)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// summaryStore keeps the summaries of one experiment in a ConfigMap it owns.
+type summaryStore struct {
+	c   client.Client
+	exp *perfexpv1alpha1.PerfExperiment
+	cm  *corev1.ConfigMap
+}
+
+// annotationOmitted lists the summaries that were left out for size, or never found.
+const annotationOmitted = "perfexp.dev/summaries-omitted"
+
+func (r *Runner) summaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*summaryStore, error) {
+	s := &summaryStore{c: r.c, exp: exp, cm: &corev1.ConfigMap{}}
+	err := r.c.Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: SummariesName(exp)}, s.cm)
+	if apierrors.IsNotFound(err) {
+		s.cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name: SummariesName(exp), Namespace: exp.Namespace,
+			Labels: labels(exp, componentLoad, ""),
+		}}
+		if err := controllerutil.SetControllerReference(exp, s.cm, r.c.Scheme()); err != nil {
+			return nil, err
+		}
+		if err := r.c.Create(ctx, s.cm); err != nil {
+			return nil, fmt.Errorf("creating the summaries ConfigMap: %w", err)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if exp.Status.Load == nil {
+		exp.Status.Load = &perfexpv1alpha1.LoadStatus{}
+	}
+	exp.Status.Load.SummariesRef = &perfexpv1alpha1.LocalObjectReference{Name: s.cm.Name}
+	return s, nil
+}
+
+// has reports whether a summary was kept or given up for key.
+func (s *summaryStore) has(key string) bool {
+	if _, ok := s.cm.Data[key]; ok {
+		return true
+	}
+	for _, k := range strings.Split(s.cm.Annotations[annotationOmitted], ",") {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *summaryStore) size() int {
+	n := 0
+	for k, v := range s.cm.Data {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// put keeps one summary, or records that it was left out (summary nil, or too large).
+func (s *summaryStore) put(ctx context.Context, key string, summary []byte) (kept bool, err error) {
+	patch := client.MergeFrom(s.cm.DeepCopy())
+	if summary != nil && len(summary) <= maxSummaryBytes && s.size()+len(key)+len(summary) <= maxSummariesBytes {
+		if s.cm.Data == nil {
+			s.cm.Data = map[string]string{}
+		}
+		s.cm.Data[key] = string(summary)
+		kept = true
+	} else {
+		if s.cm.Annotations == nil {
+			s.cm.Annotations = map[string]string{}
+		}
+		omitted := strings.Split(s.cm.Annotations[annotationOmitted], ",")
+		omitted = append(omitted, key)
+		sort.Strings(omitted)
+		s.cm.Annotations[annotationOmitted] = strings.Trim(strings.Join(omitted, ","), ",")
+	}
+	if err := s.c.Patch(ctx, s.cm, patch); err != nil {
+		return false, fmt.Errorf("keeping summary %s: %w", key, err)
+	}
+	return kept, nil
+}
