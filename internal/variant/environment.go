@@ -1,0 +1,638 @@
+// Package variant applies an experiment's environment variant and puts the environment back.
+//
+// Before it changes an object, it records the baseline of exactly the fields it changes in an
+// annotation on the object, written in the same request as the change, and in the
+// experiment's status. Restoring puts back exactly those fields, so a restarted operator
+// always restores from the truth and never mistakes a patched object for its baseline. See
+// docs/variants.md for what a variant may change and how.
+package variant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/step"
+)
+
+// LabelPatchedBy is the label perfexp puts on every object it patched (the experiment's UID).
+const LabelPatchedBy = perfexpv1alpha1.LabelPatchedBy
+
+// ourAnnotations are the annotations perfexp puts on a patched object and removes on restore.
+var ourAnnotations = []string{perfexpv1alpha1.AnnotationSnapshot, perfexpv1alpha1.AnnotationExperiment}
+
+// Options configure an Environment.
+type Options struct {
+	// AllowedNamespaces lists the namespaces perfexp may patch; empty allows every namespace.
+	AllowedNamespaces []string
+	// FieldManager names perfexp in the managedFields of the objects it patches; default
+	// "perfexp".
+	FieldManager string
+	// APIReader reads ReplicaSets and Pods when a rollout is slow, to tell a crash loop or an
+	// image error from a slow start. The manager's cached client would keep an informer on
+	// every ReplicaSet and Pod of the cluster for that; pass the manager's API reader to read
+	// them directly. Defaults to the client.
+	APIReader client.Reader
+	// PollInterval is how soon to look again at an unfinished rollout; default 5s.
+	PollInterval time.Duration
+}
+
+// Environment implements the controllers' Environment: it applies variants and restores.
+//
+// It reads the objects it changes through the unstructured client, which controller-runtime
+// serves from the API server rather than a cache, so every decision is taken on fresh
+// objects; and every write carries the resourceVersion it was computed from, so a stale read
+// can only ever cause a conflict and a retry, never a lost change.
+type Environment struct {
+	c      client.Client
+	reader client.Reader
+	opts   Options
+	// beforeWrite, when set (tests only), runs before every write of Prepare and Restore; an
+	// error stops the call there, the way an operator dying between two writes would.
+	beforeWrite func(ref objRef) error
+}
+
+// New returns an Environment that patches through c.
+func New(c client.Client, opts Options) *Environment {
+	if opts.FieldManager == "" {
+		opts.FieldManager = "perfexp"
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 5 * time.Second
+	}
+	reader := opts.APIReader
+	if reader == nil {
+		reader = c
+	}
+	return &Environment{c: c, reader: reader, opts: opts}
+}
+
+// retrySoon is how soon to try again after an object changed under a write.
+const retrySoon = time.Second
+
+// targetNamespace is the namespace of the environment under test (the controllers' rule,
+// repeated here because importing the controllers package would be an import cycle).
+func targetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Spec.TargetNamespace != "" {
+		return exp.Spec.TargetNamespace
+	}
+	return exp.Namespace
+}
+
+func (e *Environment) allowed(ns string) bool {
+	return len(e.opts.AllowedNamespaces) == 0 || slices.Contains(e.opts.AllowedNamespaces, ns)
+}
+
+// pending is a patch validated and ready to be written.
+type pending struct {
+	t     *target
+	local *unstructured.Unstructured
+	snap  *Snapshot
+	enc   string
+}
+
+// Prepare applies the variant and waits for the rollouts. The whole variant is resolved,
+// applied to local copies and dry-run on the API server before the first real write, so
+// invalid input fails with nothing changed. Objects that already carry this experiment's
+// snapshot were patched by an earlier call (perhaps by an operator that died since): they are
+// not patched again and their snapshot is reused, never retaken.
+func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if exp.Spec.Variant == nil {
+		return step.Done(), nil
+	}
+	if exp.UID == "" {
+		return step.Result{}, errors.New("the experiment has no UID; it must be read from the API server")
+	}
+	ns := targetNamespace(exp)
+	if !e.allowed(ns) {
+		return step.Fail(perfexpv1alpha1.ReasonNamespaceNotAllowed, "perfexp may not patch namespace %s (allowed: %s)", ns, strings.Join(e.opts.AllowedNamespaces, ", ")), nil
+	}
+	p, err := e.resolve(ctx, exp, ns)
+	if err != nil {
+		return step.Result{}, err
+	}
+	if len(p.problems) > 0 {
+		reason, msg := p.failure()
+		return step.Fail(reason, "%s", msg), nil
+	}
+	for _, t := range p.targets {
+		if t.ours != nil {
+			if err := recordTouched(exp, t, t.ours, true); err != nil {
+				return step.Result{}, err
+			}
+		}
+	}
+	if len(p.waits) > 0 {
+		return step.Wait(e.opts.PollInterval, "%s", summarize(p.waits)), nil
+	}
+
+	var todo []*pending
+	for _, t := range p.targets {
+		if t.ours != nil {
+			continue
+		}
+		w, res, err := e.validate(ctx, p, t)
+		if err != nil || res != nil {
+			return deref(res), err
+		}
+		if w != nil {
+			todo = append(todo, w)
+		}
+	}
+	if len(p.problems) > 0 {
+		reason, msg := p.failure()
+		return step.Fail(reason, "%s", msg), nil
+	}
+
+	for _, w := range todo {
+		// The status records the snapshot before the write; the annotation, written in the
+		// same request as the change, is what survives a crash before the status is saved.
+		if err := recordTouched(exp, w.t, w.snap, false); err != nil {
+			return step.Result{}, err
+		}
+		if e.beforeWrite != nil {
+			if err := e.beforeWrite(w.t.ref); err != nil {
+				return step.Result{}, err
+			}
+		}
+		setOurs(w.local, exp, w.enc)
+		if err := e.write(ctx, w.t.obj, w.local, false); err != nil {
+			if apierrors.IsConflict(err) {
+				return step.Wait(retrySoon, "%s changed while it was being patched; trying again", w.t.ref), nil
+			}
+			return step.Result{}, fmt.Errorf("patching %s: %w", w.t.ref, err)
+		}
+		log.FromContext(ctx).Info("Patched object for the variant", "object", w.t.ref.String(), "changes", len(w.snap.Changes))
+		w.t.obj, w.t.ours = w.local, w.snap
+		if err := recordTouched(exp, w.t, w.snap, true); err != nil {
+			return step.Result{}, err
+		}
+	}
+	return e.waitPrepared(ctx, exp, p), nil
+}
+
+func deref(r *step.Result) step.Result {
+	if r == nil {
+		return step.Result{}
+	}
+	return *r
+}
+
+// validate applies a target's ops to a local copy, dry-runs the patch and builds the
+// snapshot. Problems are recorded in the plan; a result is returned when Prepare should wait.
+func (e *Environment) validate(ctx context.Context, p *plan, t *target) (*pending, *step.Result, error) {
+	local := t.obj.DeepCopy()
+	snap := &Snapshot{Version: snapshotVersion, Experiment: p.exp.Namespace + "/" + p.exp.Name, UID: p.exp.UID}
+	if t.kafkaState != "" {
+		snap.KafkaMetadataState = metadataState(t.obj)
+	}
+	for _, o := range t.ops {
+		changes, err := o.apply(local.Object)
+		if err != nil {
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: cannot change %s: %v", o.source(), t.ref, err)
+			return nil, nil, nil
+		}
+		snap.Changes = append(snap.Changes, changes...)
+	}
+	dry := local.DeepCopy()
+	if err := e.write(ctx, t.obj, dry, true); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			r := step.Wait(retrySoon, "%s changed while it was being checked; trying again", t.ref)
+			return nil, &r, nil
+		case apierrors.IsNotFound(err):
+			p.fail(perfexpv1alpha1.ReasonObjectNotFound, "%s was deleted", t.ref)
+		case apierrors.IsForbidden(err):
+			p.fail(perfexpv1alpha1.ReasonPatchForbidden, "perfexp may not patch %s: grant its service account the patch verb on this kind (see docs/variants.md): %v", t.ref, err)
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsUnsupportedMediaType(err) || apierrors.IsMethodNotSupported(err):
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "the API server refused the change of %s: %v", t.ref, err)
+		default:
+			return nil, nil, fmt.Errorf("checking the patch of %s: %w", t.ref, err)
+		}
+		return nil, nil, nil
+	}
+	if err := fillAfter(dry.Object, snap.Changes); err != nil {
+		return nil, nil, err
+	}
+	enc, err := snap.encode()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(enc) > maxSnapshot {
+		p.fail(perfexpv1alpha1.ReasonInvalidVariant, "the snapshot of %s would take %d bytes, more than the %d an annotation of it may hold; patch fewer or smaller fields", t.ref, len(enc), maxSnapshot)
+		return nil, nil, nil
+	}
+	return &pending{t: t, local: local, snap: snap, enc: enc}, nil, nil
+}
+
+// maxSnapshot bounds a snapshot: status.environment.touched[].snapshot takes at most 64 KiB,
+// and all annotations of an object share 256 KiB.
+const maxSnapshot = 65536
+
+// waitPrepared reports whether every patched workload rolled out and every Strimzi Kafka
+// reached its metadata state.
+func (e *Environment) waitPrepared(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, p *plan) step.Result {
+	var waits, failures []string
+	for _, t := range p.targets {
+		if t.ref.isWorkload() {
+			if tc := findTouched(exp, t.ref); tc != nil {
+				tc.Containers = containersInForce(t.obj)
+			}
+			r, err := e.rolloutOf(ctx, t.obj)
+			switch {
+			case err != nil:
+				waits = append(waits, fmt.Sprintf("%s (%v)", t.ref, err))
+			case r.failed != "":
+				failures = append(failures, fmt.Sprintf("%s: %s", t.ref, r.failed))
+			case !r.done:
+				waits = append(waits, fmt.Sprintf("%s: %s", t.ref, r.waiting))
+			}
+		}
+		if t.kafkaState != "" {
+			if s := metadataState(t.obj); s != t.kafkaState {
+				waits = append(waits, fmt.Sprintf("%s: metadata state %q, waiting for %q", t.ref, s, t.kafkaState))
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return step.Fail(perfexpv1alpha1.ReasonRolloutFailed, "%s", summarize(failures))
+	}
+	if len(waits) > 0 {
+		return step.Wait(e.opts.PollInterval, "%s", summarize(waits))
+	}
+	return step.Done()
+}
+
+// Restore puts every object this experiment patched back from its snapshot and waits for the
+// rollouts. It finds the objects from the status, from the variant (named patch targets and
+// Kafka resources) and by listing Deployments and StatefulSets carrying the experiment's
+// label, so a status lost in a crash loses nothing. Only objects whose snapshot names this
+// experiment are touched: a later experiment's patch is never undone. It never fails
+// permanently: problems are errors or waits, and the reconciler keeps calling.
+func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	refs, err := e.candidates(ctx, exp)
+	if err != nil {
+		return step.Result{}, err
+	}
+	if len(refs) == 0 {
+		if exp.Status.Environment != nil {
+			exp.Status.Environment.Restored = true
+		}
+		return step.Done(), nil
+	}
+	var waits []string
+	var drifted []string
+	var current []*unstructured.Unstructured
+	for _, ref := range refs {
+		u := ref.empty()
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				if tc := findTouched(exp, ref); tc != nil {
+					tc.Restored = true
+				}
+				continue
+			}
+			return step.Result{}, fmt.Errorf("reading %s: %w", ref, err)
+		}
+		u.SetGroupVersionKind(ref.gvk())
+		snap, theirs := ownSnapshot(u, exp)
+		if snap == nil {
+			// Not (or no longer) ours: restored by an earlier call whose status was lost, or
+			// replaced as a whole by someone, or patched by a later experiment. Leave it.
+			tc := findTouched(exp, ref)
+			if tc == nil || !tc.Patched {
+				continue
+			}
+			if !tc.Restored && theirs != "" {
+				log.FromContext(ctx).Info("Left object alone: another experiment patched it since", "object", ref.String(), "patchedBy", theirs)
+			}
+			tc.Restored = true
+			current = append(current, u)
+			continue
+		}
+		for _, d := range drifts(u.Object, snap) {
+			drifted = append(drifted, fmt.Sprintf("%s %s is %s, not %s as %s set it", ref, d.Path, d.Current, d.Want, d.Source))
+		}
+		restored := u.DeepCopy()
+		if err := unwind(restored.Object, snap); err != nil {
+			waits = append(waits, fmt.Sprintf("%s cannot be restored (%v); fix it or restore it by hand from its %s annotation", ref, err, perfexpv1alpha1.AnnotationSnapshot))
+			continue
+		}
+		removeOurs(restored)
+		if err := recordTouched(exp, &target{ref: ref, obj: u}, snap, true); err != nil {
+			return step.Result{}, err
+		}
+		if e.beforeWrite != nil {
+			if err := e.beforeWrite(ref); err != nil {
+				return step.Result{}, err
+			}
+		}
+		if err := e.write(ctx, u, restored, false); err != nil {
+			if apierrors.IsConflict(err) {
+				waits = append(waits, fmt.Sprintf("%s changed while it was being restored; trying again", ref))
+				continue
+			}
+			return step.Result{}, fmt.Errorf("restoring %s: %w", ref, err)
+		}
+		log.FromContext(ctx).Info("Restored object from its snapshot", "object", ref.String(), "changes", len(snap.Changes))
+		if tc := findTouched(exp, ref); tc != nil {
+			tc.Restored = true
+		}
+		current = append(current, restored)
+	}
+	if len(drifted) > 0 {
+		markDrifted(exp, drifted)
+	}
+	for _, u := range current {
+		ref := refOf(u)
+		if ref.isWorkload() {
+			r, err := e.rolloutOf(ctx, u)
+			switch {
+			case err != nil:
+				waits = append(waits, fmt.Sprintf("%s (%v)", ref, err))
+			case r.failed != "":
+				waits = append(waits, fmt.Sprintf("%s: %s (restoring keeps waiting; fix the workload)", ref, r.failed))
+			case !r.done:
+				waits = append(waits, fmt.Sprintf("%s: %s", ref, r.waiting))
+			}
+		}
+		if want := restoredKafkaState(exp, ref); want != "" {
+			if s := metadataState(u); s != want {
+				waits = append(waits, fmt.Sprintf("%s: metadata state %q, waiting for %q", ref, s, want))
+			}
+		}
+	}
+	if len(waits) > 0 {
+		return step.Wait(e.opts.PollInterval, "%s", summarize(waits)), nil
+	}
+	env := envStatus(exp)
+	for i := range env.Touched {
+		env.Touched[i].Restored = true
+	}
+	env.Restored = true
+	return step.Done(), nil
+}
+
+// candidates lists every object this experiment may have patched.
+func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]objRef, error) {
+	var refs []objRef
+	seen := map[objRef]bool{}
+	add := func(r objRef) {
+		if !seen[r] {
+			seen[r] = true
+			refs = append(refs, r)
+		}
+	}
+	if env := exp.Status.Environment; env != nil {
+		for i := range env.Touched {
+			add(refOfTouched(&env.Touched[i]))
+		}
+	}
+	v := exp.Spec.Variant
+	if v == nil || exp.UID == "" {
+		return refs, nil
+	}
+	ns := targetNamespace(exp)
+	if !e.allowed(ns) {
+		// Nothing was patched there, except what the status names (the allowed list may
+		// have changed since); listing a namespace perfexp may not touch would only fail.
+		return refs, nil
+	}
+	if v.Kafka != nil && v.Kafka.StrimziMode != nil {
+		add(objRef{APIVersion: kafkaGVK.GroupVersion().String(), Kind: kafkaGVK.Kind, Namespace: ns, Name: v.Kafka.StrimziMode.Name})
+	}
+	for _, pt := range v.Patches {
+		add(objRef{APIVersion: pt.Target.APIVersion, Kind: pt.Target.Kind, Namespace: ns, Name: pt.Target.Name})
+	}
+	for _, kind := range []string{"Deployment", "StatefulSet"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("apps/v1")
+		list.SetKind(kind + "List")
+		if err := e.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPatchedBy: string(exp.UID)}); err != nil {
+			return nil, fmt.Errorf("listing %ss patched by the experiment in %s: %w", kind, ns, err)
+		}
+		for i := range list.Items {
+			add(objRef{APIVersion: "apps/v1", Kind: kind, Namespace: ns, Name: list.Items[i].GetName()})
+		}
+	}
+	return refs, nil
+}
+
+// ownSnapshot returns the object's snapshot when this experiment wrote it, else the
+// experiment named by a foreign snapshot (empty when there is none).
+func ownSnapshot(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment) (*Snapshot, string) {
+	s, ok := u.GetAnnotations()[perfexpv1alpha1.AnnotationSnapshot]
+	if !ok {
+		return nil, ""
+	}
+	snap, err := decodeSnapshot(s)
+	if err != nil {
+		return nil, "an unreadable snapshot"
+	}
+	if snap.UID != exp.UID {
+		return nil, snap.Experiment
+	}
+	return snap, ""
+}
+
+// restoredKafkaState is the metadata state a Strimzi Kafka had before the variant, from the
+// snapshot kept in status (the object's own annotation is gone once restored).
+func restoredKafkaState(exp *perfexpv1alpha1.PerfExperiment, ref objRef) string {
+	if ref.gvk() != kafkaGVK {
+		return ""
+	}
+	tc := findTouched(exp, ref)
+	if tc == nil || tc.Snapshot == "" {
+		return ""
+	}
+	snap, err := decodeSnapshot(tc.Snapshot)
+	if err != nil {
+		return ""
+	}
+	return snap.KafkaMetadataState
+}
+
+// markDrifted reports fields someone else changed during the run.
+func markDrifted(exp *perfexpv1alpha1.PerfExperiment, drifted []string) {
+	const maxMsg = 2048
+	msg := strings.Join(drifted, "; ")
+	if len(msg) > maxMsg {
+		msg = msg[:maxMsg] + "..."
+	}
+	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
+		Type:               perfexpv1alpha1.ConditionDrifted,
+		Status:             metav1.ConditionTrue,
+		Reason:             perfexpv1alpha1.ReasonFieldChangedDuringRun,
+		Message:            "changed during the run by someone else, restored to the snapshot anyway: " + msg,
+		ObservedGeneration: exp.Generation,
+	})
+}
+
+// setOurs adds perfexp's annotations and label to an object about to be patched.
+func setOurs(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment, snap string) {
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[perfexpv1alpha1.AnnotationSnapshot] = snap
+	a[perfexpv1alpha1.AnnotationExperiment] = exp.Namespace + "/" + exp.Name
+	u.SetAnnotations(a)
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[LabelPatchedBy] = string(exp.UID)
+	u.SetLabels(l)
+}
+
+// removeOurs removes perfexp's annotations and label from a restored object, leaving the maps
+// absent when they held nothing else, as they were.
+func removeOurs(u *unstructured.Unstructured) {
+	a := u.GetAnnotations()
+	for _, k := range ourAnnotations {
+		delete(a, k)
+	}
+	if len(a) == 0 {
+		a = nil
+	}
+	u.SetAnnotations(a)
+	l := u.GetLabels()
+	delete(l, LabelPatchedBy)
+	if len(l) == 0 {
+		l = nil
+	}
+	u.SetLabels(l)
+}
+
+// write sends the difference between orig (as read) and modified as one patch carrying
+// orig's resourceVersion, and reads the stored object back into modified.
+//
+// Why patches computed from two versions of the object, and not server-side apply: perfexp
+// removes fields other managers own (a CPU limit applied by Argo CD, an env var set by Helm).
+// With apply, omitting a field only gives up perfexp's own claim to it; removing a field
+// another manager owns means first taking it over with force and then applying without it,
+// and restoring would leave perfexp owning the baseline's fields, so the GitOps tool's next
+// apply would conflict or share them. A strategic merge patch (merge patch for custom
+// resources, which take no strategic merge) changes exactly the touched fields, removes a
+// limit with "cpu": null and an env var with a $patch: delete directive, keeps env order with
+// $setElementOrder, and only moves ownership of the fields it changes. The resourceVersion
+// turns a concurrent change into a conflict instead of a silent overwrite.
+func (e *Environment) write(ctx context.Context, orig, modified *unstructured.Unstructured, dryRun bool) error {
+	rv := orig.GetResourceVersion()
+	base := orig.DeepCopy()
+	base.SetResourceVersion("")
+	modified.SetResourceVersion(rv)
+	origJSON, err := json.Marshal(base.Object)
+	if err != nil {
+		return err
+	}
+	modJSON, err := json.Marshal(modified.Object)
+	if err != nil {
+		return err
+	}
+	var patch client.Patch
+	if schemaObj := builtIn(orig.GroupVersionKind()); schemaObj != nil {
+		data, err := strategicpatch.CreateTwoWayMergePatch(origJSON, modJSON, schemaObj)
+		if err != nil {
+			return fmt.Errorf("computing the patch: %w", err)
+		}
+		patch = client.RawPatch(types.StrategicMergePatchType, data)
+	} else {
+		data, err := jsonpatch.CreateMergePatch(origJSON, modJSON)
+		if err != nil {
+			return fmt.Errorf("computing the patch: %w", err)
+		}
+		patch = client.RawPatch(types.MergePatchType, data)
+	}
+	opts := []client.PatchOption{client.FieldOwner(e.opts.FieldManager)}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	gvk := orig.GroupVersionKind()
+	if err := e.c.Patch(ctx, modified, patch, opts...); err != nil {
+		return err
+	}
+	modified.SetGroupVersionKind(gvk)
+	return nil
+}
+
+// envStatus returns the experiment's environment status, creating it.
+func envStatus(exp *perfexpv1alpha1.PerfExperiment) *perfexpv1alpha1.EnvironmentStatus {
+	if exp.Status.Environment == nil {
+		exp.Status.Environment = &perfexpv1alpha1.EnvironmentStatus{}
+	}
+	return exp.Status.Environment
+}
+
+func findTouched(exp *perfexpv1alpha1.PerfExperiment, ref objRef) *perfexpv1alpha1.TouchedObject {
+	if exp.Status.Environment == nil {
+		return nil
+	}
+	for i := range exp.Status.Environment.Touched {
+		if refOfTouched(&exp.Status.Environment.Touched[i]) == ref {
+			return &exp.Status.Environment.Touched[i]
+		}
+	}
+	return nil
+}
+
+// recordTouched records an object's snapshot in status, adding the entry on first use.
+func recordTouched(exp *perfexpv1alpha1.PerfExperiment, t *target, snap *Snapshot, patched bool) error {
+	enc, err := snap.encode()
+	if err != nil {
+		return err
+	}
+	env := envStatus(exp)
+	tc := findTouched(exp, t.ref)
+	if tc == nil {
+		env.Touched = append(env.Touched, perfexpv1alpha1.TouchedObject{
+			APIVersion: t.ref.APIVersion, Kind: t.ref.Kind, Namespace: t.ref.Namespace, Name: t.ref.Name,
+		})
+		tc = &env.Touched[len(env.Touched)-1]
+	}
+	tc.Snapshot = enc
+	tc.Patched = tc.Patched || patched
+	if t.ref.isWorkload() && len(tc.Containers) == 0 && patched {
+		tc.Containers = containersInForce(t.obj)
+	}
+	return nil
+}
+
+// containersInForce lists each container's requests and limits, for reporting usage as a
+// share of them.
+func containersInForce(u *unstructured.Unstructured) []perfexpv1alpha1.ContainerResources {
+	list, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	var out []perfexpv1alpha1.ContainerResources
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c corev1.Container
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+			continue
+		}
+		out = append(out, perfexpv1alpha1.ContainerResources{Name: c.Name, Requests: c.Resources.Requests, Limits: c.Resources.Limits})
+		if len(out) == 16 {
+			break
+		}
+	}
+	return out
+}
