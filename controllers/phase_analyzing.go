@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,7 +10,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/step"
 )
+
+// baselineRecheck is how often analysis looks whether a running baseline has finished.
+const baselineRecheck = 15 * time.Second
+
+func orPending(p perfexpv1alpha1.Phase) perfexpv1alpha1.Phase {
+	if p == "" {
+		return perfexpv1alpha1.PhasePending
+	}
+	return p
+}
 
 // reconcileAnalyzing reads the results of the recorded window. The environment is restored and
 // the queue released by now, so a slow or absent Prometheus only delays the report.
@@ -26,9 +38,18 @@ func (r *PerfExperimentReconciler) reconcileAnalyzing(ctx context.Context, s *sc
 			return ctrl.Result{}, err
 		}
 	}
-	res, err := r.Analyzer.Analyze(ctx, exp, baseline)
-	if !res.Done && res.Failure == nil && err == nil {
-		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForPrometheus, "waiting for %s", orSomething(res.Waiting))
+	var res step.Result
+	var err error
+	if baseline != nil && !baseline.Status.Phase.IsTerminal() {
+		// The baseline released the queue before its own analysis; compare with its results,
+		// not with nothing.
+		res = step.Wait(baselineRecheck, "the baseline %s to finish (it is %s)", baseline.Name, orPending(baseline.Status.Phase))
+		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForBaseline, "waiting for %s", res.Waiting)
+	} else {
+		res, err = r.Analyzer.Analyze(ctx, exp, baseline)
+		if !res.Done && res.Failure == nil && err == nil {
+			setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForPrometheus, "waiting for %s", orSomething(res.Waiting))
+		}
 	}
 	if res.Failure != nil {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)

@@ -78,7 +78,11 @@ func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string
 }
 
 func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
-	return queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}
+	m := queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}
+	if exp.Spec.Baseline != nil {
+		m.Baseline = exp.Spec.Baseline.Name
+	}
+	return m
 }
 
 // holderAlive reports whether the lock holder still needs the lock: it exists and has not yet

@@ -177,6 +177,46 @@ func TestQueue(t *testing.T) {
 		waitPhase(t, c, ns, "b", perfexpv1alpha1.PhaseRunning)
 	})
 
+	t.Run("an experiment waits for the baseline it names, in the queue and in analysis", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "baseline-first")
+		lab := newLab()
+		startOperator(t, env, lab)
+		mustCreate(t, c, experiment(ns, "holder", "baseline-first", 0))
+		waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+
+		// Applied together, the variant outranks its baseline, but must not run first.
+		variant := experiment(ns, "variant", "baseline-first", 10)
+		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "base"}
+		mustCreate(t, c, variant)
+		mustCreate(t, c, experiment(ns, "base", "baseline-first", 0))
+		expectPositions(t, c, ns, "holder", []string{"base", "variant"})
+
+		lab.setHoldAnalysis("base", true)
+		lab.finishLoad("holder")
+		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("base")
+		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseAnalyzing)
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("variant")
+		got := waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseAnalyzing)
+		eventually(t, 10*time.Second, "variant waits for its baseline's analysis", func() error {
+			got = get(t, c, ns, "variant")
+			if cond := condition(got, perfexpv1alpha1.ConditionAnalyzed); cond == nil || cond.Reason != perfexpv1alpha1.ReasonWaitingForBaseline {
+				return fmt.Errorf("Analyzed condition %+v", cond)
+			}
+			return nil
+		})
+		lab.setHoldAnalysis("base", false)
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseSucceeded)
+		if seen := lab.baselinePhaseSeen("variant"); seen != string(perfexpv1alpha1.PhaseSucceeded) {
+			t.Errorf("the variant was analysed against a baseline in phase %q, want Succeeded", seen)
+		}
+		if got, want := lab.order(), []string{"holder", "base", "variant"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want %v", got, want)
+		}
+	})
+
 	t.Run("the queue defaults to the target namespace", func(t *testing.T) {
 		c := env.Client
 		ns := env.Namespace(t, "default-queue")

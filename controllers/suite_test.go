@@ -101,11 +101,16 @@ type lab struct {
 	prepare  map[string]step.Result // scripted Prepare results, per experiment
 	load     map[string]step.Result // scripted Run results, per experiment (overrides finish)
 	crossed  map[string]bool        // experiments whose k6 thresholds are crossed
+	// holdAnalysis makes an experiment's analysis wait until released.
+	holdAnalysis map[string]bool
+	// baselines records the baseline's phase each experiment was analysed against.
+	baselines map[string]string
 }
 
 func newLab() *lab {
 	return &lab{restored: map[string]int{}, active: map[string]bool{}, finish: map[string]bool{},
-		prepare: map[string]step.Result{}, load: map[string]step.Result{}, crossed: map[string]bool{}}
+		prepare: map[string]step.Result{}, load: map[string]step.Result{}, crossed: map[string]bool{},
+		holdAnalysis: map[string]bool{}, baselines: map[string]string{}}
 }
 
 func (l *lab) Prepare(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
@@ -163,9 +168,29 @@ func (l *lab) Stop(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Resul
 
 func (l *lab) PlannedDuration(*perfexpv1alpha1.PerfExperiment) time.Duration { return time.Hour }
 
-func (l *lab) Analyze(_ context.Context, exp, _ *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+func (l *lab) Analyze(_ context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.holdAnalysis[exp.Name] {
+		return step.Wait(200*time.Millisecond, "the test to release the analysis"), nil
+	}
+	if baseline != nil {
+		l.baselines[exp.Name] = string(baseline.Status.Phase)
+	}
 	exp.Status.Verdict = perfexpv1alpha1.VerdictPass
 	return step.Done(), nil
+}
+
+func (l *lab) setHoldAnalysis(name string, hold bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holdAnalysis[name] = hold
+}
+
+func (l *lab) baselinePhaseSeen(name string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.baselines[name]
 }
 
 func (l *lab) finishLoad(name string) {

@@ -65,6 +65,7 @@ const (
 	ReasonScriptError           = "ScriptError"
 	ReasonThresholdsCrossed     = "ThresholdsCrossed"
 	ReasonWaitingForPrometheus  = "WaitingForPrometheus"
+	ReasonWaitingForBaseline    = "WaitingForBaseline"
 	ReasonAnalysisTimedOut      = "AnalysisTimedOut"
 	ReasonAnalyzed              = "Analyzed"
 	ReasonBaselineUnusable      = "BaselineUnusable"

@@ -30,11 +30,20 @@ type Member struct {
 	Name      string
 	Priority  int32
 	Created   time.Time
+	// Baseline names (in Namespace) the experiment this one is compared with, if any.
+	Baseline string
 }
 
 // Order sorts waiting members into the order they will run: priority (highest first), then
 // creation time (oldest first), then namespace and name, so the order is total and stable.
+// One exception: an experiment never runs before a baseline it names that waits in the same
+// queue, so a whole queue applied at once (GitOps) measures the baseline first.
 func Order(members []Member) {
+	sortByRank(members)
+	deferUntilBaseline(members)
+}
+
+func sortByRank(members []Member) {
 	sort.SliceStable(members, func(i, j int) bool {
 		a, b := members[i], members[j]
 		if a.Priority != b.Priority {
@@ -48,6 +57,46 @@ func Order(members []Member) {
 		}
 		return a.Name < b.Name
 	})
+}
+
+// deferUntilBaseline moves each member whose baseline waits behind it to just after that
+// baseline, keeping every other relative order.
+func deferUntilBaseline(members []Member) {
+	key := func(m Member) string { return m.Namespace + "/" + m.Name }
+	waiting := make(map[string]bool, len(members))
+	for _, m := range members {
+		waiting[key(m)] = true
+	}
+	out := make([]Member, 0, len(members))
+	placed := make(map[string]bool, len(members))
+	deferred := map[string][]Member{} // baseline key -> members waiting for it
+	var place func(m Member)
+	place = func(m Member) {
+		if placed[key(m)] {
+			return
+		}
+		out = append(out, m)
+		placed[key(m)] = true
+		for _, d := range deferred[key(m)] {
+			place(d)
+		}
+		delete(deferred, key(m))
+	}
+	for _, m := range members {
+		b := m.Namespace + "/" + m.Baseline
+		if m.Baseline != "" && b != key(m) && waiting[b] && !placed[b] {
+			deferred[b] = append(deferred[b], m)
+			continue
+		}
+		place(m)
+	}
+	// Baselines that form a cycle never get placed; keep their dependents in rank order.
+	for _, m := range members {
+		if !placed[key(m)] {
+			place(m)
+		}
+	}
+	copy(members, out)
 }
 
 // Position returns the 1-based place of uid among ordered members, or 0 when absent.

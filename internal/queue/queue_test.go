@@ -1,0 +1,63 @@
+package queue_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/perfexp/perfexp/internal/queue"
+)
+
+func TestOrder(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := func(name string, priority int32, age time.Duration, baseline string) queue.Member {
+		return queue.Member{UID: types.UID(name), Namespace: "perf", Name: name, Priority: priority, Created: t0.Add(-age), Baseline: baseline}
+	}
+	tests := []struct {
+		name    string
+		members []queue.Member
+		want    string
+	}{
+		{"higher priority first", []queue.Member{m("a", 0, 3*time.Hour, ""), m("b", 5, time.Hour, "")}, "b a"},
+		{"then older first", []queue.Member{m("a", 0, time.Hour, ""), m("b", 0, 2*time.Hour, "")}, "b a"},
+		{"then by name", []queue.Member{m("b", 0, time.Hour, ""), m("a", 0, time.Hour, "")}, "a b"},
+		{"negative priority last", []queue.Member{m("low", -10, 5*time.Hour, ""), m("mid", 0, time.Hour, "")}, "mid low"},
+		{"a waiting baseline runs before the experiments compared with it",
+			[]queue.Member{m("variant", 10, time.Hour, "base"), m("other", 5, time.Hour, ""), m("base", 0, time.Hour, "")}, "other base variant"},
+		{"a baseline that already ran does not hold anything back",
+			[]queue.Member{m("variant", 10, time.Hour, "done-long-ago"), m("other", 0, time.Hour, "")}, "variant other"},
+		{"chains of baselines keep their order",
+			[]queue.Member{m("c", 9, time.Hour, "b"), m("b", 8, time.Hour, "a"), m("a", 0, time.Hour, "")}, "a b c"},
+		{"a cycle of baselines still yields every member once",
+			[]queue.Member{m("x", 1, time.Hour, "y"), m("y", 0, time.Hour, "x")}, "x y"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members := slices.Clone(tt.members)
+			queue.Order(members)
+			var got []string
+			for _, mm := range members {
+				got = append(got, mm.Name)
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("order %v, want %s", got, tt.want)
+			}
+			if p := queue.Position(members, types.UID(got[len(got)-1])); p != int32(len(got)) {
+				t.Errorf("position of the last = %d, want %d", p, len(got))
+			}
+		})
+	}
+}
+
+func TestLeaseName(t *testing.T) {
+	if got := queue.LeaseName("library"); got != "perfexp-queue-library" {
+		t.Errorf("LeaseName(library) = %q", got)
+	}
+	long := strings.Repeat("q", 63)
+	if got := queue.LeaseName(long); len(got) > 63 || got == queue.LeaseName(long+"x") {
+		t.Errorf("LeaseName of a long queue = %q: want at most 63 characters and distinct per queue", got)
+	}
+}
