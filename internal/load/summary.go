@@ -54,6 +54,12 @@ func (m SummaryMetric) Value(stat string) (float64, bool) {
 	return v, true
 }
 
+func parseSummary(data []byte) (Summary, error) {
+	var s Summary
+	err := json.Unmarshal(data, &s)
+	return s, err
+}
+
 // ExtractSummary finds the JSON summary k6 wrote to its standard output in a log and returns it
 // compacted. k6 prints its text summary and the JSON (which starts with a line holding only
 // "{") in either order, and console.log lines are logfmt, so the last line that is exactly "{"
@@ -122,8 +128,8 @@ func ReadSummaries(ctx context.Context, c client.Reader, exp *perfexpv1alpha1.Pe
 		if !strings.HasSuffix(k, ".json") {
 			continue
 		}
-		var s Summary
-		if err := json.Unmarshal([]byte(v), &s); err != nil {
+		s, err := parseSummary([]byte(v))
+		if err != nil {
 			return nil, fmt.Errorf("summary %s: %w", k, err)
 		}
 		out[k] = s
