@@ -1,0 +1,256 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Input is everything the analysis needs to know about the experiment. The controller fills it
+// from the experiment's status and the cluster.
+type Input struct {
+	// Experiment and Namespace name the experiment; TargetNamespace is where the workloads run.
+	Experiment, Namespace, TargetNamespace string
+	// TestID is the testid tag of the run's k6 samples.
+	TestID string
+	// Variant describes the variant, for the report.
+	Variant string
+	// Start, WarmUpEnd (zero when there was no warm-up) and End are the recorded window.
+	Start, WarmUpEnd, End time.Time
+	// Scenarios are the declared scenario names.
+	Scenarios []string
+	// Analysis is spec.analysis.
+	Analysis perfexpv1alpha1.Analysis
+	// Workloads are the touched and observed workloads with their containers' resources.
+	Workloads []Workload
+	// Baseline is the baseline run, nil when none is set.
+	Baseline *Baseline
+	// Phases is the experiment's timeline, for the report.
+	Phases []PhaseAt
+	// EndGrace is how far past End k6 series are read. The recorded end has whole-second
+	// precision and samples carry the time of their last request, so a few may be stamped
+	// just after it; nothing of this test ID arrives later. Defaults to DefaultEndGrace.
+	EndGrace time.Duration
+}
+
+// Baseline is a baseline run as the controller found it.
+type Baseline struct {
+	// Name of the baseline experiment.
+	Name string
+	// Problem, when set, says why the baseline cannot be used (not found, not succeeded, ...).
+	Problem string
+	// TestID, Start, WarmUpEnd and End locate its samples.
+	TestID                string
+	Start, WarmUpEnd, End time.Time
+	// Scenarios are its declared scenario names.
+	Scenarios []string
+	// Result is its full result (from its report) or what its status holds.
+	Result *Result
+}
+
+// DefaultEndGrace is the default Input.EndGrace.
+const DefaultEndGrace = time.Minute
+
+// lookBefore is how far before the window's start ranges reach, so the first samples of a
+// run are always inside them. Only samples of this test ID are selected, so reaching back
+// costs nothing.
+const lookBefore = 10 * time.Minute
+
+// DefaultMaxErrorRatePercent applies when spec.analysis.maxErrorRatePercent is unset.
+const DefaultMaxErrorRatePercent = 5.0
+
+// edgeSet collects distinct evaluation times.
+type edgeSet struct {
+	times []time.Time
+	index map[int64]int
+}
+
+func (e *edgeSet) add(t time.Time) int {
+	if e.index == nil {
+		e.index = map[int64]int{}
+	}
+	k := t.UnixMilli()
+	if i, ok := e.index[k]; ok {
+		return i
+	}
+	e.times = append(e.times, time.UnixMilli(k).UTC())
+	e.index[k] = len(e.times) - 1
+	return len(e.times) - 1
+}
+
+// sortedTimes returns the edges in time order with a map from old to new index.
+func (e *edgeSet) sorted() ([]time.Time, func(int) int) {
+	order := make([]int, len(e.times))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return e.times[order[a]].Before(e.times[order[b]]) })
+	pos := make([]int, len(order))
+	out := make([]time.Time, len(order))
+	for newIdx, old := range order {
+		pos[old] = newIdx
+		out[newIdx] = e.times[old]
+	}
+	return out, func(i int) int { return pos[i] }
+}
+
+// sliceSpan is a resolved time slice.
+type sliceSpan struct {
+	spec       perfexpv1alpha1.TimeSlice
+	start, end time.Time
+	// startEdge and endEdge index the k6 edges.
+	startEdge, endEdge int
+}
+
+// Analyze reads the experiment's results from Prometheus and judges them. It returns an
+// *UnavailableError when Prometheus could not answer a query the results depend on; the
+// caller retries later.
+func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
+	if in.EndGrace <= 0 {
+		in.EndGrace = DefaultEndGrace
+	}
+	cq := &CountingQuerier{Querier: q}
+	r := &Result{
+		Experiment: in.Experiment,
+		Namespace:  in.Namespace,
+		TestID:     in.TestID,
+		Variant:    in.Variant,
+		Validity:   perfexpv1alpha1.Valid,
+		Phases:     in.Phases,
+	}
+	ms := in.Start
+	if !in.WarmUpEnd.IsZero() {
+		ms = in.WarmUpEnd
+		w := in.WarmUpEnd
+		r.Window.WarmUpEnd = &w
+	}
+	r.Window.Start, r.Window.End, r.Window.MeasuredStart = in.Start, in.End, ms
+	seconds := in.End.Sub(ms).Seconds()
+	r.Window.MeasuredSeconds = seconds
+	if seconds <= 0 {
+		r.invalid(fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
+		r.Verdict = perfexpv1alpha1.VerdictInvalid
+		return r, nil
+	}
+
+	// Edges: the measured window's start and end, and every slice's.
+	var es edgeSet
+	startIdx := es.add(ms)
+	endIdx := es.add(in.End.Add(in.EndGrace))
+	slices := resolveSlices(in.Analysis.Slices, ms, in.End)
+	for i := range slices {
+		slices[i].startEdge = es.add(slices[i].start)
+		if slices[i].end.Equal(in.End) {
+			slices[i].endEdge = endIdx
+		} else {
+			slices[i].endEdge = es.add(slices[i].end)
+		}
+	}
+	edges, pos := es.sorted()
+	startIdx, endIdx = pos(startIdx), pos(endIdx)
+	for i := range slices {
+		slices[i].startEdge, slices[i].endEdge = pos(slices[i].startEdge), pos(slices[i].endEdge)
+	}
+
+	lookFrom := in.Start.Add(-lookBefore)
+	k6, err := readK6(ctx, cq, in.TestID, lookFrom, edges)
+	if err != nil {
+		return nil, err
+	}
+	if k6.resets > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 series were reset mid-run (a restarted runner); they were read sample by sample", k6.resets))
+	}
+	var notes []string
+	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, seconds, in.Scenarios)
+	r.Notes = append(r.Notes, notes...)
+	switch {
+	case k6.hasHistograms():
+		r.LatencySource = perfexpv1alpha1.LatencyFromNativeHistogram
+	default:
+		r.LatencySource = perfexpv1alpha1.LatencyNone
+	}
+	if r.LatencySource == perfexpv1alpha1.LatencyFromNativeHistogram {
+		g := 1.0
+		for _, h := range k6.hists[endIdx] {
+			g = max(g, h.BucketGrowth())
+		}
+		r.LatencyErrorBound = num(g - 1)
+	}
+
+	for _, sl := range slices {
+		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
+		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, sl.end.Sub(sl.start).Seconds(), in.Scenarios)
+		r.Slices = append(r.Slices, sr)
+	}
+
+	r.judgeValidity(maxErrorRate(in.Analysis))
+	r.PrometheusQueries = cq.Count()
+	return r, nil
+}
+
+func maxErrorRate(a perfexpv1alpha1.Analysis) float64 {
+	if a.MaxErrorRatePercent == nil {
+		return DefaultMaxErrorRatePercent
+	}
+	return a.MaxErrorRatePercent.AsApproximateFloat64()
+}
+
+func (r *Result) invalid(reason string) {
+	r.Validity = perfexpv1alpha1.Invalid
+	r.InvalidReasons = append(r.InvalidReasons, reason)
+}
+
+// judgeValidity marks scenarios without data or over the error-rate limit invalid: fast errors
+// are not fast responses, and a missing scenario is not a fast one.
+func (r *Result) judgeValidity(maxErrPercent float64) {
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		var why string
+		switch {
+		case s.RequestStats.Requests == nil:
+			why = fmt.Sprintf("scenario %s: no k6 samples with testid=%s reached Prometheus", s.Name, r.TestID)
+		case *s.RequestStats.Requests == 0:
+			why = fmt.Sprintf("scenario %s: no requests in the measured window", s.Name)
+		case s.ErrorPercent != nil && *s.ErrorPercent > maxErrPercent:
+			why = fmt.Sprintf("scenario %s: %.2f%% of requests failed (%d of %d), above the maximum of %g%%",
+				s.Name, *s.ErrorPercent, *s.Errors, *s.RequestStats.Requests, maxErrPercent)
+		}
+		if why != "" {
+			s.Validity = perfexpv1alpha1.Invalid
+			s.InvalidReason = why
+			r.invalid(why)
+		}
+	}
+}
+
+// resolveSlices turns slice specs into times within [ms, end], clamped.
+func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []sliceSpan {
+	var out []sliceSpan
+	for _, s := range specs {
+		from, to := ms, end
+		if s.Last != nil {
+			from = end.Add(-s.Last.Duration)
+		} else {
+			if s.From != nil {
+				from = ms.Add(s.From.Duration)
+			}
+			if s.To != nil {
+				to = ms.Add(s.To.Duration)
+			}
+		}
+		if from.Before(ms) {
+			from = ms
+		}
+		if to.After(end) {
+			to = end
+		}
+		if !to.After(from) {
+			to = from
+		}
+		out = append(out, sliceSpan{spec: s, start: from, end: to})
+	}
+	return out
+}

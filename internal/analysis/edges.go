@@ -1,0 +1,214 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Reading cumulative series at the edges of a window.
+//
+// A cumulative series (a counter or a native histogram) holds, at time t, everything observed up
+// to t. What happened between two edges a < b is value(b) - value(a), where value(t) is the
+// series' last sample at or before t (none: 0). Three facts of k6's remote-write output and of
+// Prometheus shape how value(t) is read:
+//
+//  1. k6 sends a series only when it got new samples, so its last sample may lie long before t.
+//     An instant query sees only 5 minutes back (the lookback delta). For floats,
+//     max_over_time over a range reaching back before the run gives the last value exactly
+//     (counters only grow). For native histograms Prometheus 2.42 has no such function
+//     (last_over_time returns a float 0 for them), so the histogram's last sample is found
+//     with a subquery: at every 4-minute step, `x offset 4m unless x` yields the series whose
+//     samples stopped for at least the lookback, with their last value. Together with an
+//     instant query of `x or x offset 4m` at t, every series' last sample before t is among the
+//     candidates, and because the histogram only grows, the candidate with the largest count is
+//     the last one. This needs a lookback delta of at least 4 minutes (the default is 5).
+//  2. A restarted runner starts its counters again from zero (a counter reset). resets() finds
+//     such series; they are then read sample by sample and their value at t is the sum of the
+//     peaks before each reset plus the last value.
+//  3. Every query is evaluated at fixed timestamps: the window's edges.
+
+// subqueryStep must stay below Prometheus' lookback delta (5 minutes by default).
+const subqueryStep = 4 * time.Minute
+
+// seriesKey identifies a series without its metric name.
+func seriesKey(m model.Metric) string {
+	c := m.Clone()
+	delete(c, model.MetricNameLabel)
+	return c.String()
+}
+
+func withoutName(m model.Metric) model.Metric {
+	c := m.Clone()
+	delete(c, model.MetricNameLabel)
+	return c
+}
+
+// floatsAt reads a counter's value per series at each edge: max_over_time over a range that
+// starts at from. One query per edge.
+func floatsAt(ctx context.Context, q Querier, selector string, from time.Time, edges []time.Time, labels map[string]model.Metric) ([]map[string]float64, error) {
+	out := make([]map[string]float64, len(edges))
+	for i, t := range edges {
+		query := fmt.Sprintf("max_over_time(%s[%s])", selector, promDuration(t.Sub(from)))
+		vec, err := vector(ctx, q, query, t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = map[string]float64{}
+		for _, s := range vec {
+			if s.Histogram != nil || !finite(float64(s.Value)) {
+				continue
+			}
+			k := seriesKey(s.Metric)
+			labels[k] = withoutName(s.Metric)
+			out[i][k] = float64(s.Value)
+		}
+	}
+	return out, nil
+}
+
+// histogramsAt reads a native histogram per series at each edge (see the comment at the top).
+// Two queries per edge.
+func histogramsAt(ctx context.Context, q Querier, selector string, from time.Time, edges []time.Time, labels map[string]model.Metric) ([]map[string]*Histogram, error) {
+	out := make([]map[string]*Histogram, len(edges))
+	off := promDuration(subqueryStep)
+	for i, t := range edges {
+		best := map[string]*Histogram{}
+		consider := func(m model.Metric, h *model.SampleHistogram) {
+			if h == nil {
+				return
+			}
+			k := seriesKey(m)
+			labels[k] = withoutName(m)
+			if cur, ok := best[k]; !ok || float64(h.Count) > cur.Count {
+				best[k] = histogramFromModel(h)
+			}
+		}
+		recent := fmt.Sprintf("%s or %s offset %s", selector, selector, off)
+		vec, err := vector(ctx, q, recent, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range vec {
+			consider(s.Metric, s.Histogram)
+		}
+		rng := t.Sub(from) + subqueryStep
+		stopped := fmt.Sprintf("(%s offset %s unless %s)[%s:%s]", selector, off, selector, promDuration(rng), off)
+		m, err := matrix(ctx, q, stopped, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, ss := range m {
+			for _, p := range ss.Histograms {
+				consider(ss.Metric, p.Histogram)
+			}
+		}
+		out[i] = best
+	}
+	return out, nil
+}
+
+// rawSeries is one series' samples, read in full because its counter was reset.
+type rawSeries struct {
+	name   string
+	floats []model.SamplePair
+	hists  []model.SampleHistogramPair
+}
+
+// readResets finds the series of the selected metrics whose counters were reset between from
+// and until, and reads their samples. The matchers narrow the read to the scenarios and
+// request names involved; the exact series are picked here.
+func readResets(ctx context.Context, q Querier, resetSelector, rawMetrics, testIDMatcher string, from, until time.Time) (map[string]map[string]*rawSeries, error) {
+	rng := promDuration(until.Sub(from))
+	vec, err := vector(ctx, q, fmt.Sprintf("resets(%s[%s]) > 0", resetSelector, rng), until)
+	if err != nil {
+		return nil, err
+	}
+	if len(vec) == 0 {
+		return nil, nil
+	}
+	narrow := map[model.LabelName]map[string]bool{}
+	reset := map[string]bool{}
+	for _, s := range vec {
+		k := seriesKey(s.Metric)
+		reset[k] = true
+		for _, ln := range []model.LabelName{"scenario", "name"} {
+			if narrow[ln] == nil {
+				narrow[ln] = map[string]bool{}
+			}
+			narrow[ln][string(s.Metric[ln])] = true
+		}
+	}
+	matchers := []string{fmt.Sprintf("__name__=~%s", quote(rawMetrics)), testIDMatcher}
+	for _, ln := range []model.LabelName{"scenario", "name"} {
+		var vs []string
+		for v := range narrow[ln] {
+			vs = append(vs, v)
+		}
+		sort.Strings(vs)
+		// An empty alternative also matches series without the label (iterations have no name).
+		matchers = append(matchers, fmt.Sprintf("%s=~%s", ln, quote(anyOf(vs))))
+	}
+	raw, err := matrix(ctx, q, fmt.Sprintf("{%s}[%s]", strings.Join(matchers, ","), rng), until)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]*rawSeries{}
+	for _, ss := range raw {
+		k := seriesKey(ss.Metric)
+		if !reset[k] {
+			continue
+		}
+		name := string(ss.Metric[model.MetricNameLabel])
+		if out[name] == nil {
+			out[name] = map[string]*rawSeries{}
+		}
+		out[name][k] = &rawSeries{name: name, floats: ss.Values, hists: ss.Histograms}
+	}
+	return out, nil
+}
+
+// floatAt is a reset counter's value at t: the peaks before each reset plus the last value.
+func (r *rawSeries) floatAt(t time.Time) (float64, bool) {
+	var acc, last float64
+	seen := false
+	for _, p := range r.floats {
+		if p.Timestamp.Time().After(t) {
+			break
+		}
+		v := float64(p.Value)
+		if !finite(v) {
+			continue
+		}
+		if seen && v < last {
+			acc += last
+		}
+		last, seen = v, true
+	}
+	return acc + last, seen
+}
+
+// histogramAt is a reset histogram's value at t, as floatAt.
+func (r *rawSeries) histogramAt(t time.Time) (*Histogram, bool) {
+	acc := NewHistogram()
+	var last *Histogram
+	for _, p := range r.hists {
+		if p.Timestamp.Time().After(t) {
+			break
+		}
+		h := histogramFromModel(p.Histogram)
+		if last != nil && h.Count < last.Count {
+			acc.Add(last)
+		}
+		last = h
+	}
+	if last == nil {
+		return nil, false
+	}
+	acc.Add(last)
+	return acc, true
+}

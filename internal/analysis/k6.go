@@ -1,0 +1,284 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// k6 metric names as k6's experimental-prometheus-rw output writes them: counters get _total,
+// trends written as native histograms (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true) get
+// their base unit (seconds), trend stats are gauges named after the stat (p95, avg, max, ...)
+// in seconds without a unit suffix.
+const (
+	metricRequests   = "k6_http_reqs_total"
+	metricIterations = "k6_iterations_total"
+	metricDuration   = "k6_http_req_duration_seconds"
+	trendStatPrefix  = "k6_http_req_duration_"
+)
+
+// k6 tags perfexp reads. expected_response is one of k6's default system tags; a request whose
+// response was not expected (by default any status outside 200-399) is what http_req_failed
+// counts, so errors are the requests tagged expected_response="false".
+const (
+	tagScenario         = "scenario"
+	tagName             = "name"
+	tagExpectedResponse = "expected_response"
+)
+
+// k6Data holds every k6 series of a run, read at each edge.
+type k6Data struct {
+	labels     map[string]model.Metric
+	iterLabels map[string]model.Metric
+	reqs       []map[string]float64
+	iters      []map[string]float64
+	hists      []map[string]*Histogram
+	resets     int
+}
+
+func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges []time.Time) (*k6Data, error) {
+	tid := "testid=" + quote(testID)
+	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}}
+	var err error
+	if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
+		return nil, err
+	}
+	if d.iters, err = floatsAt(ctx, q, metricIterations+"{"+tid+"}", from, edges, d.iterLabels); err != nil {
+		return nil, err
+	}
+	if d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, d.labels); err != nil {
+		return nil, err
+	}
+	last := edges[len(edges)-1]
+	resetSel := fmt.Sprintf("{__name__=~%s,%s}", quote(metricRequests+"|"+metricIterations), tid)
+	raw, err := readResets(ctx, q, resetSel, metricRequests+"|"+metricIterations+"|"+metricDuration, tid, from, last)
+	if err != nil {
+		return nil, err
+	}
+	// Reset series are recomputed from their samples; the histogram twin of a reset request
+	// counter (same labels) was reset with it, since one runner writes both.
+	for name, series := range raw {
+		for k, rs := range series {
+			d.resets++
+			for i, t := range edges {
+				switch name {
+				case metricRequests:
+					if v, ok := rs.floatAt(t); ok {
+						d.reqs[i][k] = v
+					} else {
+						delete(d.reqs[i], k)
+					}
+				case metricIterations:
+					if v, ok := rs.floatAt(t); ok {
+						d.iters[i][k] = v
+					} else {
+						delete(d.iters[i], k)
+					}
+				case metricDuration:
+					if h, ok := rs.histogramAt(t); ok {
+						d.hists[i][k] = h
+					} else {
+						delete(d.hists[i], k)
+					}
+				}
+			}
+		}
+	}
+	return d, nil
+}
+
+// hasHistograms reports whether any latency histogram was found.
+func (d *k6Data) hasHistograms() bool {
+	for _, m := range d.hists {
+		if len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type groupKey struct{ scenario, name string }
+
+// agg accumulates the series of one group between two edges.
+type agg struct {
+	reqs, errs  float64
+	series      int
+	errLabelled bool
+	hist        *Histogram
+	iters       float64
+	iterSeries  int
+}
+
+// groupBy maps a series to its group; ok is false for series outside every group.
+type groupBy func(m model.Metric) (groupKey, bool)
+
+func byScenario(declared map[string]bool) groupBy {
+	return func(m model.Metric) (groupKey, bool) {
+		s := string(m[tagScenario])
+		return groupKey{scenario: s}, declared[s]
+	}
+}
+
+func byRequest(declared map[string]bool) groupBy {
+	return func(m model.Metric) (groupKey, bool) {
+		s := string(m[tagScenario])
+		return groupKey{scenario: s, name: string(m[tagName])}, declared[s]
+	}
+}
+
+func allTogether(declared map[string]bool) groupBy {
+	return func(m model.Metric) (groupKey, bool) {
+		return groupKey{}, declared[string(m[tagScenario])]
+	}
+}
+
+// between aggregates what happened between edges a and b.
+func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*agg {
+	out := map[groupKey]*agg{}
+	get := func(g groupKey) *agg {
+		if out[g] == nil {
+			out[g] = &agg{}
+		}
+		return out[g]
+	}
+	for k, vb := range d.reqs[b] {
+		m := d.labels[k]
+		g, ok := by(m)
+		if !ok {
+			continue
+		}
+		delta := vb - d.reqs[a][k]
+		ag := get(g)
+		ag.series++
+		ag.reqs += delta
+		if er, ok := m[tagExpectedResponse]; ok {
+			ag.errLabelled = true
+			if er == "false" {
+				ag.errs += delta
+			}
+		}
+	}
+	for k, hb := range d.hists[b] {
+		g, ok := by(d.labels[k])
+		if !ok {
+			continue
+		}
+		h := hb.Clone()
+		h.Sub(d.hists[a][k])
+		ag := get(g)
+		if ag.hist == nil {
+			ag.hist = NewHistogram()
+		}
+		ag.hist.Add(h)
+	}
+	for k, vb := range d.iters[b] {
+		if !iterations {
+			break
+		}
+		m := d.iterLabels[k]
+		g, ok := by(m)
+		if !ok {
+			continue
+		}
+		ag := get(g)
+		ag.iters += vb - d.iters[a][k]
+		ag.iterSeries++
+	}
+	return out
+}
+
+// stats turns an aggregate into request statistics over a window of the given length.
+func (a *agg) stats(seconds float64) RequestStats {
+	var s RequestStats
+	if a == nil {
+		return s
+	}
+	if a.series > 0 {
+		n := int64(math.Round(a.reqs))
+		s.Requests = count(n)
+		if seconds > 0 {
+			s.Rate = num(a.reqs / seconds)
+		}
+		if a.errLabelled {
+			s.Errors = count(int64(math.Round(a.errs)))
+			if n > 0 {
+				s.ErrorPercent = num(100 * a.errs / a.reqs)
+			}
+		}
+	}
+	if a.hist != nil && a.hist.Count > 0 {
+		if m, ok := a.hist.Mean(); ok {
+			s.Avg = num(m * 1000)
+		}
+		for _, p := range []struct {
+			q   float64
+			dst **float64
+		}{{0.5, &s.P50}, {0.75, &s.P75}, {0.9, &s.P90}, {0.95, &s.P95}, {0.99, &s.P99}} {
+			if v, ok := a.hist.Quantile(p.q); ok {
+				*p.dst = num(v * 1000)
+			}
+		}
+		if v, ok := a.hist.MaxBound(); ok {
+			s.Max = num(v * 1000)
+		}
+	}
+	return s
+}
+
+// k6Window computes scenario, request and total results between edges a and b.
+func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
+	declared := map[string]bool{}
+	for _, s := range scenarios {
+		declared[s] = true
+	}
+	var notes []string
+	total := d.between(a, b, allTogether(declared), true)[groupKey{}]
+	perScenario := d.between(a, b, byScenario(declared), true)
+	perRequest := d.between(a, b, byRequest(declared), false)
+	out := make([]ScenarioResult, 0, len(scenarios))
+	for _, name := range scenarios {
+		ag := perScenario[groupKey{scenario: name}]
+		sr := ScenarioResult{Name: name, RequestStats: ag.stats(seconds), Validity: perfexpv1alpha1.Valid}
+		if ag != nil && ag.iterSeries > 0 {
+			sr.Iterations = count(int64(math.Round(ag.iters)))
+		}
+		if ag != nil && ag.hist != nil && ag.series > 0 && math.Round(ag.hist.Count) != math.Round(ag.reqs) {
+			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram holds %.0f observations for %.0f requests; percentiles cover only those", name, ag.hist.Count, ag.reqs))
+		}
+		if ag != nil && ag.hist != nil && !ag.hist.consistent() {
+			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram decreased; a counter reset went unnoticed", name))
+		}
+		for g, ra := range perRequest {
+			if g.scenario != name {
+				continue
+			}
+			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(seconds)})
+		}
+		sortRequests(sr.Requests)
+		out = append(out, sr)
+	}
+	return total.stats(seconds), out, notes
+}
+
+// sortRequests orders request names by count, highest first, then by name.
+func sortRequests(rs []RequestResult) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		ci, cj := int64(-1), int64(-1)
+		if rs[i].Requests != nil {
+			ci = *rs[i].Requests
+		}
+		if rs[j].Requests != nil {
+			cj = *rs[j].Requests
+		}
+		if ci != cj {
+			return ci > cj
+		}
+		return rs[i].Name < rs[j].Name
+	})
+}

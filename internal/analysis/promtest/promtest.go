@@ -1,0 +1,352 @@
+// Package promtest starts a real Prometheus (the Debian package's binary) for tests, writes
+// crafted series to it through the remote-write protocol, and runs real k6 against it. Tests
+// that need it skip when no prometheus binary is installed.
+package promtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	prompb "buf.build/gen/go/prometheus/prometheus/protocolbuffers/go"
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+)
+
+// Server is a running Prometheus with remote-write receiving and native histograms.
+type Server struct {
+	// URL is the base URL of the HTTP API.
+	URL string
+	// WriteURL is the remote-write endpoint.
+	WriteURL string
+}
+
+// Binary finds the prometheus binary: $PROMETHEUS, else the one on PATH.
+func Binary() (string, error) {
+	if p := os.Getenv("PROMETHEUS"); p != "" {
+		return p, nil
+	}
+	return exec.LookPath("prometheus")
+}
+
+// Start starts Prometheus on a free loopback port with its data in a temporary directory and
+// stops it when the test ends. Each test gets its own server: the TSDB accepts samples only in
+// time order within an hour of the newest, so tests that write history must not share one.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Skipf("no prometheus binary (install the Debian package or set $PROMETHEUS): %v", err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	// No scrape jobs: every series the tests need arrives through remote write, with the
+	// timestamps the test chooses.
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\nscrape_configs: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin,
+		"--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--web.enable-remote-write-receiver",
+		"--enable-feature=native-histograms",
+		"--log.level=warn",
+	)
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting prometheus: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = logf.Close()
+	})
+	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.URL + "/-/ready")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		select {
+		case <-done:
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("prometheus exited: %s", log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus did not become ready at %s", s.URL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// API returns a client_golang API client for the server.
+func (s *Server) API(t testing.TB) promv1.API {
+	t.Helper()
+	c, err := api.NewClient(api.Config{Address: s.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return promv1.NewAPI(c)
+}
+
+// Float is one float sample.
+type Float struct {
+	T time.Time
+	V float64
+}
+
+// HistogramSample is one native-histogram sample.
+type HistogramSample struct {
+	T time.Time
+	H *prompb.Histogram
+}
+
+// Series is a crafted series: labels (including __name__) and its samples in time order.
+type Series struct {
+	Labels     map[string]string
+	Floats     []Float
+	Histograms []HistogramSample
+}
+
+// Write sends series through remote write, in batches of at most batch samples, in time order
+// across all series (Prometheus refuses samples older than an hour before the newest one).
+func (s *Server) Write(t testing.TB, series []Series) {
+	t.Helper()
+	type item struct {
+		t  int64
+		ts *prompb.TimeSeries
+	}
+	var items []item
+	for _, sr := range series {
+		labels := make([]*prompb.Label, 0, len(sr.Labels))
+		for k, v := range sr.Labels {
+			labels = append(labels, &prompb.Label{Name: k, Value: v})
+		}
+		sort.Slice(labels, func(i, j int) bool { return labels[i].Name < labels[j].Name })
+		for _, f := range sr.Floats {
+			items = append(items, item{f.T.UnixMilli(), &prompb.TimeSeries{Labels: labels, Samples: []*prompb.Sample{{Value: f.V, Timestamp: f.T.UnixMilli()}}}})
+		}
+		for _, h := range sr.Histograms {
+			hp := proto.Clone(h.H).(*prompb.Histogram)
+			hp.Timestamp = h.T.UnixMilli()
+			items = append(items, item{h.T.UnixMilli(), &prompb.TimeSeries{Labels: labels, Histograms: []*prompb.Histogram{hp}}})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].t < items[j].t })
+	const batch = 5000
+	for i := 0; i < len(items); i += batch {
+		j := min(i+batch, len(items))
+		req := &prompb.WriteRequest{}
+		for _, it := range items[i:j] {
+			req.Timeseries = append(req.Timeseries, it.ts)
+		}
+		s.post(t, req)
+	}
+}
+
+func (s *Server) post(t testing.TB, req *prompb.WriteRequest) {
+	t.Helper()
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hreq, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.WriteURL, bytes.NewReader(snappy.Encode(nil, b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hreq.Header.Set("Content-Encoding", "snappy")
+	hreq.Header.Set("Content-Type", "application/x-protobuf")
+	hreq.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatalf("remote write: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("remote write refused (%s): %s", resp.Status, body)
+	}
+}
+
+// NativeHistogram builds cumulative native histograms exactly as k6's remote-write output does:
+// a client_golang histogram with a bucket factor of 1.1 (schema 3), snapshotted after each
+// batch of observations.
+type NativeHistogram struct {
+	h prometheus.Histogram
+}
+
+// NewNativeHistogram returns an empty histogram with k6's settings.
+func NewNativeHistogram() *NativeHistogram {
+	return &NativeHistogram{h: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:                        "crafted",
+		NativeHistogramBucketFactor: 1.1,
+	})}
+}
+
+// Observe adds observations, in seconds.
+func (n *NativeHistogram) Observe(vs ...float64) {
+	for _, v := range vs {
+		n.h.Observe(v)
+	}
+}
+
+// Snapshot is the histogram's current cumulative state in remote-write form.
+func (n *NativeHistogram) Snapshot() *prompb.Histogram {
+	m := &dto.Metric{}
+	if err := n.h.Write(m); err != nil {
+		panic(err)
+	}
+	hm := m.GetHistogram()
+	spans := func(s []*dto.BucketSpan) []*prompb.BucketSpan {
+		out := make([]*prompb.BucketSpan, len(s))
+		for i := range s {
+			out[i] = &prompb.BucketSpan{Offset: s[i].GetOffset(), Length: s[i].GetLength()}
+		}
+		return out
+	}
+	return &prompb.Histogram{
+		Count:          &prompb.Histogram_CountInt{CountInt: hm.GetSampleCount()},
+		Sum:            hm.GetSampleSum(),
+		Schema:         hm.GetSchema(),
+		ZeroThreshold:  hm.GetZeroThreshold(),
+		ZeroCount:      &prompb.Histogram_ZeroCountInt{ZeroCountInt: hm.GetZeroCount()},
+		NegativeSpans:  spans(hm.GetNegativeSpan()),
+		NegativeDeltas: hm.GetNegativeDelta(),
+		PositiveSpans:  spans(hm.GetPositiveSpan()),
+		PositiveDeltas: hm.GetPositiveDelta(),
+	}
+}
+
+// Root is the module's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// K6Binary finds k6: $K6, else bin/k6 (built by hack/k6.sh).
+func K6Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("K6"); p != "" {
+		return p
+	}
+	p := filepath.Join(Root(), "bin", "k6")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("no k6 binary at %s: run hack/k6.sh", p)
+	}
+	return p
+}
+
+// K6Run is one k6 process of a (possibly distributed) run.
+type K6Run struct {
+	// Script is the k6 script's source.
+	Script string
+	// TestID is the testid tag; Tags are more tags (e.g. a runner index).
+	TestID string
+	Tags   map[string]string
+	// Segment and Sequence split the load between runners (k6 execution segments).
+	Segment, Sequence string
+	// Env is passed to the script.
+	Env map[string]string
+}
+
+// RunK6 runs k6 with the experimental-prometheus-rw output writing native histograms to the
+// server and returns the parsed --summary-export JSON.
+func (s *Server) RunK6(t testing.TB, r K6Run) []byte {
+	t.Helper()
+	bin := K6Binary(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.js")
+	if err := os.WriteFile(script, []byte(r.Script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(dir, "summary.json")
+	args := []string{"run", "--quiet", "--no-usage-report", "--summary-export", summary,
+		"--summary-trend-stats", "avg,min,max,p(50),p(75),p(90),p(95),p(99)",
+		"-o", "experimental-prometheus-rw", "--tag", "testid=" + r.TestID}
+	keys := make([]string, 0, len(r.Tags))
+	for k := range r.Tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--tag", k+"="+r.Tags[k])
+	}
+	if r.Segment != "" {
+		args = append(args, "--execution-segment", r.Segment, "--execution-segment-sequence", r.Sequence)
+	}
+	envKeys := make([]string, 0, len(r.Env))
+	for k := range r.Env {
+		envKeys = append(envKeys, k)
+	}
+	sort.Strings(envKeys)
+	for _, k := range envKeys {
+		args = append(args, "-e", k+"="+r.Env[k])
+	}
+	args = append(args, script)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(),
+		"K6_PROMETHEUS_RW_SERVER_URL="+s.WriteURL,
+		"K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true",
+		"K6_PROMETHEUS_RW_PUSH_INTERVAL=1s",
+		"K6_NO_COLOR=true",
+	)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("k6 %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out.String())
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatalf("reading the k6 summary: %v\n%s", err, out.String())
+	}
+	return b
+}
+
+// String renders a server for logs.
+func (s *Server) String() string { return fmt.Sprintf("prometheus at %s", s.URL) }

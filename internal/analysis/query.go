@@ -1,0 +1,130 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Querier is the part of client_golang's promv1.API that analysis uses.
+type Querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
+	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
+}
+
+// CountingQuerier counts the queries it passes on, for benchmarks and for the report.
+type CountingQuerier struct {
+	Querier
+	n atomic.Int64
+}
+
+// Query counts and forwards an instant query.
+func (c *CountingQuerier) Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
+	c.n.Add(1)
+	return c.Querier.Query(ctx, query, ts, opts...)
+}
+
+// QueryRange counts and forwards a range query.
+func (c *CountingQuerier) QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
+	c.n.Add(1)
+	return c.Querier.QueryRange(ctx, query, r, opts...)
+}
+
+// Count is the number of queries made so far.
+func (c *CountingQuerier) Count() int { return int(c.n.Load()) }
+
+// UnavailableError means Prometheus could not answer (unreachable, overloaded, timed out). The
+// caller retries later; the data is still there.
+type UnavailableError struct {
+	Query string
+	Err   error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("Prometheus did not answer %q: %v", shorten(e.Query, 120), e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// QueryError means Prometheus refused a query (bad PromQL, wrong types): retrying cannot help.
+type QueryError struct {
+	Query string
+	Err   error
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("query %q failed: %v", shorten(e.Query, 120), e.Err)
+}
+
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// classify sorts a client error into one the caller may retry and one it may not.
+func classify(query string, err error) error {
+	var apiErr *promv1.Error
+	if errors.As(err, &apiErr) {
+		switch apiErr.Type {
+		case promv1.ErrBadData, promv1.ErrExec, promv1.ErrBadResponse:
+			return &QueryError{Query: query, Err: err}
+		}
+	}
+	return &UnavailableError{Query: query, Err: err}
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// queryTimeout bounds one query; a slower Prometheus is treated as unavailable and retried.
+const queryTimeout = 2 * time.Minute
+
+func instant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
+	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout))
+	if err != nil {
+		return nil, classify(query, err)
+	}
+	return v, nil
+}
+
+func vector(ctx context.Context, q Querier, query string, ts time.Time) (model.Vector, error) {
+	v, err := instant(ctx, q, query, ts)
+	if err != nil {
+		return nil, err
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, &QueryError{Query: query, Err: fmt.Errorf("expected a vector, got %s", v.Type())}
+	}
+	return vec, nil
+}
+
+func matrix(ctx context.Context, q Querier, query string, ts time.Time) (model.Matrix, error) {
+	v, err := instant(ctx, q, query, ts)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, &QueryError{Query: query, Err: fmt.Errorf("expected a matrix, got %s", v.Type())}
+	}
+	return m, nil
+}
+
+func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (model.Matrix, error) {
+	v, _, err := q.QueryRange(ctx, query, r, promv1.WithTimeout(queryTimeout))
+	if err != nil {
+		return nil, classify(query, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, &QueryError{Query: query, Err: fmt.Errorf("expected a matrix, got %s", v.Type())}
+	}
+	return m, nil
+}

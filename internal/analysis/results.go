@@ -1,0 +1,246 @@
+package analysis
+
+import (
+	"math"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Result is everything an analysis found. It is what the report's results.json holds. A nil
+// pointer means no data: absent data is never reported as zero.
+type Result struct {
+	// Experiment and Namespace name the experiment.
+	Experiment string `json:"experiment"`
+	Namespace  string `json:"namespace"`
+	// TestID is the testid tag of the run's k6 samples.
+	TestID string `json:"testID"`
+	// Variant describes what the run changed, for the report.
+	Variant string `json:"variant,omitempty"`
+	// Window is the measured window.
+	Window WindowInfo `json:"window"`
+	// Validity says whether the results can be trusted; InvalidReasons say why not.
+	Validity       perfexpv1alpha1.Validity `json:"validity"`
+	InvalidReasons []string                 `json:"invalidReasons,omitempty"`
+	// Notes are caveats a reader should know (a fallback used, a cross-check that differed).
+	Notes []string `json:"notes,omitempty"`
+	// LatencySource says where percentiles came from.
+	LatencySource perfexpv1alpha1.LatencySource `json:"latencySource"`
+	// LatencyErrorBound is the largest relative error of a percentile or of max (0.0905 is
+	// 9.05%), from the width of the native histogram's buckets.
+	LatencyErrorBound *float64 `json:"latencyErrorBound,omitempty"`
+	// Total is all scenarios together.
+	Total RequestStats `json:"total"`
+	// Scenarios holds each declared scenario, with every request name.
+	Scenarios []ScenarioResult `json:"scenarios"`
+	// Workloads holds CPU and memory per touched or observed workload.
+	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	// Queries holds the custom queries' results.
+	Queries []QueryResult `json:"queries,omitempty"`
+	// Slices holds results per time slice.
+	Slices []SliceResult `json:"slices,omitempty"`
+	// Comparison compares the run with its baseline.
+	Comparison *Comparison `json:"comparison,omitempty"`
+	// Objectives holds each objective's outcome.
+	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+	// Verdict is the overall judgement.
+	Verdict perfexpv1alpha1.Verdict `json:"verdict"`
+	// Queries made to Prometheus for this analysis.
+	PrometheusQueries int `json:"prometheusQueries"`
+	// Phases is the experiment's timeline.
+	Phases []PhaseAt `json:"phases,omitempty"`
+}
+
+// PhaseAt is when the experiment entered a phase.
+type PhaseAt struct {
+	Phase string    `json:"phase"`
+	Time  time.Time `json:"time"`
+}
+
+// WindowInfo is the measured window.
+type WindowInfo struct {
+	Start     time.Time  `json:"start"`
+	WarmUpEnd *time.Time `json:"warmUpEnd,omitempty"`
+	End       time.Time  `json:"end"`
+	// MeasuredStart is where results begin: the warm-up's end, or the start.
+	MeasuredStart time.Time `json:"measuredStart"`
+	// MeasuredSeconds is the length of the measured window.
+	MeasuredSeconds float64 `json:"measuredSeconds"`
+}
+
+// RequestStats are request statistics; latencies in milliseconds.
+type RequestStats struct {
+	Requests     *int64   `json:"requests,omitempty"`
+	Errors       *int64   `json:"errors,omitempty"`
+	Rate         *float64 `json:"rate,omitempty"`
+	ErrorPercent *float64 `json:"errorPercent,omitempty"`
+	Avg          *float64 `json:"avg,omitempty"`
+	P50          *float64 `json:"p50,omitempty"`
+	P75          *float64 `json:"p75,omitempty"`
+	P90          *float64 `json:"p90,omitempty"`
+	P95          *float64 `json:"p95,omitempty"`
+	P99          *float64 `json:"p99,omitempty"`
+	// Max is an upper bound: the top of the highest non-empty histogram bucket (or k6's own
+	// max with trend stats).
+	Max *float64 `json:"max,omitempty"`
+}
+
+// ScenarioResult is one scenario's result.
+type ScenarioResult struct {
+	Name          string                   `json:"name"`
+	Validity      perfexpv1alpha1.Validity `json:"validity"`
+	InvalidReason string                   `json:"invalidReason,omitempty"`
+	RequestStats
+	Iterations *int64          `json:"iterations,omitempty"`
+	Requests   []RequestResult `json:"requestNames,omitempty"`
+}
+
+// RequestResult is one request name's result.
+type RequestResult struct {
+	Name string `json:"name"`
+	RequestStats
+}
+
+// SliceResult is the result of one time slice.
+type SliceResult struct {
+	Name      string           `json:"name"`
+	Start     time.Time        `json:"start"`
+	End       time.Time        `json:"end"`
+	Total     RequestStats     `json:"total"`
+	Scenarios []ScenarioResult `json:"scenarios"`
+	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	Queries   []QueryResult    `json:"queries,omitempty"`
+}
+
+// The leak verdicts.
+const (
+	LeakNone           = "None"
+	LeakSuspected      = "Suspected"
+	LeakWindowTooShort = "WindowTooShort"
+)
+
+// WorkloadResult is the resource use of one workload.
+type WorkloadResult struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Touched is true for workloads the variant changed, false for observed ones.
+	Touched bool `json:"touched"`
+	// Pods is the number of distinct pods seen in the window.
+	Pods int `json:"pods"`
+	// CPU in cores, summed over pods: the mean and the highest of the per-step rates.
+	CPUAvg *float64 `json:"cpuAvg,omitempty"`
+	CPUMax *float64 `json:"cpuMax,omitempty"`
+	// CPURequest and CPULimit are the totals in force (cores, averaged over the window's pods).
+	CPURequest *float64 `json:"cpuRequest,omitempty"`
+	CPULimit   *float64 `json:"cpuLimit,omitempty"`
+	// CPUPercentOfRequest and CPUPercentOfLimit are CPUAvg as a share of them; a note says
+	// "no request"/"no limit" when a container lacks one.
+	CPUPercentOfRequest *float64 `json:"cpuPercentOfRequest,omitempty"`
+	CPURequestNote      string   `json:"cpuRequestNote,omitempty"`
+	CPUPercentOfLimit   *float64 `json:"cpuPercentOfLimit,omitempty"`
+	CPULimitNote        string   `json:"cpuLimitNote,omitempty"`
+	// CPUThrottledPercent is throttled CFS periods as a share of all periods.
+	CPUThrottledPercent *float64 `json:"cpuThrottledPercent,omitempty"`
+	// Memory working set in bytes, summed over pods.
+	MemoryAvg            *float64 `json:"memoryAvg,omitempty"`
+	MemoryMax            *float64 `json:"memoryMax,omitempty"`
+	MemoryLimit          *float64 `json:"memoryLimit,omitempty"`
+	MemoryPercentOfLimit *float64 `json:"memoryPercentOfLimit,omitempty"`
+	MemoryLimitNote      string   `json:"memoryLimitNote,omitempty"`
+	// MemoryGrowthPerHour is the least-squares slope of the working set, bytes per hour, and
+	// MemoryGrowthR2 how well a line fits it.
+	MemoryGrowthPerHour *float64 `json:"memoryGrowthPerHour,omitempty"`
+	MemoryGrowthR2      *float64 `json:"memoryGrowthR2,omitempty"`
+	Leak                string   `json:"leak,omitempty"`
+	// Restarts and OOMKills of the workload's containers during the window.
+	Restarts       *int64 `json:"restarts,omitempty"`
+	RestartsSource string `json:"restartsSource,omitempty"`
+	OOMKills       *int64 `json:"oomKills,omitempty"`
+	// Containers breaks the numbers down per container name.
+	Containers []ContainerUsage `json:"containers,omitempty"`
+}
+
+// ContainerUsage is one container name's use, summed over the workload's pods.
+type ContainerUsage struct {
+	Name                 string   `json:"name"`
+	CPUAvg               *float64 `json:"cpuAvg,omitempty"`
+	CPUMax               *float64 `json:"cpuMax,omitempty"`
+	CPURequest           *float64 `json:"cpuRequest,omitempty"`
+	CPULimit             *float64 `json:"cpuLimit,omitempty"`
+	CPUPercentOfLimit    *float64 `json:"cpuPercentOfLimit,omitempty"`
+	CPUThrottledPercent  *float64 `json:"cpuThrottledPercent,omitempty"`
+	MemoryAvg            *float64 `json:"memoryAvg,omitempty"`
+	MemoryMax            *float64 `json:"memoryMax,omitempty"`
+	MemoryLimit          *float64 `json:"memoryLimit,omitempty"`
+	MemoryPercentOfLimit *float64 `json:"memoryPercentOfLimit,omitempty"`
+}
+
+// QueryResult is one custom query's result.
+type QueryResult struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Unit        string        `json:"unit,omitempty"`
+	Query       string        `json:"query"`
+	Value       *float64      `json:"value,omitempty"`
+	Series      []QuerySeries `json:"series,omitempty"`
+	Error       string        `json:"error,omitempty"`
+}
+
+// QuerySeries is one labelled value of a custom query.
+type QuerySeries struct {
+	Labels map[string]string `json:"labels"`
+	Value  *float64          `json:"value,omitempty"`
+}
+
+// Comparison compares a run with its baseline.
+type Comparison struct {
+	Baseline string                 `json:"baseline"`
+	Change   perfexpv1alpha1.Change `json:"change,omitempty"`
+	Message  string                 `json:"message,omitempty"`
+	Metrics  []MetricComparison     `json:"metrics,omitempty"`
+}
+
+// MetricComparison compares one metric with the baseline.
+type MetricComparison struct {
+	// Metric is e.g. "checkinout p95" or "checkinout/check-out p95".
+	Metric   string                          `json:"metric"`
+	Scenario string                          `json:"scenario,omitempty"`
+	Request  string                          `json:"request,omitempty"`
+	Kind     perfexpv1alpha1.ObjectiveMetric `json:"kind"`
+	Unit     string                          `json:"unit"`
+	Baseline *float64                        `json:"baseline,omitempty"`
+	Value    *float64                        `json:"value,omitempty"`
+	Delta    *float64                        `json:"delta,omitempty"`
+	// DeltaPercent is Delta as a percentage of Baseline.
+	DeltaPercent *float64 `json:"deltaPercent,omitempty"`
+	// PValue of the two-sided Mann-Whitney U test on per-interval samples; Samples counts them.
+	PValue          *float64               `json:"pValue,omitempty"`
+	Samples         int                    `json:"samples,omitempty"`
+	BaselineSamples int                    `json:"baselineSamples,omitempty"`
+	Change          perfexpv1alpha1.Change `json:"change"`
+	// Why explains an Unknown change.
+	Why string `json:"why,omitempty"`
+}
+
+// ObjectiveResult is one objective's outcome.
+type ObjectiveResult struct {
+	Name    string                           `json:"name"`
+	Outcome perfexpv1alpha1.ObjectiveOutcome `json:"outcome"`
+	Value   *float64                         `json:"value,omitempty"`
+	Unit    string                           `json:"unit,omitempty"`
+	Message string                           `json:"message"`
+}
+
+// finite reports whether v is a usable number.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// num returns a pointer to v, or nil when v is NaN or infinite, so NaN never leaks.
+func num(v float64) *float64 {
+	if !finite(v) {
+		return nil
+	}
+	return &v
+}
+
+func count(v int64) *int64 { return &v }

@@ -1,0 +1,80 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// K6Summary is what the cross-check reads from a k6 runner's end-of-test summary (the JSON of
+// k6 --summary-export).
+type K6Summary struct {
+	// Requests and Failed count http_reqs and the failed ones (http_req_failed's passes).
+	Requests, Failed int64
+	// Iterations counts iterations.
+	Iterations int64
+	// Duration holds http_req_duration's stats in milliseconds, keyed as k6 names them
+	// (avg, max, p(95), ...).
+	Duration map[string]float64
+}
+
+// ParseK6Summary reads a --summary-export document.
+func ParseK6Summary(b []byte) (K6Summary, error) {
+	var doc struct {
+		Metrics map[string]map[string]float64 `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return K6Summary{}, fmt.Errorf("reading a k6 summary: %w", err)
+	}
+	m := doc.Metrics
+	return K6Summary{
+		Requests:   int64(m["http_reqs"]["count"]),
+		Failed:     int64(m["http_req_failed"]["passes"]),
+		Iterations: int64(m["iterations"]["count"]),
+		Duration:   m["http_req_duration"],
+	}, nil
+}
+
+// CrossCheck compares the results with the runners' own summaries, keyed <scenario>-<pod
+// index>.json, and returns a note for every scenario whose counts differ. The summaries cover
+// the whole scenario; the scenarios' series start after the warm-up, so the counts must be
+// equal.
+func CrossCheck(r *Result, summaries map[string]K6Summary) []string {
+	type sums struct{ reqs, failed int64 }
+	per := map[string]*sums{}
+	for key, s := range summaries {
+		scenario := scenarioOfSummaryKey(key)
+		if per[scenario] == nil {
+			per[scenario] = &sums{}
+		}
+		per[scenario].reqs += s.Requests
+		per[scenario].failed += s.Failed
+	}
+	var notes []string
+	for _, sc := range r.Scenarios {
+		want := per[sc.Name]
+		if want == nil || sc.RequestStats.Requests == nil {
+			continue
+		}
+		if *sc.RequestStats.Requests != want.reqs || (sc.Errors != nil && *sc.Errors != want.failed) {
+			errs := "absent"
+			if sc.Errors != nil {
+				errs = fmt.Sprint(*sc.Errors)
+			}
+			notes = append(notes, fmt.Sprintf("scenario %s: Prometheus holds %d requests (%s failed), the k6 runners' summaries %d (%d failed)",
+				sc.Name, *sc.RequestStats.Requests, errs, want.reqs, want.failed))
+		}
+	}
+	sort.Strings(notes)
+	return notes
+}
+
+// scenarioOfSummaryKey strips "-<index>.json".
+func scenarioOfSummaryKey(key string) string {
+	k := strings.TrimSuffix(key, ".json")
+	if i := strings.LastIndex(k, "-"); i > 0 {
+		return k[:i]
+	}
+	return k
+}
