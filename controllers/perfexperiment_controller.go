@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -147,6 +148,8 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		// and that write starts the next phase. A reconcile that changes nothing writes nothing,
 		// so this does not loop.
 		For(&perfexpv1alpha1.PerfExperiment{}).
+		// Load and setup Jobs belong to their experiment; their progress moves it on.
+		Owns(&batchv1.Job{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, handler.EnqueueRequestsFromMapFunc(r.queueMates)).
 		Named("perfexperiment").
 		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation}).

@@ -11,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -22,7 +23,9 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/queue"
+	"github.com/perfexp/perfexp/internal/variant"
 )
 
 // Options configure the operator. Every option has a flag.
@@ -101,7 +104,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	r := NewReconciler(mgr, opts)
+	r, err := NewReconciler(mgr, opts)
+	if err != nil {
+		return err
+	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
 	}
@@ -116,17 +122,29 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 }
 
 // NewReconciler wires the PerfExperiment reconciler and its collaborators.
-func NewReconciler(mgr ctrl.Manager, opts Options) *controllers.PerfExperimentReconciler {
+func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentReconciler, error) {
 	c := mgr.GetClient()
-	return &controllers.PerfExperimentReconciler{
-		Client:      c,
-		Recorder:    mgr.GetEventRecorder("perfexp"),
-		Clock:       clock.RealClock{},
-		Lock:        &queue.Lock{Client: c, Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
-		Environment: controllers.NotImplementedEnvironment{},
-		Load:        controllers.NotImplementedLoad{},
-		Analyzer:    controllers.NotImplementedAnalyzer{},
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
+	return &controllers.PerfExperimentReconciler{
+		Client:   c,
+		Recorder: mgr.GetEventRecorder("perfexp"),
+		Clock:    clock.RealClock{},
+		Lock:     &queue.Lock{Client: c, Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
+		Environment: variant.New(c, variant.Options{
+			AllowedNamespaces: opts.AllowedNamespaces,
+			APIReader:         mgr.GetAPIReader(),
+		}),
+		Load: load.New(c, load.Options{
+			K6Image:        opts.K6Image,
+			RemoteWriteURL: opts.RemoteWriteURL,
+			Logs:           load.NewPodLogs(cs),
+			APIReader:      mgr.GetAPIReader(),
+		}),
+		Analyzer: controllers.NotImplementedAnalyzer{},
+	}, nil
 }
 
 func envOr(name, def string) string {
