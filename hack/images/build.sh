@@ -30,8 +30,9 @@ DEMO_TAG="${DEMO_TAG:-dev}"
 MANAGER_IMG="${MANAGER_IMG:-perfexp/manager:dev}"
 
 do_import=1
-# go build needs no GOFLAGS from the caller (e.g. -mod=vendor) leaking into these modules.
-export GOFLAGS=-mod=mod
+# No GOFLAGS from the caller (e.g. -mod=vendor) may leak into these modules, and no VCS stamp:
+# it changes with every commit and would make every binary, and so every image, look new.
+export GOFLAGS="-mod=mod -buildvcs=false"
 
 # gobuild MODULE_DIR PACKAGE OUTPUT replaces OUTPUT only when the new binary differs, so its
 # modification time tells whether the image holding it must be rebuilt.
@@ -139,7 +140,8 @@ image_manager() {
     log "SKIPPED operator image ${MANAGER_IMG}: ./cmd/manager does not exist yet"
     return 0
   fi
-  if ! (cd "${ROOT}" && CGO_ENABLED=0 GOFLAGS="" go build -trimpath -ldflags "-s -w" -o "${BINS}/manager" ./cmd/manager); then
+  # The main module is built with its go.mod as committed (never -mod=mod, which could edit it).
+  if ! GOFLAGS="-buildvcs=false" gobuild "${ROOT}" ./cmd/manager "${BINS}/manager"; then
     log "SKIPPED operator image ${MANAGER_IMG}: ./cmd/manager does not compile (see the errors above)"
     return 0
   fi
