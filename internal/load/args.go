@@ -26,10 +26,18 @@ func K6Args(testID, scenario string, userArgs []string, script string) []string 
 	return append(args, script)
 }
 
-// K6Flags are the flags perfexp gives every k6 run of the Job runner.
+// InstanceTag is the tag that tells apart the samples of a scenario's runner pods. Without it
+// the pods would write the same series and overwrite each other's counts in Prometheus; with it
+// a scenario's total is the sum over its pods. k6-operator tags its runners the same way.
+const InstanceTag = "instance_id"
+
+// K6Flags are the flags perfexp gives every k6 run of the Job runner. The pod's completion
+// index reaches the instance tag through Kubernetes' $(VAR) expansion of container args, from
+// the JOB_COMPLETION_INDEX variable the Job controller sets in each pod of an Indexed Job.
 func K6Flags(testID, scenario string) []string {
 	// The progress bar would print three lines a second into the pod log for the whole run.
-	return append([]string{"--quiet"}, taggingFlags(testID, scenario)...)
+	flags := append([]string{"--quiet"}, taggingFlags(testID, scenario)...)
+	return append(flags, "--tag", InstanceTag+"=$(JOB_COMPLETION_INDEX)")
 }
 
 // taggingFlags tag every sample with the test id and scenario, write samples to Prometheus and

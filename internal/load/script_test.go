@@ -134,14 +134,15 @@ func TestK6Args(t *testing.T) {
 		{
 			name: "tags, remote write and the summary on stdout",
 			want: []string{"run", "--quiet", "--tag", "testid=checkout-1a2b3c4d", "--tag", "scenario=checkout",
-				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout", "/scripts/perfexp-run.js"},
+				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout",
+				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "/scripts/perfexp-run.js"},
 		},
 		{
 			name:     "user arguments come after perfexp's, before the script",
 			userArgs: []string{"--http-debug", "--tag", "team=circulation"},
 			want: []string{"run", "--quiet", "--tag", "testid=checkout-1a2b3c4d", "--tag", "scenario=checkout",
 				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout",
-				"--http-debug", "--tag", "team=circulation", "/scripts/perfexp-run.js"},
+				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "--http-debug", "--tag", "team=circulation", "/scripts/perfexp-run.js"},
 		},
 	}
 	for _, tt := range tests {
