@@ -30,6 +30,8 @@ type Input struct {
 	Baseline *Baseline
 	// Phases is the experiment's timeline, for the report.
 	Phases []PhaseAt
+	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
+	CAdvisorMatchers string
 	// EndGrace is how far past End k6 series are read. The recorded end has whole-second
 	// precision and samples carry the time of their last request, so a few may be stamped
 	// just after it; nothing of this test ID arrives later. Defaults to DefaultEndGrace.
@@ -180,9 +182,27 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.LatencyErrorBound = num(g - 1)
 	}
 
+	cadvisor := in.CAdvisorMatchers
+	if cadvisor == "" {
+		cadvisor = DefaultCAdvisorMatchers
+	}
+	wd, err := readWorkloads(ctx, cq, cadvisor, in.Workloads, ms, in.End)
+	if err != nil {
+		return nil, err
+	}
+	r.Workloads = wd.results(ms, in.End, true)
+
+	if r.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End); err != nil {
+		return nil, err
+	}
+
 	for _, sl := range slices {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
 		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, sl.end.Sub(sl.start).Seconds(), in.Scenarios)
+		sr.Workloads = wd.results(sl.start, sl.end, false)
+		if sr.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end); err != nil {
+			return nil, err
+		}
 		r.Slices = append(r.Slices, sr)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -140,6 +141,9 @@ type Float struct {
 	T time.Time
 	V float64
 }
+
+// StaleNaN is Prometheus' staleness marker: a scrape writes it when a series disappears.
+var StaleNaN = math.Float64frombits(0x7ff0000000000002)
 
 // HistogramSample is one native-histogram sample.
 type HistogramSample struct {

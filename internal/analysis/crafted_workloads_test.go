@@ -1,0 +1,161 @@
+package analysis
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
+)
+
+const mib = 1 << 20
+
+// cadvisor crafts the series a kubelet's cAdvisor endpoint exposes for one container instance,
+// scraped every 15 s, as kube-prometheus-stack labels them.
+type cadvisor struct {
+	ns, pod, container, id string
+	from, to               time.Time
+	cpuCores               float64                 // constant use
+	mem                    func(t time.Time) float64 // working set
+	periodsPerSec          float64                 // CFS periods (only with a CPU limit)
+	throttledPerSec        float64
+	oomAt                  time.Time // zero: never
+	end                    bool      // the instance ends at to
+}
+
+func (c cadvisor) series() []promtest.Series {
+	labels := func(name string) map[string]string {
+		return map[string]string{"__name__": name, "job": "kubelet", "metrics_path": "/metrics/cadvisor",
+			"namespace": c.ns, "pod": c.pod, "container": c.container, "id": "/kubepods/" + c.pod + "/" + c.id, "name": c.id}
+	}
+	var cpu, mem, periods, throttled, start, oom []promtest.Float
+	for t := c.from; !t.After(c.to); t = t.Add(15 * time.Second) {
+		el := t.Sub(c.from).Seconds()
+		cpu = append(cpu, promtest.Float{T: t, V: 1000 + c.cpuCores*el})
+		mem = append(mem, promtest.Float{T: t, V: c.mem(t)})
+		start = append(start, promtest.Float{T: t, V: float64(c.from.Unix())})
+		o := 0.0
+		if !c.oomAt.IsZero() && !t.Before(c.oomAt) {
+			o = 1
+		}
+		oom = append(oom, promtest.Float{T: t, V: o})
+		if c.periodsPerSec > 0 {
+			periods = append(periods, promtest.Float{T: t, V: c.periodsPerSec * el})
+			throttled = append(throttled, promtest.Float{T: t, V: c.throttledPerSec * el})
+		}
+	}
+	// A scrape that no longer finds the container writes a staleness marker.
+	if c.end {
+		stale := promtest.Float{T: cpu[len(cpu)-1].T.Add(15 * time.Second), V: promtest.StaleNaN}
+		for _, fs := range []*[]promtest.Float{&cpu, &mem, &start, &oom, &periods, &throttled} {
+			if len(*fs) > 0 {
+				*fs = append(*fs, stale)
+			}
+		}
+	}
+	out := []promtest.Series{
+		{Labels: labels("container_cpu_usage_seconds_total"), Floats: cpu},
+		{Labels: labels("container_memory_working_set_bytes"), Floats: mem},
+		{Labels: labels("container_start_time_seconds"), Floats: start},
+		{Labels: labels("container_oom_events_total"), Floats: oom},
+	}
+	if c.periodsPerSec > 0 {
+		out = append(out, promtest.Series{Labels: labels("container_cpu_cfs_periods_total"), Floats: periods},
+			promtest.Series{Labels: labels("container_cpu_cfs_throttled_periods_total"), Floats: throttled})
+	}
+	return out
+}
+
+func constant(v float64) func(time.Time) float64 { return func(time.Time) float64 { return v } }
+
+func ptr(v float64) *float64 { return &v }
+
+// Story: the report's per-service table. Two replicas at 40% of their CPU limit and throttled,
+// a database without a limit, a worker killed by the OOM killer and restarted, a service
+// leaking memory, and a look-alike Deployment whose pods must not be counted.
+func TestCraftedWorkloads(t *testing.T) {
+	prom := promtest.Start(t)
+	base := time.Now().Add(-55 * time.Minute).Truncate(time.Minute)
+	from, to := base, base.Add(50*time.Minute)
+	// The measured window is not aligned to the 15 s scrapes.
+	start, end := base.Add(5*time.Minute+7300*time.Millisecond), base.Add(45*time.Minute+2100*time.Millisecond)
+	oom := base.Add(20 * time.Minute)
+
+	var series []promtest.Series
+	for _, c := range []cadvisor{
+		{ns: "shop", pod: "api-7d9f8c6b5-abcde", container: "app", id: "a1", from: from, to: to, cpuCores: 0.4, mem: constant(200 * mib), periodsPerSec: 10, throttledPerSec: 2},
+		{ns: "shop", pod: "api-7d9f8c6b5-fghij", container: "app", id: "a2", from: from, to: to, cpuCores: 0.4, mem: constant(200 * mib), periodsPerSec: 10, throttledPerSec: 2},
+		{ns: "shop", pod: "api-v2-5f6d7c8b9-xyzab", container: "app", id: "v2", from: from, to: to, cpuCores: 3, mem: constant(900 * mib)},
+		{ns: "other", pod: "api-7d9f8c6b5-zzzzz", container: "app", id: "o1", from: from, to: to, cpuCores: 5, mem: constant(900 * mib)},
+		{ns: "shop", pod: "db-0", container: "postgres", id: "d1", from: from, to: to, cpuCores: 0.25, mem: constant(1024 * mib)},
+		{ns: "shop", pod: "worker-6c5b4-qwert", container: "w", id: "w1", from: from, to: oom.Add(10 * time.Second), cpuCores: 0.1,
+			mem: func(t time.Time) float64 { return math.Min(256*mib, 100*mib+t.Sub(from).Seconds()*2e5) }, oomAt: oom, end: true},
+		{ns: "shop", pod: "worker-6c5b4-qwert", container: "w", id: "w2", from: oom.Add(15 * time.Second), to: to, cpuCores: 0.1, mem: constant(100 * mib)},
+		{ns: "shop", pod: "leaky-8d7c6-lkjhg", container: "app", id: "l1", from: from, to: to, cpuCores: 0.05,
+			mem: func(t time.Time) float64 { return 500*mib + t.Sub(from).Hours()*100*mib }},
+	} {
+		series = append(series, c.series()...)
+	}
+	prom.Write(t, series)
+
+	workloads := []Workload{
+		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "api", Touched: true,
+			Containers: []Container{{Name: "app", CPURequest: ptr(0.5), CPULimit: ptr(1), MemoryLimit: ptr(512 * mib)}}},
+		{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Namespace: "shop", Name: "db", Containers: []Container{{Name: "postgres"}}},
+		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "worker", Containers: []Container{{Name: "w", MemoryLimit: ptr(256 * mib)}}},
+		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "leaky", Containers: []Container{{Name: "app"}}},
+	}
+	run := func(t *testing.T, start, end time.Time) map[string]WorkloadResult {
+		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "none", Start: start, End: end, Scenarios: []string{"main"}, Workloads: workloads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]WorkloadResult{}
+		for _, w := range r.Workloads {
+			out[w.Name] = w
+		}
+		return out
+	}
+	got := run(t, start, end)
+
+	near := func(p *float64, want, tol float64) bool { return p != nil && math.Abs(*p-want) <= tol }
+	tests := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"api: two pods, not the look-alike api-v2 nor api in another namespace", got["api"].Pods == 2, got["api"].Pods},
+		{"api: 0.8 cores on average", near(got["api"].CPUAvg, 0.8, 1e-6), deref(got["api"].CPUAvg)},
+		{"api: 40% of its CPU limit", near(got["api"].CPUPercentOfLimit, 40, 1e-4), deref(got["api"].CPUPercentOfLimit)},
+		{"api: 80% of its CPU request", near(got["api"].CPUPercentOfRequest, 80, 1e-4), deref(got["api"].CPUPercentOfRequest)},
+		{"api: 20% of CFS periods throttled", near(got["api"].CPUThrottledPercent, 20, 1e-4), deref(got["api"].CPUThrottledPercent)},
+		{"api: 400 MiB working set", near(got["api"].MemoryAvg, 400*mib, 1), deref(got["api"].MemoryAvg)},
+		{"api: 39.06% of its memory limit", near(got["api"].MemoryPercentOfLimit, 39.0625, 1e-6), deref(got["api"].MemoryPercentOfLimit)},
+		{"api: no restarts, no OOM kills", *got["api"].Restarts == 0 && *got["api"].OOMKills == 0, []any{deref(got["api"].Restarts), deref(got["api"].OOMKills)}},
+		{"api: flat memory is no leak", got["api"].Leak == LeakNone, got["api"].Leak},
+		{"db: 0.25 cores", near(got["db"].CPUAvg, 0.25, 1e-6), deref(got["db"].CPUAvg)},
+		{"db: no limit rather than a division by zero", got["db"].CPULimitNote == "no limit" && got["db"].CPUPercentOfLimit == nil && got["db"].MemoryLimitNote == "no limit", []any{got["db"].CPULimitNote, deref(got["db"].CPUPercentOfLimit)}},
+		{"db: no throttling data without a limit", got["db"].CPUThrottledPercent == nil, deref(got["db"].CPUThrottledPercent)},
+		{"worker: one restart", got["worker"].Restarts != nil && *got["worker"].Restarts == 1, deref(got["worker"].Restarts)},
+		{"worker: one OOM kill", got["worker"].OOMKills != nil && *got["worker"].OOMKills == 1, deref(got["worker"].OOMKills)},
+		{"worker: its peak was 100% of its memory limit", near(got["worker"].MemoryPercentOfLimit, 100, 1e-6), deref(got["worker"].MemoryPercentOfLimit)},
+		{"leaky: grows 100 MiB per hour", near(got["leaky"].MemoryGrowthPerHour, 100*mib, 1), deref(got["leaky"].MemoryGrowthPerHour)},
+		{"leaky: a suspected leak", got["leaky"].Leak == LeakSuspected, got["leaky"].Leak},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Errorf("got %v", tc.got)
+			}
+		})
+	}
+
+	t.Run("a 10-minute window is too short for a leak verdict", func(t *testing.T) {
+		short := run(t, start, start.Add(10*time.Minute))
+		if short["leaky"].Leak != LeakWindowTooShort {
+			t.Errorf("leak = %q, want %q", short["leaky"].Leak, LeakWindowTooShort)
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// TemplateData is what a custom query's template may use. Namespace and TestID are valid label
+// values (DNS names) and need no escaping; times are RFC 3339; Window is a PromQL range.
+type TemplateData struct {
+	// Namespace is the target namespace.
+	Namespace string
+	// TestID is the testid tag of the run's k6 samples.
+	TestID string
+	// Start is the window's start (the warm-up included), End its end.
+	Start, End string
+	// WarmUpEnd is where measured results begin (the start when there was no warm-up).
+	WarmUpEnd string
+	// Window is the measured window's length as a PromQL range, e.g. "1800s": a query such as
+	// avg_over_time(x[{{.Window}}]), evaluated at the end, covers the measured window.
+	Window string
+}
+
+func templateData(namespace, testID string, start, measuredStart, end time.Time) TemplateData {
+	return TemplateData{
+		Namespace: namespace,
+		TestID:    testID,
+		Start:     start.UTC().Format(time.RFC3339),
+		End:       end.UTC().Format(time.RFC3339),
+		WarmUpEnd: measuredStart.UTC().Format(time.RFC3339),
+		Window:    promDuration(end.Sub(measuredStart)),
+	}
+}
+
+// RenderQuery expands a custom query's template.
+func RenderQuery(query string, data TemplateData) (string, error) {
+	tpl, err := template.New("query").Option("missingkey=error").Parse(query)
+	if err != nil {
+		return "", fmt.Errorf("bad template: %w", err)
+	}
+	var b strings.Builder
+	if err := tpl.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("bad template: %w", err)
+	}
+	return b.String(), nil
+}
+
+// runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
+// reported in its result; an unavailable Prometheus is returned as an error.
+func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]QueryResult, error) {
+	out := make([]QueryResult, 0, len(specs))
+	for _, spec := range specs {
+		qr := QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
+		rendered, err := RenderQuery(spec.Query, data)
+		if err != nil {
+			qr.Query, qr.Error = spec.Query, err.Error()
+			out = append(out, qr)
+			continue
+		}
+		qr.Query = rendered
+		v, err := instant(ctx, q, rendered, at)
+		var qe *QueryError
+		switch {
+		case errors.As(err, &qe):
+			qr.Error = qe.Err.Error()
+		case err != nil:
+			return nil, err
+		default:
+			fillQueryResult(&qr, v)
+		}
+		out = append(out, qr)
+	}
+	return out, nil
+}
+
+func fillQueryResult(qr *QueryResult, v model.Value) {
+	switch val := v.(type) {
+	case *model.Scalar:
+		qr.Value = num(float64(val.Value))
+	case model.Vector:
+		for _, s := range val {
+			labels := map[string]string{}
+			for k, lv := range s.Metric {
+				labels[string(k)] = string(lv)
+			}
+			var value *float64
+			if s.Histogram == nil {
+				value = num(float64(s.Value))
+			}
+			qr.Series = append(qr.Series, QuerySeries{Labels: labels, Value: value})
+		}
+		sort.Slice(qr.Series, func(i, j int) bool {
+			return fmt.Sprint(qr.Series[i].Labels) < fmt.Sprint(qr.Series[j].Labels)
+		})
+		if len(qr.Series) == 1 {
+			qr.Value = qr.Series[0].Value
+		}
+	case model.Matrix:
+		qr.Error = "the query returns a range vector; reduce it to one value per series, e.g. with avg_over_time(...[{{.Window}}])"
+	default:
+		qr.Error = fmt.Sprintf("the query returns a %s; a scalar or an instant vector is needed", v.Type())
+	}
+}
