@@ -17,9 +17,9 @@ const mib = 1 << 20
 type cadvisor struct {
 	ns, pod, container, id string
 	from, to               time.Time
-	cpuCores               float64                 // constant use
+	cpuCores               float64                   // constant use
 	mem                    func(t time.Time) float64 // working set
-	periodsPerSec          float64                 // CFS periods (only with a CPU limit)
+	periodsPerSec          float64                   // CFS periods (only with a CPU limit)
 	throttledPerSec        float64
 	oomAt                  time.Time // zero: never
 	end                    bool      // the instance ends at to
