@@ -102,6 +102,7 @@ func TestValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
 			t.Fatalf("changing a running experiment: got %v, want a refusal", err)
 		}
+		t.Logf("refused as expected: %v", err)
 		exp.Spec.Abort = true
 		if err := env.Client.Update(ctx, exp); err != nil {
 			t.Fatalf("aborting a running experiment: %v", err)
