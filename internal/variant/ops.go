@@ -174,6 +174,13 @@ func (o *patchOp) apply(obj map[string]any) ([]Change, error) {
 	if err := json.Unmarshal(patched, &after); err != nil {
 		return nil, err
 	}
+	for _, p := range ownPaths {
+		a, foundA, _ := get(obj, p)
+		b, foundB, _ := get(after, p)
+		if foundA != foundB || !sameJSON(a, b) {
+			return nil, fmt.Errorf("the patch changes %s, which perfexp manages", p)
+		}
+	}
 	var paths []Path
 	diffPaths(obj, after, nil, &paths)
 	changes := make([]Change, 0, len(paths))
@@ -238,23 +245,23 @@ func sameJSON(a, b any) bool {
 	return err1 == nil && err2 == nil && string(normalizeJSON(ja)) == string(normalizeJSON(jb))
 }
 
-// ignoredPath is a field a patch may not change: the API server's bookkeeping and perfexp's
-// own annotations.
+// ignoredPath is a field a patch may not change: the API server's bookkeeping.
 func ignoredPath(p Path) bool {
 	for _, q := range []Path{
 		path("metadata", "resourceVersion"), path("metadata", "generation"), path("metadata", "managedFields"),
 		path("metadata", "uid"), path("metadata", "creationTimestamp"), path("metadata", "name"),
 		path("metadata", "namespace"), path("apiVersion"), path("kind"), path("status"),
-		path("metadata", "labels", LabelPatchedBy),
 	} {
 		if p.hasPrefix(q) || q.hasPrefix(p) && len(p) < 2 {
 			return true
 		}
 	}
-	for _, a := range ourAnnotations {
-		if p.hasPrefix(path("metadata", "annotations", a)) {
-			return true
-		}
-	}
 	return false
+}
+
+// ownPaths are perfexp's own annotations and label, which no patch may change.
+var ownPaths = []Path{
+	path("metadata", "annotations", perfexpv1alpha1.AnnotationSnapshot),
+	path("metadata", "annotations", perfexpv1alpha1.AnnotationExperiment),
+	path("metadata", "labels", LabelPatchedBy),
 }

@@ -138,7 +138,7 @@ func (p *plan) addFieldOp(t *target, src string, edits []edit) {
 	for _, e := range edits {
 		key := t.ref.String() + " " + e.path.String()
 		if prev, ok := p.fields[key]; ok && prev != src {
-			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s and %s both change %s of %s", prev, src, e.what, t.ref)
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s and %s both change %s in %s", prev, src, e.what, t.ref)
 			continue
 		}
 		p.fields[key] = src
