@@ -33,7 +33,9 @@ func refOfTouched(t *perfexpv1alpha1.TouchedObject) objRef {
 
 func (r objRef) String() string { return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name) }
 
-func (r objRef) gvk() schema.GroupVersionKind { return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind) }
+func (r objRef) gvk() schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind)
+}
 
 // empty returns an unstructured object of this kind, to read into.
 func (r objRef) empty() *unstructured.Unstructured {
