@@ -147,7 +147,7 @@ func TestRealK6SegmentsMakeTheDeclaredLoad(t *testing.T) {
 
 	t.Run("an arrival rate split over two pods makes the declared iterations", func(t *testing.T) {
 		sc := &perfexpv1alpha1.Scenario{Name: "list", ArrivalRate: &perfexpv1alpha1.ArrivalRate{
-			Rate: 40, Duration: dur(3 * time.Second), PreAllocatedVUs: 4,
+			Rate: 40, Duration: dur(3 * time.Second), PreAllocatedVUs: 10,
 		}}
 		whole := unit{name: "list", sc: sc, parallelism: 1, executor: Executor(sc)}
 		split := whole
@@ -158,31 +158,37 @@ func TestRealK6SegmentsMakeTheDeclaredLoad(t *testing.T) {
 		afterSingle := requests.Load()
 		pods := runPods(t, k6, split, "split", noPrometheus, base)
 
-		wholeIterations := count(single[0].summary, "iterations", "count")
+		// The declared load is the iterations k6 starts; on a busy machine some find no free VU
+		// and k6 counts them as dropped instead.
+		declared := func(s Summary) int64 { return count(s, "iterations", "count") + count(s, "dropped_iterations", "count") }
+		wholeIterations := declared(single[0].summary)
 		// k6 starts an iteration at the very start and one at the very end of the window.
-		if declared := int64(40 * 3); wholeIterations < declared || wholeIterations > declared+1 {
-			t.Fatalf("one pod made %d iterations; declared %d", wholeIterations, declared)
+		if want := int64(40 * 3); wholeIterations < want || wholeIterations > want+1 {
+			t.Fatalf("one pod made %d iterations; declared %d", wholeIterations, want)
 		}
-		var sum int64
+		var sum, made int64
 		for i, p := range pods {
 			if p.exitCode != 0 {
 				t.Fatalf("pod %d exited with %d:\n%s", i, p.exitCode, p.log)
 			}
-			n := count(p.summary, "iterations", "count")
-			t.Logf("segment %d made %d iterations", i, n)
+			n := declared(p.summary)
+			t.Logf("segment %d started %d iterations (%d dropped)", i, n, count(p.summary, "dropped_iterations", "count"))
 			if n < wholeIterations/2-1 || n > wholeIterations/2+1 {
 				t.Errorf("segment %d made %d iterations; an even share is %d", i, n, wholeIterations/2)
 			}
 			sum += n
+			made += count(p.summary, "iterations", "count")
 		}
-		if sum != wholeIterations {
-			t.Fatalf("the two segments made %d iterations together; one pod made %d", sum, wholeIterations)
+		// Together they make the declared load, give or take the one iteration due at the very
+		// end of the window, which k6 starts or not depending on timing (as with one pod).
+		if want := int64(40 * 3); sum < want || sum > want+1 {
+			t.Fatalf("the two segments made %d iterations together; declared %d (one pod made %d)", sum, want, wholeIterations)
 		}
-		if served := requests.Load() - afterSingle; served != sum {
-			t.Fatalf("the server saw %d requests from the split run; the summaries count %d", served, sum)
+		if served := requests.Load() - afterSingle; served != made {
+			t.Fatalf("the server saw %d requests from the split run; the summaries count %d", served, made)
 		}
-		if served := afterSingle - before; served != wholeIterations {
-			t.Fatalf("the server saw %d requests from the single run; its summary counts %d", served, wholeIterations)
+		if served, made := afterSingle-before, count(single[0].summary, "iterations", "count"); served != made {
+			t.Fatalf("the server saw %d requests from the single run; its summary counts %d", served, made)
 		}
 	})
 
