@@ -24,6 +24,6 @@ echo "building k6 ${K6_VERSION} (about 2 minutes when cold)..." >&2
 tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 # GOFLAGS is cleared so a caller's -mod=vendor or similar cannot leak into a module-mode install.
-GOFLAGS= GOBIN="${tmp}" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "go.k6.io/k6@${K6_VERSION}" >&2
+GOFLAGS="" GOBIN="${tmp}" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "go.k6.io/k6@${K6_VERSION}" >&2
 mv "${tmp}/k6" "${OUT}"
 echo "${OUT}"
