@@ -133,6 +133,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	seconds := in.End.Sub(ms).Seconds()
 	r.Window.MeasuredSeconds = seconds
 	if seconds <= 0 {
+		r.LatencySource = perfexpv1alpha1.LatencyNone
 		r.invalid(fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
 		r.Verdict = perfexpv1alpha1.VerdictInvalid
 		return r, nil
@@ -207,6 +208,27 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	}
 
 	r.judgeValidity(maxErrorRate(in.Analysis))
+
+	step := intervalLength(in.End.Sub(ms))
+	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step)
+	if err != nil {
+		return nil, err
+	}
+	if b := in.Baseline; b != nil {
+		var base intervalSamples
+		if baselineProblem(r, b) == "" {
+			bms := b.Start
+			if !b.WarmUpEnd.IsZero() {
+				bms = b.WarmUpEnd
+			}
+			if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step); err != nil {
+				return nil, err
+			}
+		}
+		r.Comparison = compare(r, cur, b, base)
+	}
+	r.Objectives = judgeObjectives(r, in.Analysis.Objectives)
+	r.Verdict = verdict(r)
 	r.PrometheusQueries = cq.Count()
 	return r, nil
 }

@@ -1,0 +1,200 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// ObjectiveName is an objective's name, or a description of its bound.
+func ObjectiveName(o perfexpv1alpha1.Objective) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	subject := "all scenarios"
+	switch {
+	case o.Metric == perfexpv1alpha1.MetricQuery:
+		subject = "query " + o.Query
+	case o.Request != "":
+		subject = o.Scenario + "/" + o.Request
+	case o.Scenario != "":
+		subject = o.Scenario
+	}
+	var bounds []string
+	unit := metricUnit(o.Metric)
+	if o.Max != nil {
+		bounds = append(bounds, fmt.Sprintf("<= %s%s", o.Max.String(), spaced(unit)))
+	}
+	if o.Min != nil {
+		bounds = append(bounds, fmt.Sprintf(">= %s%s", o.Min.String(), spaced(unit)))
+	}
+	if o.MaxIncreasePercent != nil {
+		bounds = append(bounds, fmt.Sprintf("at most +%d%% vs baseline", *o.MaxIncreasePercent))
+	}
+	if o.MaxDecreasePercent != nil {
+		bounds = append(bounds, fmt.Sprintf("at most -%d%% vs baseline", *o.MaxDecreasePercent))
+	}
+	return fmt.Sprintf("%s %s %s", subject, o.Metric, strings.Join(bounds, ", "))
+}
+
+func spaced(unit string) string {
+	if unit == "" || unit == "%" {
+		return unit
+	}
+	return " " + unit
+}
+
+// judgeObjectives decides each objective. Absolute bounds are in the metric's unit (latency
+// ms, ErrorRate percent, Rate requests per second, Query the query's unit). A relative bound is
+// missed only when it is exceeded and the Mann-Whitney test says the change is significant;
+// exceeded without significance is Unknown (the run cannot tell). Max and custom queries have
+// no per-interval samples and are judged on the difference alone.
+func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveResult {
+	out := make([]ObjectiveResult, 0, len(specs))
+	for _, o := range specs {
+		or := ObjectiveResult{Name: ObjectiveName(o), Unit: metricUnit(o.Metric)}
+		var value *float64
+		if o.Metric == perfexpv1alpha1.MetricQuery {
+			if q := r.query(o.Query); q != nil {
+				value, or.Unit = q.Value, q.Unit
+			}
+		} else {
+			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
+		}
+		or.Value = value
+		if value == nil {
+			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveUnknown, "no data for this metric"
+			out = append(out, or)
+			continue
+		}
+		var missed, unknown []string
+		if o.Max != nil {
+			if bound := o.Max.AsApproximateFloat64(); *value > bound {
+				missed = append(missed, fmt.Sprintf("%s is above the maximum %s", format(*value), o.Max.String()))
+			}
+		}
+		if o.Min != nil {
+			if bound := o.Min.AsApproximateFloat64(); *value < bound {
+				missed = append(missed, fmt.Sprintf("%s is below the minimum %s", format(*value), o.Min.String()))
+			}
+		}
+		if o.MaxIncreasePercent != nil || o.MaxDecreasePercent != nil {
+			m, u := relative(r, o)
+			missed, unknown = append(missed, m...), append(unknown, u...)
+		}
+		switch {
+		case len(missed) > 0:
+			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveMissed, strings.Join(missed, "; ")
+		case len(unknown) > 0:
+			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveUnknown, strings.Join(unknown, "; ")
+		default:
+			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveMet, fmt.Sprintf("%s%s is within bounds", format(*value), spaced(or.Unit))
+		}
+		out = append(out, or)
+	}
+	return out
+}
+
+// relative judges an objective's bounds relative to the baseline.
+func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {
+	mc := r.findComparison(o)
+	switch {
+	case r.Comparison == nil || r.Comparison.Message != "":
+		why := "no baseline"
+		if r.Comparison != nil {
+			why = r.Comparison.Message
+		}
+		return nil, []string{"no comparison with the baseline: " + why}
+	case mc == nil || mc.DeltaPercent == nil:
+		return nil, []string{"no baseline value to compare with"}
+	}
+	testable := mc.Kind != perfexpv1alpha1.MetricMax && mc.Kind != perfexpv1alpha1.MetricQuery
+	significant := mc.Change == perfexpv1alpha1.ChangeImproved || mc.Change == perfexpv1alpha1.ChangeRegressed
+	check := func(exceeded bool, what string) {
+		switch {
+		case !exceeded:
+		case significant || !testable:
+			missed = append(missed, what)
+		default:
+			p := "untested"
+			if mc.PValue != nil {
+				p = fmt.Sprintf("p=%.3f", *mc.PValue)
+			}
+			unknown = append(unknown, fmt.Sprintf("%s, but the difference is not significant (%s)", what, p))
+		}
+	}
+	d := *mc.DeltaPercent
+	if o.MaxIncreasePercent != nil {
+		check(d > float64(*o.MaxIncreasePercent), fmt.Sprintf("%+.1f%% vs baseline exceeds +%d%%", d, *o.MaxIncreasePercent))
+	}
+	if o.MaxDecreasePercent != nil {
+		check(-d > float64(*o.MaxDecreasePercent), fmt.Sprintf("%+.1f%% vs baseline exceeds -%d%%", d, *o.MaxDecreasePercent))
+	}
+	return missed, unknown
+}
+
+func (r *Result) findComparison(o perfexpv1alpha1.Objective) *MetricComparison {
+	if r.Comparison == nil {
+		return nil
+	}
+	for i := range r.Comparison.Metrics {
+		mc := &r.Comparison.Metrics[i]
+		if o.Metric == perfexpv1alpha1.MetricQuery {
+			if mc.Kind == perfexpv1alpha1.MetricQuery && mc.Metric == "query "+o.Query {
+				return mc
+			}
+			continue
+		}
+		if mc.Kind == o.Metric && mc.Scenario == o.Scenario && mc.Request == o.Request {
+			return mc
+		}
+	}
+	return nil
+}
+
+// verdict is Invalid on invalid results whatever the objectives say, else Fail when one was
+// missed, Inconclusive when one could not be judged, else Pass.
+func verdict(r *Result) perfexpv1alpha1.Verdict {
+	if r.Validity == perfexpv1alpha1.Invalid {
+		return perfexpv1alpha1.VerdictInvalid
+	}
+	v := perfexpv1alpha1.VerdictPass
+	for _, o := range r.Objectives {
+		switch o.Outcome {
+		case perfexpv1alpha1.ObjectiveMissed:
+			return perfexpv1alpha1.VerdictFail
+		case perfexpv1alpha1.ObjectiveUnknown:
+			v = perfexpv1alpha1.VerdictInconclusive
+		}
+	}
+	return v
+}
+
+// ObjectivesCondition is the ObjectivesMet condition's status, reason and message for a result.
+func ObjectivesCondition(r *Result) (metav1.ConditionStatus, string, string) {
+	if r.Validity == perfexpv1alpha1.Invalid {
+		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonResultsInvalid, "results are invalid: " + strings.Join(r.InvalidReasons, "; ")
+	}
+	if len(r.Objectives) == 0 {
+		return metav1.ConditionTrue, perfexpv1alpha1.ReasonNoObjectives, "no objectives were declared"
+	}
+	var missed, unknown []string
+	for _, o := range r.Objectives {
+		switch o.Outcome {
+		case perfexpv1alpha1.ObjectiveMissed:
+			missed = append(missed, o.Name+": "+o.Message)
+		case perfexpv1alpha1.ObjectiveUnknown:
+			unknown = append(unknown, o.Name+": "+o.Message)
+		}
+	}
+	switch {
+	case len(missed) > 0:
+		return metav1.ConditionFalse, perfexpv1alpha1.ReasonObjectivesMissed, fmt.Sprintf("%d of %d objectives missed: %s", len(missed), len(r.Objectives), strings.Join(missed, "; "))
+	case len(unknown) > 0:
+		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonObjectivesUnknown, fmt.Sprintf("%d of %d objectives could not be judged: %s", len(unknown), len(r.Objectives), strings.Join(unknown, "; "))
+	}
+	return metav1.ConditionTrue, perfexpv1alpha1.ReasonObjectivesMet, fmt.Sprintf("all %d objectives met", len(r.Objectives))
+}

@@ -1,0 +1,364 @@
+package analysis
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+func hist(buckets ...[3]float64) *Histogram {
+	h := NewHistogram()
+	for _, b := range buckets {
+		h.buckets[bucketKey{lower: b[0], upper: b[1]}] += b[2]
+		h.Count += b[2]
+		h.Sum += b[2] * math.Sqrt(b[0]*b[1])
+	}
+	return h
+}
+
+func TestHistogramQuantile(t *testing.T) {
+	g := math.Pow(2, 1.0/8)
+	tests := []struct {
+		name   string
+		h      *Histogram
+		q      float64
+		lo, hi float64 // the estimate must lie in [lo, hi]
+		ok     bool
+	}{
+		{"empty", NewHistogram(), 0.5, 0, 0, false},
+		{"one bucket: inside it", hist([3]float64{1, g, 10}), 0.95, 1, g, true},
+		{"rank lands in the second bucket", hist([3]float64{1, g, 90}, [3]float64{g, g * g, 10}), 0.95, g, g * g, true},
+		{"rank exactly at a bucket's end stays in it", hist([3]float64{1, g, 50}, [3]float64{g, g * g, 50}), 0.5, 1, g, true},
+		{"p100 is the top bucket", hist([3]float64{1, g, 50}, [3]float64{4, 4 * g, 1}), 1, 4, 4 * g, true},
+		{"zero bucket interpolates linearly", hist([3]float64{-1e-9, 1e-9, 10}), 0.5, -1e-9, 1e-9, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, ok := tc.h.Quantile(tc.q)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v", ok, tc.ok)
+			}
+			if ok && (v < tc.lo || v > tc.hi) {
+				t.Errorf("q%.2f = %g, want within [%g, %g]", tc.q, v, tc.lo, tc.hi)
+			}
+		})
+	}
+}
+
+func TestHistogramSubtractAndMerge(t *testing.T) {
+	a := hist([3]float64{1, 2, 5}, [3]float64{2, 4, 5})
+	b := hist([3]float64{1, 2, 3})
+	d := a.Clone()
+	d.Sub(b)
+	if d.Count != 7 || d.buckets[bucketKey{lower: 1, upper: 2}] != 2 || !d.consistent() {
+		t.Errorf("a-b = count %g buckets %v", d.Count, d.buckets)
+	}
+	d.Sub(a)
+	if d.consistent() {
+		t.Error("a histogram that went below zero is reported consistent")
+	}
+	m := NewHistogram()
+	m.Add(a)
+	m.Add(b)
+	if mx, _ := m.MaxBound(); m.Count != 13 || mx != 4 {
+		t.Errorf("merge: count %g max %g", m.Count, mx)
+	}
+}
+
+func TestHistogramFromModelKeepsBounds(t *testing.T) {
+	h := histogramFromModel(&model.SampleHistogram{Count: 3, Sum: 0.3, Buckets: model.HistogramBuckets{
+		{Boundaries: 0, Lower: 0.0001220703125, Upper: 0.00013311861971011446, Count: 3},
+	}})
+	if g := h.BucketGrowth(); math.Abs(g-math.Pow(2, 1.0/8)) > 1e-12 {
+		t.Errorf("bucket growth %g, want 2^(1/8)", g)
+	}
+}
+
+func TestLinearFit(t *testing.T) {
+	tests := []struct {
+		name             string
+		xs, ys           []float64
+		slope, intercept float64
+		r2min, r2max     float64
+		undefined        bool
+	}{
+		{"a line", []float64{0, 1, 2, 3}, []float64{1, 3, 5, 7}, 2, 1, 1, 1, false},
+		{"flat", []float64{0, 1, 2}, []float64{4, 4, 4}, 0, 4, 1, 1, false},
+		{"noise", []float64{0, 1, 2, 3}, []float64{1, -1, 1, -1}, -0.4, 0.6, 0, 0.3, false},
+		{"one point", []float64{1}, []float64{1}, 0, 0, 0, 0, true},
+		{"all at one x", []float64{1, 1}, []float64{1, 2}, 0, 0, 0, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, i, r2 := linearFit(tc.xs, tc.ys)
+			if tc.undefined {
+				if !math.IsNaN(s) {
+					t.Errorf("slope %g, want NaN", s)
+				}
+				return
+			}
+			if math.Abs(s-tc.slope) > 1e-9 || math.Abs(i-tc.intercept) > 1e-9 || r2 < tc.r2min || r2 > tc.r2max {
+				t.Errorf("fit = %g x + %g (R² %g)", s, i, r2)
+			}
+		})
+	}
+}
+
+func TestLeakVerdict(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	series := func(d time.Duration, f func(h float64) float64) map[int64]float64 {
+		m := map[int64]float64{}
+		for x := time.Duration(0); x <= d; x += 30 * time.Second {
+			m[int64(model.TimeFromUnixNano(start.Add(x).UnixNano()))] = f(x.Hours())
+		}
+		return m
+	}
+	tests := []struct {
+		name string
+		d    time.Duration
+		f    func(h float64) float64
+		want string
+	}{
+		{"flat for an hour", time.Hour, func(float64) float64 { return 500 * mib }, LeakNone},
+		{"grows 20% in an hour", time.Hour, func(h float64) float64 { return 500*mib + h*100*mib }, LeakSuspected},
+		{"grows 2% in an hour", time.Hour, func(h float64) float64 { return 500*mib + h*10*mib }, LeakNone},
+		{"saw-tooth garbage collection", time.Hour, func(h float64) float64 { return 500*mib + math.Mod(h*10, 1)*200*mib }, LeakNone},
+		{"grows but only 20 minutes", 20 * time.Minute, func(h float64) float64 { return 500*mib + h*600*mib }, LeakWindowTooShort},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, v := leak(series(tc.d, tc.f), start, start.Add(tc.d))
+			if v != tc.want {
+				t.Errorf("verdict %q, want %q", v, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodPattern(t *testing.T) {
+	tests := []struct {
+		kind perfexpv1alpha1.WorkloadKind
+		name string
+		pod  string
+		want bool
+	}{
+		{perfexpv1alpha1.WorkloadKindDeployment, "api", "api-7d9f8c6b5-abcde", true},
+		{perfexpv1alpha1.WorkloadKindDeployment, "api", "api-v2-7d9f8c6b5-abcde", false},
+		{perfexpv1alpha1.WorkloadKindDeployment, "api", "api-0", false},
+		{perfexpv1alpha1.WorkloadKindDeployment, "my.app", "myxapp-7d9f8c6b5-abcde", false},
+		{perfexpv1alpha1.WorkloadKindStatefulSet, "db", "db-0", true},
+		{perfexpv1alpha1.WorkloadKindStatefulSet, "db", "db-12", true},
+		{perfexpv1alpha1.WorkloadKindStatefulSet, "db", "db-backup-0", false},
+		{perfexpv1alpha1.WorkloadKindStatefulSet, "kafka", "kafka-7d9f8-abcde", false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind)+" "+tc.name+" "+tc.pod, func(t *testing.T) {
+			re := regexp.MustCompile("^(?:" + podPattern(tc.kind, tc.name) + ")$")
+			if got := re.MatchString(tc.pod); got != tc.want {
+				t.Errorf("match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuoteEscapesLabelValues(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`plain`, `"plain"`},
+		{`a"b`, `"a\"b"`},
+		{`back\slash`, `"back\\slash"`},
+		{"new\nline", `"new\nline"`},
+	}
+	for _, tc := range tests {
+		if got := quote(tc.in); got != tc.want {
+			t.Errorf("quote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if got := anyOf([]string{"b.c", "a", "a"}); got != `a|b\.c` {
+		t.Errorf("anyOf = %s", got)
+	}
+}
+
+func TestJudgeChange(t *testing.T) {
+	lo := []float64{10, 11, 10.5, 10.2, 10.8, 10.1, 10.9, 10.4}
+	hi := []float64{20, 21, 20.5, 20.2, 20.8, 20.1, 20.9, 20.4}
+	tests := []struct {
+		name      string
+		kind      perfexpv1alpha1.ObjectiveMetric
+		cur, base []float64
+		want      perfexpv1alpha1.Change
+	}{
+		{"latency went up: regressed", perfexpv1alpha1.MetricP95, hi, lo, perfexpv1alpha1.ChangeRegressed},
+		{"latency went down: improved", perfexpv1alpha1.MetricP95, lo, hi, perfexpv1alpha1.ChangeImproved},
+		{"throughput went up: improved", perfexpv1alpha1.MetricRate, hi, lo, perfexpv1alpha1.ChangeImproved},
+		{"errors went up: regressed", perfexpv1alpha1.MetricErrorRate, hi, lo, perfexpv1alpha1.ChangeRegressed},
+		{"same distribution: no significant change", perfexpv1alpha1.MetricAvg, lo, []float64{10.3, 10.6, 10.0, 11.0, 10.7, 10.15, 10.85, 10.45}, perfexpv1alpha1.ChangeNoSignificantChange},
+		{"all equal: no significant change", perfexpv1alpha1.MetricErrorRate, []float64{0, 0, 0, 0}, []float64{0, 0, 0, 0}, perfexpv1alpha1.ChangeNoSignificantChange},
+		{"too few intervals: unknown", perfexpv1alpha1.MetricP95, hi[:3], lo, perfexpv1alpha1.ChangeUnknown},
+		{"max cannot be tested", perfexpv1alpha1.MetricMax, hi, lo, perfexpv1alpha1.ChangeUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mc := MetricComparison{Kind: tc.kind}
+			judge(&mc, tc.cur, tc.base)
+			if mc.Change != tc.want {
+				t.Errorf("change = %s (p %v, why %q), want %s", mc.Change, deref(mc.PValue), mc.Why, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverallChange(t *testing.T) {
+	mc := func(cs ...perfexpv1alpha1.Change) []MetricComparison {
+		var out []MetricComparison
+		for _, c := range cs {
+			out = append(out, MetricComparison{Change: c})
+		}
+		return out
+	}
+	tests := []struct {
+		in   []MetricComparison
+		want perfexpv1alpha1.Change
+	}{
+		{mc(perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.ChangeRegressed},
+		{mc(perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoSignificantChange), perfexpv1alpha1.ChangeImproved},
+		{mc(perfexpv1alpha1.ChangeNoSignificantChange, perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.ChangeNoSignificantChange},
+		{mc(perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.ChangeUnknown},
+		{nil, perfexpv1alpha1.ChangeUnknown},
+	}
+	for _, tc := range tests {
+		if got := overall(tc.in); got != tc.want {
+			t.Errorf("overall(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// result builds a result with one scenario "s" (p95 and error rate) and a query "q".
+func result(p95, errPct float64) *Result {
+	return &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "s", RequestStats: RequestStats{P95: &p95, ErrorPercent: &errPct}}},
+		Total: RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
+}
+
+func TestBaselineProblem(t *testing.T) {
+	tests := []struct {
+		name string
+		b    Baseline
+		want string
+	}{
+		{"usable", Baseline{Name: "b", Scenarios: []string{"s"}, Result: result(1, 0)}, ""},
+		{"not found", Baseline{Name: "b", Problem: "baseline b not found"}, "not found"},
+		{"no results", Baseline{Name: "b", Scenarios: []string{"s"}}, "has no results"},
+		{"other scenarios", Baseline{Name: "b", Scenarios: []string{"t"}, Result: result(1, 0)}, "ran the scenarios [t], this experiment [s]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := baselineProblem(result(1, 0), &tc.b)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("problem = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestObjectivesAndVerdict(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	pct := func(v int32) *int32 { return &v }
+	withComparison := func(r *Result, delta float64, change perfexpv1alpha1.Change) *Result {
+		r.Comparison = &Comparison{Baseline: "b", Metrics: []MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", DeltaPercent: &delta, PValue: ptr(0.2), Change: change},
+			{Kind: perfexpv1alpha1.MetricQuery, Metric: "query q", DeltaPercent: &delta, Change: perfexpv1alpha1.ChangeUnknown}}}
+		return r
+	}
+	tests := []struct {
+		name    string
+		r       *Result
+		obj     perfexpv1alpha1.Objective
+		outcome perfexpv1alpha1.ObjectiveOutcome
+		verdict perfexpv1alpha1.Verdict
+	}{
+		{"p95 under its max", result(400, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"p95 over its max", result(600, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"error rate in percent", result(1, 1.5), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("1")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"a decimal bound", result(1, 0.4), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("0.5")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"query under its min", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", Min: q("4")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"no data is unknown", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP99, Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"unknown request", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "nope", Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"relative: +30% and significant", withComparison(result(1, 0), 30, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: +30% but not significant", withComparison(result(1, 0), 30, perfexpv1alpha1.ChangeNoSignificantChange), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"relative: +5% within +10%", withComparison(result(1, 0), 5, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"relative: query judged on the delta alone", withComparison(result(1, 0), -30, perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative without a usable baseline", func() *Result {
+			r := result(1, 0)
+			r.Comparison = &Comparison{Baseline: "b", Message: "baseline b not found"}
+			return r
+		}(), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"invalid results are Invalid whatever the objectives", func() *Result { r := result(1, 0); r.invalid("too many errors"); return r }(),
+			perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.r.Objectives = judgeObjectives(tc.r, []perfexpv1alpha1.Objective{tc.obj})
+			if got := tc.r.Objectives[0]; got.Outcome != tc.outcome {
+				t.Errorf("outcome = %s (%s), want %s", got.Outcome, got.Message, tc.outcome)
+			}
+			if got := verdict(tc.r); got != tc.verdict {
+				t.Errorf("verdict = %s, want %s", got, tc.verdict)
+			}
+			status, reason, _ := ObjectivesCondition(tc.r)
+			want := map[perfexpv1alpha1.Verdict]metav1.ConditionStatus{perfexpv1alpha1.VerdictPass: metav1.ConditionTrue, perfexpv1alpha1.VerdictFail: metav1.ConditionFalse,
+				perfexpv1alpha1.VerdictInconclusive: metav1.ConditionUnknown, perfexpv1alpha1.VerdictInvalid: metav1.ConditionUnknown}[tc.verdict]
+			if status != want {
+				t.Errorf("ObjectivesMet = %s (%s), want %s", status, reason, want)
+			}
+		})
+	}
+}
+
+func TestObjectiveName(t *testing.T) {
+	q := resource.MustParse("500")
+	inc := int32(10)
+	tests := []struct {
+		o    perfexpv1alpha1.Objective
+		want string
+	}{
+		{perfexpv1alpha1.Objective{Name: "mine", Metric: perfexpv1alpha1.MetricP95}, "mine"},
+		{perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "r", Max: &q}, "s/r P95 <= 500 ms"},
+		{perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: &q, MaxIncreasePercent: &inc}, "all scenarios ErrorRate <= 500%, at most +10% vs baseline"},
+	}
+	for _, tc := range tests {
+		if got := ObjectiveName(tc.o); got != tc.want {
+			t.Errorf("name = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestResolveSlices(t *testing.T) {
+	ms := time.Unix(1_700_000_000, 0)
+	end := ms.Add(14 * time.Hour)
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	tests := []struct {
+		name       string
+		s          perfexpv1alpha1.TimeSlice
+		start, end time.Time
+	}{
+		{"first 2h", perfexpv1alpha1.TimeSlice{To: d(2 * time.Hour)}, ms, ms.Add(2 * time.Hour)},
+		{"last 12h", perfexpv1alpha1.TimeSlice{Last: d(12 * time.Hour)}, end.Add(-12 * time.Hour), end},
+		{"from 1h to the end", perfexpv1alpha1.TimeSlice{From: d(time.Hour)}, ms.Add(time.Hour), end},
+		{"clamped to the window", perfexpv1alpha1.TimeSlice{From: d(13 * time.Hour), To: d(20 * time.Hour)}, ms.Add(13 * time.Hour), end},
+		{"beyond the window is empty", perfexpv1alpha1.TimeSlice{From: d(20 * time.Hour)}, ms.Add(20 * time.Hour), ms.Add(20 * time.Hour)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := resolveSlices([]perfexpv1alpha1.TimeSlice{tc.s}, ms, end)[0]
+			if !got.start.Equal(tc.start) || !got.end.Equal(tc.end) {
+				t.Errorf("slice = %s..%s, want %s..%s", got.start, got.end, tc.start, tc.end)
+			}
+		})
+	}
+}
