@@ -161,7 +161,7 @@ func TestPodPattern(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind)+" "+tc.name+" "+tc.pod, func(t *testing.T) {
-			re := regexp.MustCompile("^(?:" + podPattern(tc.kind, tc.name) + ")$")
+			re := regexp.MustCompile("^(?:" + PodPattern(tc.kind, tc.name) + ")$")
 			if got := re.MatchString(tc.pod); got != tc.want {
 				t.Errorf("match = %v, want %v", got, tc.want)
 			}

@@ -48,11 +48,11 @@ const (
 	leakMinR2            = 0.6
 )
 
-// podPattern matches the names of a workload's pods: a Deployment's pods are
+// PodPattern matches the names of a workload's pods: a Deployment's pods are
 // <name>-<pod-template-hash>-<suffix>, a StatefulSet's <name>-<ordinal>. Pods that existed
 // during the run may be gone by analysis time (the restore rolled them), so pods are matched
 // by name rather than listed.
-func podPattern(kind perfexpv1alpha1.WorkloadKind, name string) string {
+func PodPattern(kind perfexpv1alpha1.WorkloadKind, name string) string {
 	if kind == perfexpv1alpha1.WorkloadKindStatefulSet {
 		return regexp.QuoteMeta(name) + "-[0-9]+"
 	}
@@ -112,7 +112,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workloa
 	var namespaces, pods []string
 	for _, w := range ws {
 		namespaces = append(namespaces, w.Namespace)
-		p := podPattern(w.Kind, w.Name)
+		p := PodPattern(w.Kind, w.Name)
 		pods = append(pods, "(?:"+p+")")
 		d.matchers = append(d.matchers, regexp.MustCompile("^(?:"+p+")$"))
 		d.series = append(d.series, newWorkloadSeries())

@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Bounds of what goes into the experiment's status; the report holds everything.
+const (
+	statusTopRequests = 10
+	statusMaxMetrics  = 32
+	statusMaxItems    = 64
+	statusMaxMessage  = 1024
+)
+
+// Status turns the result into the experiment's bounded status: numbers as decimal strings,
+// absent data as empty strings, the ten most frequent request names per scenario.
+func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison) {
+	out := &perfexpv1alpha1.Results{
+		Validity:      r.Validity,
+		InvalidReason: truncate(strings.Join(r.InvalidReasons, "; "), statusMaxMessage),
+		LatencySource: r.LatencySource,
+		P95:           ms(r.Total.P95),
+	}
+	for i, s := range r.Scenarios {
+		if i == 16 {
+			break
+		}
+		sr := perfexpv1alpha1.ScenarioResult{Name: s.Name, Validity: s.Validity, RequestStats: statusStats(s.RequestStats)}
+		for j, rr := range s.Requests {
+			if j == statusTopRequests {
+				break
+			}
+			sr.TopRequests = append(sr.TopRequests, perfexpv1alpha1.RequestResult{Name: truncate(rr.Name, 256), RequestStats: statusStats(rr.RequestStats)})
+		}
+		out.Scenarios = append(out.Scenarios, sr)
+	}
+	for i, w := range r.Workloads {
+		if i == statusMaxItems {
+			break
+		}
+		out.Workloads = append(out.Workloads, perfexpv1alpha1.WorkloadResult{
+			Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
+			CPUAvg: fixed(w.CPUAvg, 3), CPUMax: fixed(w.CPUMax, 3),
+			CPUPercentOfRequest: orNote(fixed(w.CPUPercentOfRequest, 1), w.CPURequestNote),
+			CPUPercentOfLimit:   orNote(fixed(w.CPUPercentOfLimit, 1), w.CPULimitNote),
+			CPUThrottledPercent: fixed(w.CPUThrottledPercent, 1),
+			MemoryAvg:           fixed(w.MemoryAvg, 0), MemoryMax: fixed(w.MemoryMax, 0),
+			MemoryPercentOfLimit: orNote(fixed(w.MemoryPercentOfLimit, 1), w.MemoryLimitNote),
+			MemoryGrowthPerHour:  fixed(w.MemoryGrowthPerHour, 0),
+			Leak:                 w.Leak,
+			Restarts:             w.Restarts,
+			OOMKills:             w.OOMKills,
+		})
+	}
+	for i, q := range r.Queries {
+		if i == 32 {
+			break
+		}
+		out.Queries = append(out.Queries, perfexpv1alpha1.QueryResult{Name: q.Name, Value: fixed(q.Value, 6), Unit: q.Unit,
+			Series: int32(len(q.Series)), Error: truncate(q.Error, statusMaxMessage)})
+	}
+	for i, o := range r.Objectives {
+		if i == 32 {
+			break
+		}
+		out.Objectives = append(out.Objectives, perfexpv1alpha1.ObjectiveResult{Name: truncate(o.Name, 256), Outcome: o.Outcome,
+			Value: fixed(o.Value, 3), Message: truncate(o.Message, 512)})
+	}
+	if r.Comparison == nil {
+		return out, nil
+	}
+	c := &perfexpv1alpha1.Comparison{Baseline: r.Comparison.Baseline, Change: r.Comparison.Change, Message: truncate(r.Comparison.Message, statusMaxMessage)}
+	// Scenario-level p95, average, error rate and throughput first: the numbers a reader looks
+	// for; request names and the rest follow while there is room.
+	rank := func(m MetricComparison) int {
+		switch {
+		case m.Request == "" && m.Kind != perfexpv1alpha1.MetricQuery && (m.Kind == perfexpv1alpha1.MetricP95 || m.Kind == perfexpv1alpha1.MetricAvg ||
+			m.Kind == perfexpv1alpha1.MetricErrorRate || m.Kind == perfexpv1alpha1.MetricRate):
+			return 0
+		case m.Request != "" && m.Kind == perfexpv1alpha1.MetricP95:
+			return 1
+		}
+		return 2
+	}
+	for level := 0; level <= 2; level++ {
+		for _, m := range r.Comparison.Metrics {
+			if rank(m) != level || len(c.Metrics) == statusMaxMetrics {
+				continue
+			}
+			c.Metrics = append(c.Metrics, perfexpv1alpha1.MetricComparison{
+				Metric: m.Metric, Baseline: fixed(m.Baseline, 3), Value: fixed(m.Value, 3), Delta: fixed(m.Delta, 3),
+				DeltaPercent: fixed(m.DeltaPercent, 1), PValue: sig(m.PValue), Change: m.Change,
+			})
+		}
+	}
+	return out, c
+}
+
+func statusStats(s RequestStats) perfexpv1alpha1.RequestStats {
+	return perfexpv1alpha1.RequestStats{
+		Requests: s.Requests, Errors: s.Errors, Rate: fixed(s.Rate, 2), ErrorPercent: fixed(s.ErrorPercent, 2),
+		Avg: ms(s.Avg), P50: ms(s.P50), P75: ms(s.P75), P90: ms(s.P90), P95: ms(s.P95), P99: ms(s.P99), Max: ms(s.Max),
+	}
+}
+
+// ms renders a latency in milliseconds with microsecond resolution.
+func ms(v *float64) string { return fixed(v, 3) }
+
+// fixed renders v with at most the given decimals, trailing zeros dropped; "" when absent.
+func fixed(v *float64, decimals int) string {
+	if v == nil || !finite(*v) {
+		return ""
+	}
+	p := math.Pow(10, float64(decimals))
+	x := math.Round(*v*p) / p
+	if x == 0 {
+		x = 0 // no "-0"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// sig renders a p-value with four significant digits.
+func sig(v *float64) string {
+	if v == nil || !finite(*v) {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', 4, 64)
+}
+
+func orNote(v, note string) string {
+	if note != "" {
+		return note
+	}
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

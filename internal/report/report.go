@@ -1,0 +1,341 @@
+// Package report renders an analysis result as the documents of the report ConfigMap: a
+// Markdown performance test report, the full results as JSON, and a Grafana dashboard for the
+// run. It is pure: it formats, it never queries.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+// Keys of the report ConfigMap.
+const (
+	KeyMarkdown  = "report.md"
+	KeyJSON      = "results.json"
+	KeyDashboard = "dashboard.json"
+)
+
+// JSON renders the full results, indented for people and tools alike.
+func JSON(r *analysis.Result) ([]byte, error) {
+	return json.MarshalIndent(r, "", "  ")
+}
+
+// ParseJSON reads results rendered by JSON, e.g. a baseline's.
+func ParseJSON(b []byte) (*analysis.Result, error) {
+	r := &analysis.Result{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	return r, nil
+}
+
+// Markdown renders the report: summary, variant, response times, deltas against the baseline,
+// per-service CPU and memory, custom queries, slices and the timeline of phases.
+func Markdown(r *analysis.Result) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	w("# Performance test report: %s\n\n", r.Experiment)
+	w("| | |\n|---|---|\n")
+	w("| Experiment | %s/%s |\n", cell(r.Namespace), cell(r.Experiment))
+	w("| Test ID | `%s` |\n", r.TestID)
+	variant := r.Variant
+	if variant == "" {
+		variant = "none (the environment as it is)"
+	}
+	w("| Variant | %s |\n", cell(variant))
+	w("| Window | %s to %s |\n", ts(r.Window.Start), ts(r.Window.End))
+	if r.Window.WarmUpEnd != nil {
+		w("| Warm-up | until %s (excluded) |\n", ts(*r.Window.WarmUpEnd))
+	}
+	w("| Measured | %s |\n", dur(r.Window.MeasuredSeconds))
+	w("| Verdict | **%s** |\n", orDash(string(r.Verdict)))
+	validity := string(r.Validity)
+	if len(r.InvalidReasons) > 0 {
+		validity += ": " + strings.Join(r.InvalidReasons, "; ")
+	}
+	w("| Validity | %s |\n", cell(validity))
+	w("| Latency source | %s |\n", latencySource(r))
+	if r.Comparison != nil {
+		change := string(r.Comparison.Change)
+		if r.Comparison.Message != "" {
+			change += ": " + r.Comparison.Message
+		}
+		w("| Baseline | %s (%s) |\n", cell(r.Comparison.Baseline), cell(change))
+	}
+	w("\n")
+
+	w("## Summary\n\n")
+	t := r.Total
+	w("All scenarios together: %s requests, %s failed (%s%%), %s req/s; response time avg %s ms, p95 %s ms, p99 %s ms.\n\n",
+		intOr(t.Requests), intOr(t.Errors), num(t.ErrorPercent, 2), num(t.Rate, 2), num(t.Avg, 3), num(t.P95, 3), num(t.P99, 3))
+
+	if len(r.Objectives) > 0 {
+		w("## Objectives\n\n| Objective | Outcome | Value | Detail |\n|---|---|---:|---|\n")
+		for _, o := range r.Objectives {
+			w("| %s | %s | %s | %s |\n", cell(o.Name), o.Outcome, withUnit(o.Value, o.Unit), cell(o.Message))
+		}
+		w("\n")
+	}
+
+	w("## Response times\n\nLatencies in milliseconds. Max is an upper bound (the top of the highest histogram bucket).\n\n")
+	for _, s := range r.Scenarios {
+		w("### Scenario %s", s.Name)
+		if s.Validity == "Invalid" {
+			w(" (invalid: %s)", s.InvalidReason)
+		}
+		w("\n\n")
+		if s.Iterations != nil {
+			w("%d iterations.\n\n", *s.Iterations)
+		}
+		writeStatsTable(&b, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
+	}
+
+	if c := r.Comparison; c != nil && len(c.Metrics) > 0 {
+		w("## Compared with baseline %s\n\nChange: **%s**. Mann-Whitney U test on per-interval samples, two-sided, significant below p = %g.\n\n", c.Baseline, c.Change, analysis.Alpha)
+		w("| Metric | Baseline | This run | Delta | Delta %% | p | Change |\n|---|---:|---:|---:|---:|---:|---|\n")
+		for _, m := range c.Metrics {
+			change := string(m.Change)
+			if m.Why != "" {
+				change += " (" + m.Why + ")"
+			}
+			w("| %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Metric), withUnit(m.Baseline, m.Unit), withUnit(m.Value, m.Unit),
+				signed(m.Delta, 3), signed(m.DeltaPercent, 1), pval(m.PValue), cell(change))
+		}
+		w("\n")
+	}
+
+	if len(r.Workloads) > 0 {
+		w("## Services: CPU\n\nCores, summed over the workload's pods; average and highest of %s rates.\n\n", "per-step")
+		w("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, wl := range r.Workloads {
+			w("| %s | %d | %s | %s | %s | %s | %s |\n", workloadName(wl), wl.Pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
+				noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
+		}
+		w("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
+		w("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
+		for _, wl := range r.Workloads {
+			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), bytes(wl.MemoryAvg), bytes(wl.MemoryMax),
+				noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills))
+		}
+		w("\n")
+	}
+
+	if len(r.Queries) > 0 {
+		w("## Custom queries\n\n| Query | Value | Unit | Description |\n|---|---:|---|---|\n")
+		for _, q := range r.Queries {
+			value := num(q.Value, 6)
+			switch {
+			case q.Error != "":
+				value = "error: " + q.Error
+			case q.Value == nil && len(q.Series) > 1:
+				value = fmt.Sprintf("%d series (below)", len(q.Series))
+			}
+			w("| %s | %s | %s | %s |\n", cell(q.Name), cell(value), cell(q.Unit), cell(q.Description))
+		}
+		w("\n")
+		for _, q := range r.Queries {
+			if len(q.Series) < 2 {
+				continue
+			}
+			w("%s:\n\n| Series | Value |\n|---|---:|\n", q.Name)
+			for _, s := range q.Series {
+				w("| %s | %s |\n", cell(labels(s.Labels)), num(s.Value, 6))
+			}
+			w("\n")
+		}
+	}
+
+	if len(r.Slices) > 0 {
+		w("## Time slices\n\n")
+		for _, sl := range r.Slices {
+			w("### %s (%s to %s)\n\n", sl.Name, ts(sl.Start), ts(sl.End))
+			rows := []analysis.RequestResult{{Name: "**all**", RequestStats: sl.Total}}
+			for _, s := range sl.Scenarios {
+				rows = append(rows, analysis.RequestResult{Name: s.Name, RequestStats: s.RequestStats})
+			}
+			writeStatsTable(&b, rows)
+			if len(sl.Workloads) > 0 {
+				w("| Workload | CPU avg | CPU max | Memory avg | Memory max |\n|---|---:|---:|---:|---:|\n")
+				for _, wl := range sl.Workloads {
+					w("| %s | %s | %s | %s | %s |\n", workloadName(wl), num(wl.CPUAvg, 3), num(wl.CPUMax, 3), bytes(wl.MemoryAvg), bytes(wl.MemoryMax))
+				}
+				w("\n")
+			}
+			for _, q := range sl.Queries {
+				w("- query %s: %s %s\n", q.Name, num(q.Value, 6), q.Unit)
+			}
+			if len(sl.Queries) > 0 {
+				w("\n")
+			}
+		}
+	}
+
+	if len(r.Phases) > 0 {
+		w("## Timeline\n\n| Phase | Entered | Took |\n|---|---|---:|\n")
+		for i, p := range r.Phases {
+			took := "-"
+			if i+1 < len(r.Phases) {
+				took = r.Phases[i+1].Time.Sub(p.Time).Round(time.Second).String()
+			}
+			w("| %s | %s | %s |\n", p.Phase, ts(p.Time), took)
+		}
+		w("\n")
+	}
+
+	if len(r.Notes) > 0 {
+		w("## Notes\n\n")
+		for _, n := range r.Notes {
+			w("- %s\n", n)
+		}
+		w("\n")
+	}
+	w("## How these numbers were read\n\n")
+	w("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
+	w("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
+	w("they are never averaged. Workload numbers come from cAdvisor. %d Prometheus queries.\n", r.PrometheusQueries)
+	return b.String()
+}
+
+func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {
+	b.WriteString("| Request | Requests | Errors | Error % | Rate (req/s) | Avg | p50 | p75 | p90 | p95 | p99 | Max |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		s := r.RequestStats
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(r.Name), intOr(s.Requests), intOr(s.Errors),
+			num(s.ErrorPercent, 2), num(s.Rate, 2), num(s.Avg, 3), num(s.P50, 3), num(s.P75, 3), num(s.P90, 3), num(s.P95, 3), num(s.P99, 3), num(s.Max, 3))
+	}
+	b.WriteString("\n")
+}
+
+func latencySource(r *analysis.Result) string {
+	switch r.LatencySource {
+	case "NativeHistogram":
+		if r.LatencyErrorBound != nil {
+			return fmt.Sprintf("k6 native histograms, merged across runners (percentiles within %.2f%% of the true value)", 100**r.LatencyErrorBound)
+		}
+		return "k6 native histograms, merged across runners"
+	case "TrendStats":
+		return "k6 trend-stat gauges (fallback: percentiles of several runners are bounds, not merged values)"
+	}
+	return "none (no latency data)"
+}
+
+func workloadName(w analysis.WorkloadResult) string {
+	tag := ""
+	if w.Touched {
+		tag = " (changed)"
+	}
+	return fmt.Sprintf("%s %s/%s%s", strings.ToLower(w.Kind), w.Namespace, w.Name, tag)
+}
+
+func labels(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, m[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// cell escapes text for a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+func dur(seconds float64) string {
+	return (time.Duration(seconds * float64(time.Second))).Round(time.Second).String()
+}
+
+// num renders an optional number; absent data is a dash, never a zero.
+func num(v *float64, decimals int) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', decimals, 64)
+}
+
+func signed(v *float64, decimals int) string {
+	if v == nil {
+		return "-"
+	}
+	s := num(v, decimals)
+	if *v > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func pval(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'g', 3, 64)
+}
+
+func withUnit(v *float64, unit string) string {
+	if v == nil {
+		return "-"
+	}
+	s := strconv.FormatFloat(math.Round(*v*1000)/1000, 'f', -1, 64)
+	switch unit {
+	case "":
+		return s
+	case "%":
+		return s + "%"
+	}
+	return s + " " + unit
+}
+
+func intOr(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func noteOr(v, note string) string {
+	if note != "" {
+		return note
+	}
+	return v
+}
+
+func bytes(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", *v/(1<<20))
+}
+
+func signedBytes(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	s := bytes(v)
+	if *v > 0 {
+		s = "+" + s
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func f(v float64) *float64 { return &v }
+func n(v int64) *int64     { return &v }
+
+// sample is a result with every section filled, and some data absent.
+func sample() *analysis.Result {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	warm := start.Add(time.Minute)
+	stats := func(reqs, errs int64, p95 float64) analysis.RequestStats {
+		return analysis.RequestStats{Requests: n(reqs), Errors: n(errs), Rate: f(float64(reqs) / 600), ErrorPercent: f(100 * float64(errs) / float64(reqs)),
+			Avg: f(p95 / 3), P50: f(p95 / 4), P75: f(p95 / 2), P90: f(p95 * 0.8), P95: f(p95), P99: f(p95 * 2), Max: f(p95 * 5)}
+	}
+	return &analysis.Result{
+		Experiment: "no-cpu-limits", Namespace: "perf", TestID: "no-cpu-limits-1a2b3c4d", Variant: "every service without a CPU limit",
+		Window:   analysis.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
+		Validity: perfexpv1alpha1.Valid, LatencySource: perfexpv1alpha1.LatencyFromNativeHistogram, LatencyErrorBound: f(0.0905),
+		Total: stats(48000, 12, 41.5),
+		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000),
+			Requests: []analysis.RequestResult{{Name: "check-out", RequestStats: stats(24000, 10, 52)}, {Name: "check-in", RequestStats: stats(24000, 2, 30.25)},
+				{Name: "a|pipe", RequestStats: analysis.RequestStats{Requests: n(0)}}}}},
+		Workloads: []analysis.WorkloadResult{
+			{Kind: "Deployment", Namespace: "perf", Name: "circulation", Touched: true, Pods: 2, CPUAvg: f(0.812), CPUMax: f(1.3), CPULimitNote: "no limit",
+				CPURequest: f(1), CPUPercentOfRequest: f(81.2), MemoryAvg: f(300 << 20), MemoryMax: f(310 << 20), MemoryLimit: f(1 << 30), MemoryPercentOfLimit: f(30.3),
+				MemoryGrowthPerHour: f(2 << 20), MemoryGrowthR2: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
+			{Kind: "StatefulSet", Namespace: "perf", Name: "kafka", Pods: 1, CPUAvg: f(0.2), CPUMax: f(0.31), CPULimit: f(2), CPUPercentOfLimit: f(10), CPUThrottledPercent: f(0),
+				CPURequestNote: "no request", MemoryLimitNote: "no limit"},
+		},
+		Queries: []analysis.QueryResult{
+			{Name: "db-connections", Unit: "connections", Description: "open database connections", Query: "sum(pg_stat_activity_count)", Value: f(42)},
+			{Name: "cpu-by-pod", Unit: "cores", Query: "sum by (pod) (...)", Series: []analysis.QuerySeries{{Labels: map[string]string{"pod": "a"}, Value: f(0.5)}, {Labels: map[string]string{"pod": "b"}}}},
+			{Name: "broken", Query: "sum(", Error: "parse error"},
+		},
+		Slices: []analysis.SliceResult{{Name: "last-5m", Start: start.Add(6 * time.Minute), End: start.Add(11 * time.Minute), Total: stats(24000, 2, 45),
+			Scenarios: []analysis.ScenarioResult{{Name: "checkinout", RequestStats: stats(24000, 2, 45)}}}},
+		Comparison: &analysis.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeImproved, Metrics: []analysis.MetricComparison{
+			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(60), Value: f(41.5), Delta: f(-18.5), DeltaPercent: f(-30.8333), PValue: f(0.00012), Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeImproved},
+			{Metric: "checkinout max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "ms", Baseline: f(200), Value: f(207.5), Delta: f(7.5), DeltaPercent: f(3.75), Change: perfexpv1alpha1.ChangeUnknown, Why: "a maximum has no per-interval samples to test"},
+		}},
+		Objectives: []analysis.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
+		Verdict:    perfexpv1alpha1.VerdictPass, PrometheusQueries: 31,
+		Notes:  []string{"1 k6 series were reset mid-run (a restarted runner); they were read sample by sample"},
+		Phases: []analysis.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file; run with -update after checking the diff:\n%s", name, got)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) { golden(t, "report.md.golden", []byte(Markdown(sample()))) }
+
+func TestDashboardGolden(t *testing.T) {
+	b, err := Dashboard(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dashboard.json.golden", b)
+	var d struct {
+		Time struct{ From, To string }
+		Panels []struct {
+			Targets []struct{ Expr string }
+		}
+		Templating struct{ List []struct{ Name, Query string } }
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Time.From != "2026-03-01T10:00:00Z" || d.Time.To != "2026-03-01T10:11:00Z" {
+		t.Errorf("time range %+v is not the window", d.Time)
+	}
+	if d.Templating.List[1].Name != "testid" || d.Templating.List[1].Query != "no-cpu-limits-1a2b3c4d" {
+		t.Errorf("testid variable %+v", d.Templating.List)
+	}
+	if len(d.Panels) != 6 || len(d.Panels[4].Targets) != 2 {
+		t.Errorf("%d panels; want six, two workloads in the CPU panel", len(d.Panels))
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	want := sample()
+	b, err := JSON(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip changed the result")
+	}
+}
+
+func TestAbsentIsADash(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{"absent number", num(nil, 2), "-"},
+		{"absent count", intOr(nil), "-"},
+		{"zero is zero", intOr(n(0)), "0"},
+		{"absent bytes", bytes(nil), "-"},
+		{"positive delta gets a sign", signed(f(1.5), 1), "+1.5"},
+		{"pipes are escaped", cell("a|b"), `a\|b`},
+		{"unit", withUnit(f(2.5), "ms"), "2.5 ms"},
+		{"percent", withUnit(f(2.5), "%"), "2.5%"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		})
+	}
+	md := Markdown(&analysis.Result{Experiment: "empty", Scenarios: []analysis.ScenarioResult{{Name: "s", Validity: "Invalid", InvalidReason: "no k6 samples"}}})
+	for _, want := range []string{"| **all** | - | - |", "(invalid: no k6 samples)", "none (no latency data)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report of an empty result lacks %q:\n%s", want, md)
+		}
+	}
+}
