@@ -86,11 +86,13 @@ func TestDashboardGolden(t *testing.T) {
 	}
 	golden(t, "dashboard.json.golden", b)
 	var d struct {
-		Time struct{ From, To string }
+		Time   struct{ From, To string }
 		Panels []struct {
 			Targets []struct{ Expr string }
 		}
-		Templating struct{ List []struct{ Name, Query string } }
+		Templating struct {
+			List []struct{ Name, Query string }
+		}
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
