@@ -21,18 +21,30 @@ type K6Summary struct {
 
 // ParseK6Summary reads a --summary-export document.
 func ParseK6Summary(b []byte) (K6Summary, error) {
+	// Statistics are numbers; other members (a metric's "thresholds") are skipped.
 	var doc struct {
-		Metrics map[string]map[string]float64 `json:"metrics"`
+		Metrics map[string]map[string]json.RawMessage `json:"metrics"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return K6Summary{}, fmt.Errorf("reading a k6 summary: %w", err)
 	}
-	m := doc.Metrics
+	stat := func(metric, name string) float64 {
+		var v float64
+		_ = json.Unmarshal(doc.Metrics[metric][name], &v)
+		return v
+	}
+	d := map[string]float64{}
+	for k, raw := range doc.Metrics["http_req_duration"] {
+		var v float64
+		if json.Unmarshal(raw, &v) == nil {
+			d[k] = v
+		}
+	}
 	return K6Summary{
-		Requests:   int64(m["http_reqs"]["count"]),
-		Failed:     int64(m["http_req_failed"]["passes"]),
-		Iterations: int64(m["iterations"]["count"]),
-		Duration:   m["http_req_duration"],
+		Requests:   int64(stat("http_reqs", "count")),
+		Failed:     int64(stat("http_req_failed", "passes")),
+		Iterations: int64(stat("iterations", "count")),
+		Duration:   d,
 	}, nil
 }
 
