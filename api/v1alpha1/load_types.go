@@ -212,7 +212,7 @@ type ArrivalRate struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeUnit must be positive"
-	TimeUnit metav1.Duration `json:"timeUnit,omitempty"`
+	TimeUnit *metav1.Duration `json:"timeUnit,omitempty"`
 
 	// duration of the scenario.
 	// +required

@@ -145,7 +145,8 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 			out.merge(st.StartTime, st.CompletionTime)
 			continue
 		}
-		if due := start.Add(u.startDelay); now.Before(due) {
+		due := start.Add(u.startDelay)
+		if now.Before(due) {
 			st.State = perfexpv1alpha1.ScenarioWaiting
 			out.done = false
 			out.wait = min(out.wait, due.Sub(now))
@@ -161,6 +162,10 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 			return out, err
 		}
 		st.Runner = ref.name
+		// Pods are awaited from when the unit was due, in the operator's own time.
+		if ref.created.Before(due) {
+			ref.created = due
+		}
 		views, loadStart, err := b.observe(ctx, exp, u, ref)
 		if err != nil {
 			return out, err

@@ -76,9 +76,9 @@ func Executor(sc *perfexpv1alpha1.Scenario) map[string]any {
 	switch {
 	case sc.ArrivalRate != nil:
 		a := sc.ArrivalRate
-		timeUnit := a.TimeUnit.Duration
-		if timeUnit <= 0 {
-			timeUnit = time.Second
+		timeUnit := time.Second
+		if a.TimeUnit != nil && a.TimeUnit.Duration > 0 {
+			timeUnit = a.TimeUnit.Duration
 		}
 		e := map[string]any{
 			"executor": "constant-arrival-rate", "rate": a.Rate, "timeUnit": k6Duration(timeUnit),

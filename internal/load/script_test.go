@@ -59,7 +59,7 @@ func TestExecutor(t *testing.T) {
 		{
 			name: "arrival rate becomes constant-arrival-rate",
 			sc: perfexpv1alpha1.Scenario{ArrivalRate: &perfexpv1alpha1.ArrivalRate{
-				Rate: 50, TimeUnit: dur(time.Second), Duration: dur(10 * time.Minute), PreAllocatedVUs: 10, MaxVUs: ptr.To[int32](40),
+				Rate: 50, TimeUnit: ptr.To(dur(time.Second)), Duration: dur(10 * time.Minute), PreAllocatedVUs: 10, MaxVUs: ptr.To[int32](40),
 			}},
 			want: map[string]any{
 				"executor": "constant-arrival-rate", "rate": int32(50), "timeUnit": "1s", "duration": "10m0s",

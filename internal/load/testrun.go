@@ -189,10 +189,17 @@ func (b testRunBackend) observe(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 		}
 	}
 	// Runners start paused and wait for k6-operator's starter: the load begins when the
-	// TestRun turns running, not when the containers start.
+	// TestRun turns running, not when the containers start. Until then a running runner pod
+	// makes no load.
 	var start time.Time
 	if c := meta.FindStatusCondition(conditions, "TestRunRunning"); c != nil && c.Status == metav1.ConditionTrue {
 		start = c.LastTransitionTime.Time
+	} else if stage == "" || strings.HasPrefix(stage, "init") || stage == "created" {
+		for i := range views {
+			if views[i].phase == podRunning {
+				views[i].phase, views[i].started = podPending, time.Time{}
+			}
+		}
 	}
 	return views, start, nil
 }
