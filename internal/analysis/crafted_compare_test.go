@@ -25,11 +25,11 @@ func TestCraftedBaselineComparison(t *testing.T) {
 	}{{"release-1", base, 0.010}, {"release-2", base.Add(17 * time.Minute), 0.013}, {"release-1-again", base.Add(34 * time.Minute), 0.010}}
 	var series []promtest.Series
 	for ri, run := range runs {
-		ok := newK6Series(k6Labels(run.id, "checkout", "pay", "0", true))
+		ok := promtest.NewK6Series(promtest.K6Labels(run.id, "checkout", "pay", "0", true))
 		for i := 1; i <= 180; i++ { // 15 minutes, a flush every 5 s
-			ok.flush(run.start.Add(time.Duration(i)*5*time.Second), latencies(20, run.lat*0.5, run.lat*1.5, i*(ri+1))...)
+			ok.Flush(run.start.Add(time.Duration(i)*5*time.Second), latencies(20, run.lat*0.5, run.lat*1.5, i*(ri+1))...)
 		}
-		series = append(series, ok.series()...)
+		series = append(series, ok.Series()...)
 	}
 	prom.Write(t, series)
 

@@ -12,65 +12,13 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 )
 
-// k6Series crafts one k6 series pair the way k6's remote-write output writes it: a request
-// counter and a latency histogram, both cumulative, one sample per flush that had requests,
-// stamped with the time of the flush's last request.
-type k6Series struct {
-	labels  map[string]string
-	n       float64
-	hist    *promtest.NativeHistogram
-	floats  []promtest.Float
-	hists   []promtest.HistogramSample
-	observe []observation
-}
-
-type observation struct {
-	t time.Time
-	v float64 // seconds
-}
-
-func newK6Series(labels map[string]string) *k6Series {
-	return &k6Series{labels: labels, hist: promtest.NewNativeHistogram()}
-}
-
-// flush records latencies (seconds) of requests whose last one happened at t.
-func (s *k6Series) flush(t time.Time, latencies ...float64) {
-	s.n += float64(len(latencies))
-	s.hist.Observe(latencies...)
-	s.floats = append(s.floats, promtest.Float{T: t, V: s.n})
-	s.hists = append(s.hists, promtest.HistogramSample{T: t, H: s.hist.Snapshot()})
-	for _, v := range latencies {
-		s.observe = append(s.observe, observation{t, v})
-	}
-}
-
-// restart is a runner restarting: its counters begin again at zero.
-func (s *k6Series) restart() {
-	s.n = 0
-	s.hist = promtest.NewNativeHistogram()
-}
-
-func (s *k6Series) series() []promtest.Series {
-	reqs := map[string]string{"__name__": metricRequests}
-	dur := map[string]string{"__name__": metricDuration}
-	for k, v := range s.labels {
-		reqs[k], dur[k] = v, v
-	}
-	return []promtest.Series{{Labels: reqs, Floats: s.floats}, {Labels: dur, Histograms: s.hists}}
-}
-
-func k6Labels(testID, scenario, name, runner string, ok bool) map[string]string {
-	return map[string]string{"testid": testID, "scenario": scenario, "name": name, "runner": runner,
-		"method": "GET", "status": map[bool]string{true: "200", false: "500"}[ok], "expected_response": map[bool]string{true: "true", false: "false"}[ok]}
-}
-
 // truth is what really happened between a and b (inclusive of b) over some series.
-func truth(series []*k6Series, a, b time.Time) []float64 {
+func truth(series []*promtest.K6Series, a, b time.Time) []float64 {
 	var vs []float64
 	for _, s := range series {
-		for _, o := range s.observe {
-			if o.t.After(a) && !o.t.After(b) {
-				vs = append(vs, o.v)
+		for _, o := range s.Observations {
+			if o.T.After(a) && !o.T.After(b) {
+				vs = append(vs, o.V)
 			}
 		}
 	}
@@ -139,42 +87,42 @@ func TestCraftedK6EdgeCases(t *testing.T) {
 	const sec = time.Second
 
 	type expect struct {
-		series   []*k6Series
+		series   []*promtest.K6Series
 		from, to time.Time
 		errors   int64
 	}
 	tests := []struct {
 		name string
 		// build writes the series and returns the input and what must come out.
-		build func(testID string) ([]*k6Series, Input, expect)
+		build func(testID string) ([]*promtest.K6Series, Input, expect)
 	}{
 		{
 			name: "a runner restarted mid-run: the counter reset is added, not lost",
-			build: func(id string) ([]*k6Series, Input, expect) {
-				s := newK6Series(k6Labels(id, "main", "get", "0", true))
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				s := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", "0", true))
 				for i := 1; i <= 12; i++ {
-					s.flush(at(time.Duration(i)*5*sec), latencies(10, 0.001, 0.05, i)...)
+					s.Flush(at(time.Duration(i)*5*sec), latencies(10, 0.001, 0.05, i)...)
 				}
-				s.restart()
+				s.Restart()
 				for i := 14; i <= 24; i++ {
-					s.flush(at(time.Duration(i)*5*sec), latencies(7, 0.002, 0.2, i)...)
+					s.Flush(at(time.Duration(i)*5*sec), latencies(7, 0.002, 0.2, i)...)
 				}
 				in := Input{Start: at(0), End: at(125 * sec), Scenarios: []string{"main"}}
-				return []*k6Series{s}, in, expect{[]*k6Series{s}, at(0), at(time.Hour), 0}
+				return []*promtest.K6Series{s}, in, expect{[]*promtest.K6Series{s}, at(0), at(time.Hour), 0}
 			},
 		},
 		{
 			name: "three parallel runners and errors: summed exactly, percentiles merged",
-			build: func(id string) ([]*k6Series, Input, expect) {
-				var all []*k6Series
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				var all []*promtest.K6Series
 				var errs int64
 				for r := range 3 {
-					ok := newK6Series(k6Labels(id, "main", "get", string(rune('0'+r)), true))
-					bad := newK6Series(k6Labels(id, "main", "get", string(rune('0'+r)), false))
+					ok := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", string(rune('0'+r)), true))
+					bad := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", string(rune('0'+r)), false))
 					for i := 1; i <= 20; i++ {
-						ok.flush(at(time.Duration(i)*5*sec+time.Duration(r)*700*time.Millisecond), latencies(5+r, 0.001*float64(r+1), 0.03*float64(r+1), i)...)
+						ok.Flush(at(time.Duration(i)*5*sec+time.Duration(r)*700*time.Millisecond), latencies(5+r, 0.001*float64(r+1), 0.03*float64(r+1), i)...)
 						if i%4 == 0 {
-							bad.flush(at(time.Duration(i)*5*sec+time.Duration(r)*900*time.Millisecond), 0.0005)
+							bad.Flush(at(time.Duration(i)*5*sec+time.Duration(r)*900*time.Millisecond), 0.0005)
 							errs++
 						}
 					}
@@ -186,43 +134,43 @@ func TestCraftedK6EdgeCases(t *testing.T) {
 		},
 		{
 			name: "warm-up subtraction: what the scenario's series held at the warm-up's end is removed",
-			build: func(id string) ([]*k6Series, Input, expect) {
-				s := newK6Series(k6Labels(id, "main", "get", "0", true))
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				s := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", "0", true))
 				for i := 1; i <= 6; i++ { // slow warm-up requests in the same series
-					s.flush(at(time.Duration(i)*5*sec), latencies(20, 0.5, 2, i)...)
+					s.Flush(at(time.Duration(i)*5*sec), latencies(20, 0.5, 2, i)...)
 				}
 				for i := 7; i <= 30; i++ {
-					s.flush(at(time.Duration(i)*5*sec), latencies(10, 0.001, 0.01, i)...)
+					s.Flush(at(time.Duration(i)*5*sec), latencies(10, 0.001, 0.01, i)...)
 				}
 				in := Input{Start: at(0), WarmUpEnd: at(32 * sec), End: at(151 * sec), Scenarios: []string{"main"}}
-				return []*k6Series{s}, in, expect{[]*k6Series{s}, at(32 * sec), at(time.Hour), 0}
+				return []*promtest.K6Series{s}, in, expect{[]*promtest.K6Series{s}, at(32 * sec), at(time.Hour), 0}
 			},
 		},
 		{
 			name: "a window not aligned to the flushes: samples count by their timestamps",
-			build: func(id string) ([]*k6Series, Input, expect) {
-				s := newK6Series(k6Labels(id, "main", "get", "0", true))
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				s := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", "0", true))
 				for i := 1; i <= 40; i++ {
-					s.flush(at(time.Duration(i)*5*sec+333*time.Millisecond), latencies(3, 0.001, 0.1, i)...)
+					s.Flush(at(time.Duration(i)*5*sec+333*time.Millisecond), latencies(3, 0.001, 0.1, i)...)
 				}
 				// The warm-up ends between two flushes, 2.1 s after one of them.
 				in := Input{Start: at(0), WarmUpEnd: at(52*sec + 433*time.Millisecond), End: at(201 * sec), Scenarios: []string{"main"}}
-				return []*k6Series{s}, in, expect{[]*k6Series{s}, at(52*sec + 433*time.Millisecond), at(time.Hour), 0}
+				return []*promtest.K6Series{s}, in, expect{[]*promtest.K6Series{s}, at(52*sec + 433*time.Millisecond), at(time.Hour), 0}
 			},
 		},
 		{
 			name: "a request name seen only in the first minute of a 40-minute run is still counted",
-			build: func(id string) ([]*k6Series, Input, expect) {
-				early := newK6Series(k6Labels(id, "main", "login", "0", true))
-				steady := newK6Series(k6Labels(id, "main", "get", "0", true))
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				early := promtest.NewK6Series(promtest.K6Labels(id, "main", "login", "0", true))
+				steady := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", "0", true))
 				for i := 1; i <= 12; i++ {
-					early.flush(at(time.Duration(i)*5*sec), latencies(4, 0.01, 0.3, i)...)
+					early.Flush(at(time.Duration(i)*5*sec), latencies(4, 0.01, 0.3, i)...)
 				}
 				for i := 1; i <= 480; i++ {
-					steady.flush(at(time.Duration(i)*5*sec), 0.002, 0.004)
+					steady.Flush(at(time.Duration(i)*5*sec), 0.002, 0.004)
 				}
 				in := Input{Start: at(0), End: at(2401 * sec), Scenarios: []string{"main"}}
-				return []*k6Series{early, steady}, in, expect{[]*k6Series{early}, at(0), at(time.Hour), 0}
+				return []*promtest.K6Series{early, steady}, in, expect{[]*promtest.K6Series{early}, at(0), at(time.Hour), 0}
 			},
 		},
 	}
@@ -233,7 +181,7 @@ func TestCraftedK6EdgeCases(t *testing.T) {
 		series, in, want := tc.build(id)
 		var write []promtest.Series
 		for _, s := range series {
-			write = append(write, s.series()...)
+			write = append(write, s.Series()...)
 		}
 		prom.Write(t, write)
 		in.TestID, in.Experiment = id, id

@@ -19,15 +19,15 @@ func TestCraftedQueriesAndSlices(t *testing.T) {
 	start, end := base.Add(time.Minute), base.Add(41*time.Minute)
 	const id = "soak-1"
 
-	s := newK6Series(k6Labels(id, "soak", "get", "0", true))
+	s := promtest.NewK6Series(promtest.K6Labels(id, "soak", "get", "0", true))
 	for i := 1; i <= 240; i++ { // one flush every 10 s for 40 minutes, slower in the last 10
 		lat := 0.01
 		if i > 180 {
 			lat = 0.05
 		}
-		s.flush(start.Add(time.Duration(i)*10*time.Second-500*time.Millisecond), lat, lat)
+		s.Flush(start.Add(time.Duration(i)*10*time.Second-500*time.Millisecond), lat, lat)
 	}
-	series := s.series()
+	series := s.Series()
 	series = append(series, cadvisor{ns: "shop", pod: "db-0", container: "postgres", id: "d", from: base, to: base.Add(44 * time.Minute), cpuCores: 0.25, mem: constant(mib)}.series()...)
 	prom.Write(t, series)
 

@@ -354,3 +354,64 @@ func (s *Server) RunK6(t testing.TB, r K6Run) []byte {
 
 // String renders a server for logs.
 func (s *Server) String() string { return fmt.Sprintf("prometheus at %s", s.URL) }
+
+// K6Series crafts one k6 series pair the way k6's remote-write output writes it: the request
+// counter k6_http_reqs_total and the latency histogram k6_http_req_duration_seconds, both
+// cumulative, one sample per flush that had requests, stamped with the time of the flush's last
+// request. It remembers every observation, so tests can compute the truth.
+type K6Series struct {
+	Labels       map[string]string
+	Observations []Observation
+	n            float64
+	hist         *NativeHistogram
+	floats       []Float
+	hists        []HistogramSample
+}
+
+// Observation is one request's latency (seconds) and the time it was flushed.
+type Observation struct {
+	T time.Time
+	V float64
+}
+
+// NewK6Series starts a series pair with the given labels (without __name__).
+func NewK6Series(labels map[string]string) *K6Series {
+	return &K6Series{Labels: labels, hist: NewNativeHistogram()}
+}
+
+// K6Labels are the labels k6 puts on a request's series.
+func K6Labels(testID, scenario, name, instance string, ok bool) map[string]string {
+	status, expected := "200", "true"
+	if !ok {
+		status, expected = "500", "false"
+	}
+	return map[string]string{"testid": testID, "scenario": scenario, "name": name, "instance_id": instance,
+		"method": "GET", "status": status, "expected_response": expected}
+}
+
+// Flush records latencies (seconds) of requests whose last one happened at t.
+func (s *K6Series) Flush(t time.Time, latencies ...float64) {
+	s.n += float64(len(latencies))
+	s.hist.Observe(latencies...)
+	s.floats = append(s.floats, Float{T: t, V: s.n})
+	s.hists = append(s.hists, HistogramSample{T: t, H: s.hist.Snapshot()})
+	for _, v := range latencies {
+		s.Observations = append(s.Observations, Observation{t, v})
+	}
+}
+
+// Restart is a runner restarting: its counters begin again at zero.
+func (s *K6Series) Restart() {
+	s.n = 0
+	s.hist = NewNativeHistogram()
+}
+
+// Series returns the two series to write.
+func (s *K6Series) Series() []Series {
+	reqs := map[string]string{"__name__": "k6_http_reqs_total"}
+	dur := map[string]string{"__name__": "k6_http_req_duration_seconds"}
+	for k, v := range s.Labels {
+		reqs[k], dur[k] = v, v
+	}
+	return []Series{{Labels: reqs, Floats: s.floats}, {Labels: dur, Histograms: s.hists}}
+}
