@@ -287,7 +287,7 @@ func (e *Environment) waitPrepared(ctx context.Context, exp *perfexpv1alpha1.Per
 // experiment are touched: a later experiment's patch is never undone. It never fails
 // permanently: problems are errors or waits, and the reconciler keeps calling.
 func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
-	refs, err := e.candidates(ctx, exp)
+	refs, listed, err := e.candidates(ctx, exp)
 	if err != nil {
 		return step.Result{}, err
 	}
@@ -301,15 +301,18 @@ func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 	var drifted []string
 	var current []*unstructured.Unstructured
 	for _, ref := range refs {
-		u := ref.empty()
-		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
-			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-				if tc := findTouched(exp, ref); tc != nil {
-					tc.Restored = true
+		u, ok := listed[ref]
+		if !ok {
+			u = ref.empty()
+			if err := e.c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+				if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+					if tc := findTouched(exp, ref); tc != nil {
+						tc.Restored = true
+					}
+					continue
 				}
-				continue
+				return step.Result{}, fmt.Errorf("reading %s: %w", ref, err)
 			}
-			return step.Result{}, fmt.Errorf("reading %s: %w", ref, err)
 		}
 		u.SetGroupVersionKind(ref.gvk())
 		snap, theirs := ownSnapshot(u, exp)
@@ -390,9 +393,11 @@ func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 	return step.Done(), nil
 }
 
-// candidates lists every object this experiment may have patched.
-func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]objRef, error) {
+// candidates lists every object this experiment may have patched, and returns the objects
+// the label list already read, so they are not read twice.
+func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]objRef, map[objRef]*unstructured.Unstructured, error) {
 	var refs []objRef
+	listed := map[objRef]*unstructured.Unstructured{}
 	seen := map[objRef]bool{}
 	add := func(r objRef) {
 		if !seen[r] {
@@ -407,13 +412,13 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 	}
 	v := exp.Spec.Variant
 	if v == nil || exp.UID == "" {
-		return refs, nil
+		return refs, listed, nil
 	}
 	ns := targetNamespace(exp)
 	if !e.allowed(ns) {
 		// Nothing was patched there, except what the status names (the allowed list may
 		// have changed since); listing a namespace perfexp may not touch would only fail.
-		return refs, nil
+		return refs, listed, nil
 	}
 	if v.Kafka != nil && v.Kafka.StrimziMode != nil {
 		add(objRef{APIVersion: kafkaGVK.GroupVersion().String(), Kind: kafkaGVK.Kind, Namespace: ns, Name: v.Kafka.StrimziMode.Name})
@@ -426,13 +431,15 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 		list.SetAPIVersion("apps/v1")
 		list.SetKind(kind + "List")
 		if err := e.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPatchedBy: string(exp.UID)}); err != nil {
-			return nil, fmt.Errorf("listing %ss patched by the experiment in %s: %w", kind, ns, err)
+			return nil, nil, fmt.Errorf("listing %ss patched by the experiment in %s: %w", kind, ns, err)
 		}
 		for i := range list.Items {
-			add(objRef{APIVersion: "apps/v1", Kind: kind, Namespace: ns, Name: list.Items[i].GetName()})
+			ref := objRef{APIVersion: "apps/v1", Kind: kind, Namespace: ns, Name: list.Items[i].GetName()}
+			add(ref)
+			listed[ref] = &list.Items[i]
 		}
 	}
-	return refs, nil
+	return refs, listed, nil
 }
 
 // ownSnapshot returns the object's snapshot when this experiment wrote it, else the
