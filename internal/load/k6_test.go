@@ -324,3 +324,47 @@ func TestRealK6RemoteWritesTaggedSamples(t *testing.T) {
 		t.Fatalf("native histogram of http_req_duration: %v; want a count of %d", v, iterations)
 	}
 }
+
+// Every script of the scenario library loads in k6 behind perfexp's entry script, and k6 sees
+// the experiment's shape instead of the script's.
+func TestRealK6LoadsTheLibraryScripts(t *testing.T) {
+	k6 := k6Binary(t)
+	scripts, err := filepath.Glob(filepath.Join(testenv.Root(), "scenarios", "*", "*.js"))
+	if err != nil || len(scripts) < 5 {
+		t.Fatalf("found %d library scripts (%v)", len(scripts), err)
+	}
+	for _, script := range scripts {
+		name := filepath.Base(filepath.Dir(script))
+		t.Run(name, func(t *testing.T) {
+			source, err := os.ReadFile(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := &perfexpv1alpha1.Scenario{Name: name, VUs: ptr.To[int32](4), Duration: ptr.To(dur(time.Minute))}
+			u := unit{name: name, sc: sc, parallelism: 2, executor: Executor(sc)}
+			entry, err := EntryScript(u, "script.js", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			for file, data := range map[string]string{EntryKey: entry, "script.js": string(source)} {
+				if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command(k6, "inspect", "--execution-requirements", filepath.Join(dir, EntryKey))
+			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("k6 inspect: %v\n%s", err, out)
+			}
+			// (k6 inspect leaves execution segments out; TestRealK6SegmentsMakeTheDeclaredLoad
+			// shows a run takes them.)
+			for _, want := range []string{`"` + name + `": {`, `"executor": "constant-vus"`, `"duration": "1m0s"`} {
+				if !bytes.Contains(out, []byte(want)) {
+					t.Errorf("k6 inspect lacks %s:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
