@@ -187,7 +187,7 @@ func storyKafkaBootstrap(t *testing.T, te *testenv.Env, ns string) {
 	clients := perfexpv1alpha1.WorkloadSelector{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"kafka-client": "yes"}}}
 	tests := []struct {
 		name    string
-		switch_ perfexpv1alpha1.KafkaBootstrapSwitch
+		change perfexpv1alpha1.KafkaBootstrapSwitch
 		want    string
 		envVar  string
 	}{
@@ -197,7 +197,7 @@ func storyKafkaBootstrap(t *testing.T, te *testenv.Env, ns string) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			exp := experiment(t, c, ns, fmt.Sprintf("bootstrap-%d", i), &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{Bootstrap: &tt.switch_}})
+			exp := experiment(t, c, ns, fmt.Sprintf("bootstrap-%d", i), &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{Bootstrap: &tt.change}})
 			e := New(c, Options{})
 			prepare(t, e, c, exp)
 			for _, name := range []string{"orders", "billing"} {
