@@ -186,10 +186,10 @@ func storyKafkaBootstrap(t *testing.T, te *testenv.Env, ns string) {
 	before := state(t, c, ns)
 	clients := perfexpv1alpha1.WorkloadSelector{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"kafka-client": "yes"}}}
 	tests := []struct {
-		name    string
+		name   string
 		change perfexpv1alpha1.KafkaBootstrapSwitch
-		want    string
-		envVar  string
+		want   string
+		envVar string
 	}{
 		{"address", perfexpv1alpha1.KafkaBootstrapSwitch{Workloads: clients, Address: "kafka-kraft:9092"}, "kafka-kraft:9092", "KAFKA_BOOTSTRAP_SERVERS"},
 		{"from kafka", perfexpv1alpha1.KafkaBootstrapSwitch{Workloads: clients, EnvVar: "BROKERS", FromKafka: &perfexpv1alpha1.StrimziKafkaRef{Name: "kraft", Listener: "tls"}},
