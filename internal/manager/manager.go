@@ -143,7 +143,11 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			Logs:           load.NewPodLogs(cs),
 			APIReader:      mgr.GetAPIReader(),
 		}),
-		Analyzer: controllers.NotImplementedAnalyzer{},
+		Analyzer: &controllers.PrometheusAnalyzer{
+			Client:        c,
+			PrometheusURL: opts.PrometheusURL,
+			Clock:         clock.RealClock{},
+		},
 	}, nil
 }
 
