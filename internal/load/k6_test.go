@@ -160,7 +160,9 @@ func TestRealK6SegmentsMakeTheDeclaredLoad(t *testing.T) {
 
 		// The declared load is the iterations k6 starts; on a busy machine some find no free VU
 		// and k6 counts them as dropped instead.
-		declared := func(s Summary) int64 { return count(s, "iterations", "count") + count(s, "dropped_iterations", "count") }
+		declared := func(s Summary) int64 {
+			return count(s, "iterations", "count") + count(s, "dropped_iterations", "count")
+		}
 		wholeIterations := declared(single[0].summary)
 		// k6 starts an iteration at the very start and one at the very end of the window.
 		if want := int64(40 * 3); wholeIterations < want || wholeIterations > want+1 {

@@ -83,7 +83,9 @@ func TestEvaluate(t *testing.T) {
 		return podView{name: "p", index: i, phase: podEnded, exitCode: code, reason: reason,
 			started: t0.Add(time.Duration(i) * time.Second), finished: t0.Add(time.Minute + time.Duration(i)*time.Second)}
 	}
-	run := func(i int) podView { return podView{index: i, phase: podRunning, started: t0.Add(time.Duration(i) * time.Second)} }
+	run := func(i int) podView {
+		return podView{index: i, phase: podRunning, started: t0.Add(time.Duration(i) * time.Second)}
+	}
 	tests := []struct {
 		name           string
 		views          []podView

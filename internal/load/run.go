@@ -85,7 +85,7 @@ func (r *Runner) warmUp(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment
 	if !out.done {
 		return step.Wait(out.wait, "%s", out.waiting), nil
 	}
-	w.WarmUpEnd = &metav1.Time{Time: out.finished}
+	w.WarmUpEnd = &metav1.Time{Time: ceilSecond(out.finished)}
 	log.FromContext(ctx).Info("Warm-up finished", "experiment", klogRef(exp), "start", w.Start, "end", w.WarmUpEnd)
 	return step.Done(), nil
 }
@@ -118,7 +118,7 @@ func (r *Runner) run(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (
 	if !out.done {
 		return step.Wait(out.wait, "%s", out.waiting), nil
 	}
-	w.End = &metav1.Time{Time: out.finished}
+	w.End = &metav1.Time{Time: ceilSecond(out.finished)}
 	log.FromContext(ctx).Info("Load finished", "experiment", klogRef(exp), "start", w.Start, "end", w.End, "thresholdsCrossed", ls.ThresholdsCrossed)
 	return step.Done(), nil
 }
@@ -389,6 +389,12 @@ func setTime(field **metav1.Time, t time.Time) {
 		*field = &metav1.Time{Time: t}
 	}
 }
+
+// ceilSecond rounds an end up to the next whole second. Kubernetes reports container times in
+// whole seconds, cut down: a pod that "finished at 10:40:12" finished before 10:40:13. The
+// window's start (cut down) and end (rounded up) therefore always hold every sample of the load,
+// and are off what happened by less than a second.
+func ceilSecond(t time.Time) time.Time { return t.Truncate(time.Second).Add(time.Second) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

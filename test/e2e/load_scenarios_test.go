@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -237,14 +236,17 @@ func TestLoadTwoConcurrentScenarios(t *testing.T) {
 		}
 	}
 	w := exp.Status.Window
-	if !w.Start.Time.Equal(firstStart) || !w.End.Time.Equal(lastEnd) {
+	// Container times are whole seconds, cut down; the window's end is rounded up.
+	if !w.Start.Time.Equal(firstStart) || !w.End.Time.Equal(lastEnd.Add(time.Second)) {
 		t.Errorf("window %s..%s; the pods ran %s..%s", w.Start, w.End, firstStart, lastEnd)
 	}
 	startGap, endGap := firstRequest.Sub(w.Start.Time), w.End.Time.Sub(lastTeardown)
 	t.Logf("window %s..%s; first request %s after its start, last iteration ended %s before its end",
 		w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339), startGap, endGap)
-	if math.Abs(startGap.Seconds()) > 1 || math.Abs(endGap.Seconds()) > 1.5 {
-		t.Errorf("the window is off what happened by more than a second: start %s, end %s", startGap, endGap)
+	// The window holds the load, and is off it by less than Kubernetes' one-second resolution
+	// plus k6's own start-up (script init) and shut-down (teardown, summary, last push).
+	if startGap < 0 || startGap > 2*time.Second || endGap < 0 || endGap > 2*time.Second {
+		t.Errorf("the window is off what happened: first request %s after its start, last iteration %s before its end", startGap, endGap)
 	}
 
 	// The overhead perfexp adds around the load.
