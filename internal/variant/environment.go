@@ -492,7 +492,10 @@ func markDrifted(exp *perfexpv1alpha1.PerfExperiment, drifted []string) {
 	})
 }
 
-// setOurs adds perfexp's annotations and label to an object about to be patched.
+// setOurs adds perfexp's annotations to an object about to be patched, and its label to a
+// Deployment or StatefulSet. Only those are found by listing the label; other objects are
+// named by the variant itself. Labelling them would also have side effects: Strimzi, for one,
+// copies a Kafka resource's labels onto every pod and service it manages.
 func setOurs(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment, snap string) {
 	a := u.GetAnnotations()
 	if a == nil {
@@ -501,6 +504,9 @@ func setOurs(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment, 
 	a[perfexpv1alpha1.AnnotationSnapshot] = snap
 	a[perfexpv1alpha1.AnnotationExperiment] = exp.Namespace + "/" + exp.Name
 	u.SetAnnotations(a)
+	if !refOf(u).isWorkload() {
+		return
+	}
 	l := u.GetLabels()
 	if l == nil {
 		l = map[string]string{}
@@ -521,6 +527,9 @@ func removeOurs(u *unstructured.Unstructured) {
 	}
 	u.SetAnnotations(a)
 	l := u.GetLabels()
+	if _, ok := l[LabelPatchedBy]; !ok {
+		return
+	}
 	delete(l, LabelPatchedBy)
 	if len(l) == 0 {
 		l = nil

@@ -225,8 +225,13 @@ func storyStrimziMode(t *testing.T, te *testenv.Env, ns string) {
 		t.Fatalf("Prepare: %+v %v; want a wait for the KRaft metadata state", res, err)
 	}
 	save(t, c, exp)
-	if k := kafkas(t, c, ns)[0]; k.GetAnnotations()[kraftAnnotation] != "enabled" {
+	k := kafkas(t, c, ns)[0]
+	if k.GetAnnotations()[kraftAnnotation] != "enabled" {
 		t.Fatalf("annotations during the run: %v", k.GetAnnotations())
+	}
+	// Strimzi copies a Kafka's labels onto its pods and services: perfexp adds none.
+	if _, ok := k.GetLabels()[LabelPatchedBy]; ok {
+		t.Fatalf("the Kafka resource got perfexp's label: %v", k.GetLabels())
 	}
 	// Still ZooKeeper: still waiting.
 	if res, _ := e.Prepare(t.Context(), exp); res.Done {
