@@ -811,6 +811,31 @@ func library(t *testing.T, env *testenv.Env) {
 		t.Fatalf("found %d experiments in scenarios/; want one per workflow", experiments)
 	}
 
+	t.Run("the examples of docs/load.md are accepted", func(t *testing.T) {
+		doc, err := os.ReadFile(filepath.Join(testenv.Root(), "docs", "load.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples := 0
+		for _, block := range strings.Split(string(doc), "```yaml\n")[1:] {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(block[:strings.Index(block, "```")]), &obj.Object); err != nil {
+				t.Fatalf("an example does not parse: %v\n%s", err, block)
+			}
+			if obj.GetKind() != "PerfExperiment" {
+				continue
+			}
+			examples++
+			obj.SetNamespace(ns)
+			if err := env.Client.Create(t.Context(), obj, client.DryRunAll); err != nil {
+				t.Errorf("example %s refused: %v", obj.GetName(), err)
+			}
+		}
+		if examples < 8 {
+			t.Fatalf("found %d examples", examples)
+		}
+	})
+
 	t.Run("an arrival rate with fewer VUs than pods is refused", func(t *testing.T) {
 		exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: "too-few-vus", Namespace: ns}}
 		exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
