@@ -329,7 +329,8 @@ func (r *Runner) createOwned(ctx context.Context, exp *perfexpv1alpha1.PerfExper
 	}
 	err := r.c.Create(ctx, obj)
 	if err == nil {
-		log.FromContext(ctx).Info("Created load object", "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
+		kind := fmt.Sprintf("%T", obj)
+		log.FromContext(ctx).Info("Created load object", "kind", kind[strings.LastIndex(kind, ".")+1:], "name", obj.GetName(), "namespace", obj.GetNamespace())
 		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -61,6 +64,9 @@ func loadClients(t *testing.T) (client.Client, kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	cfg.QPS = -1
+	// The CRD first: the client learns the kinds the API server serves when it is made.
+	framework.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(framework.RepoRoot(), "config", "crd", "bases"))
+	framework.Kubectl(t, "wait", "--for", "condition=established", "crd/perfexperiments.perfexp.dev", "--timeout=60s")
 	c := clusterClient(t, nil)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -72,7 +78,6 @@ func loadClients(t *testing.T) (client.Client, kubernetes.Interface) {
 // loadExperiment creates the experiment in the cluster and returns the copy the test drives.
 func loadExperiment(t *testing.T, c client.Client, ns, name string, scenarios []perfexpv1alpha1.Scenario) *perfexpv1alpha1.PerfExperiment {
 	t.Helper()
-	framework.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(framework.RepoRoot(), "config", "crd", "bases"))
 	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	exp.Spec.Abort = true
 	exp.Spec.Load.Scenarios = scenarios
@@ -162,10 +167,11 @@ func TestLoadTwoConcurrentScenarios(t *testing.T) {
 	}
 	exp := loadExperiment(t, c, ns, "two-scenarios", scenarios)
 	r := load.New(c, load.Options{K6Image: loadK6Image, RemoteWriteURL: loadRemoteWrite, Logs: load.NewPodLogs(cs), PollInterval: time.Second})
+	ctx := logr.NewContext(t.Context(), testr.New(t))
 
 	running := time.Now()
-	done := drive(t, "Run", func() (step.Result, error) { return r.Run(t.Context(), exp) }, 3*time.Minute)
-	t.Cleanup(func() { _, _ = r.Stop(t.Context(), exp) })
+	done := drive(t, "Run", func() (step.Result, error) { return r.Run(ctx, exp) }, 3*time.Minute)
+	t.Cleanup(func() { _, _ = r.Stop(context.Background(), exp) })
 
 	// Every runner pod ended with exit code 0.
 	for _, name := range []string{"lookup", "checkinout"} {
@@ -289,8 +295,9 @@ func TestLoadAbortStopsPromptly(t *testing.T) {
 		Env: []perfexpv1alpha1.EnvVar{{Name: "BASE_URL", Value: "http://inventory:8080"}},
 	}})
 	r := load.New(c, load.Options{K6Image: loadK6Image, RemoteWriteURL: loadRemoteWrite, Logs: load.NewPodLogs(cs)})
+	ctx := logr.NewContext(t.Context(), testr.New(t))
 	framework.Eventually(t, 2*time.Minute, loadPoll, "both k6 pods running", func() error {
-		res, err := r.Run(t.Context(), exp)
+		res, err := r.Run(ctx, exp)
 		if err != nil || res.Failure != nil {
 			t.Fatalf("Run() = %+v, %v", res, err)
 		}
@@ -300,7 +307,7 @@ func TestLoadAbortStopsPromptly(t *testing.T) {
 		return nil
 	})
 	aborted := time.Now()
-	stopped := drive(t, "Stop", func() (step.Result, error) { return r.Stop(t.Context(), exp) }, time.Minute)
+	stopped := drive(t, "Stop", func() (step.Result, error) { return r.Stop(ctx, exp) }, time.Minute)
 	t.Logf("OVERHEAD abort -> no k6 pod running: %s", stopped.Sub(aborted).Round(time.Millisecond))
 	pods := &corev1.PodList{}
 	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{perfexpv1alpha1.LabelTestID: exp.Status.TestID}); err != nil {
