@@ -174,6 +174,22 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.LatencySource = perfexpv1alpha1.LatencyFromNativeHistogram
 	default:
 		r.LatencySource = perfexpv1alpha1.LatencyNone
+		stats, err := readTrendStats(ctx, cq, in.TestID, lookFrom, edges[endIdx], k6.labels)
+		if err != nil {
+			return nil, err
+		}
+		declared := map[string]bool{}
+		for _, s := range in.Scenarios {
+			declared[s] = true
+		}
+		if found, bounded := r.applyTrendStats(stats, k6.labels, k6.reqs[endIdx], declared); found {
+			r.LatencySource = perfexpv1alpha1.LatencyFromTrendStats
+			note := "latencies come from k6's trend-stat gauges (no native histograms were written): each runner's own statistics over its whole run, so the warm-up is not removed from them and slices have none"
+			if bounded {
+				note += "; where several runners or series make up a row, its percentiles are the largest of theirs, an upper bound, not a merged percentile"
+			}
+			r.Notes = append(r.Notes, note)
+		}
 	}
 	if r.LatencySource == perfexpv1alpha1.LatencyFromNativeHistogram {
 		g := 1.0
