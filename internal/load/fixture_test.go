@@ -57,7 +57,7 @@ func (l *fakeLogs) Tail(_ context.Context, _, pod, _ string, maxBytes int) ([]by
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	c     client.Client
 	ns    string
 	clock *clocktesting.FakeClock
@@ -65,7 +65,7 @@ type fixture struct {
 	r     *load.Runner
 }
 
-func newFixture(t *testing.T, env *testenv.Env, ns string) *fixture {
+func newFixture(t testing.TB, env *testenv.Env, ns string) *fixture {
 	t.Helper()
 	f := &fixture{
 		t: t, c: env.Client, ns: env.Namespace(t, ns),
