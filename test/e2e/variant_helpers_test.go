@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
@@ -30,6 +32,12 @@ import (
 	"github.com/perfexp/perfexp/internal/variant"
 	"github.com/perfexp/perfexp/test/e2e/framework"
 )
+
+func init() {
+	// The variant package logs through controller-runtime's logger; the tests report what
+	// matters themselves.
+	log.SetLogger(logr.Discard())
+}
 
 // demoDeployments are the demo system's services.
 var demoDeployments = []string{"circulation", "inventory", "kafka-kraft", "kafka-zookeeper"}
