@@ -429,9 +429,9 @@ func (a *PrometheusAnalyzer) crossCheck(ctx context.Context, exp *perfexpv1alpha
 	if len(sums) == 0 {
 		return notes
 	}
-	mismatches := analysis.CrossCheck(r, sums)
-	if len(mismatches) == 0 {
-		notes = append(notes, fmt.Sprintf("request and error counts equal the sum of the %d k6 runners' own summaries", len(sums)))
+	mismatches, compared := analysis.CrossCheck(r, sums)
+	if len(mismatches) == 0 && compared > 0 {
+		notes = append(notes, fmt.Sprintf("request and error counts equal the sum of the %d k6 runners' own summaries", compared))
 	}
 	return append(notes, mismatches...)
 }

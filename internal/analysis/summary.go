@@ -49,11 +49,11 @@ func ParseK6Summary(b []byte) (K6Summary, error) {
 }
 
 // CrossCheck compares the results with the runners' own summaries, keyed <scenario>-<pod
-// index>.json, and returns a note for every scenario whose counts differ. The summaries cover
-// the whole scenario; the scenarios' series start after the warm-up, so the counts must be
-// equal.
-func CrossCheck(r *Result, summaries map[string]K6Summary) []string {
-	type sums struct{ reqs, failed int64 }
+// index>.json, and returns a note for every scenario whose counts differ, and how many
+// summaries of declared scenarios were compared. The summaries cover the whole scenario; the
+// scenarios' series start after the warm-up, so the counts must be equal.
+func CrossCheck(r *Result, summaries map[string]K6Summary) (notes []string, compared int) {
+	type sums struct{ reqs, failed, pods int64 }
 	per := map[string]*sums{}
 	for key, s := range summaries {
 		scenario := scenarioOfSummaryKey(key)
@@ -62,13 +62,14 @@ func CrossCheck(r *Result, summaries map[string]K6Summary) []string {
 		}
 		per[scenario].reqs += s.Requests
 		per[scenario].failed += s.Failed
+		per[scenario].pods++
 	}
-	var notes []string
 	for _, sc := range r.Scenarios {
 		want := per[sc.Name]
 		if want == nil || sc.RequestStats.Requests == nil {
 			continue
 		}
+		compared += int(want.pods)
 		if *sc.RequestStats.Requests != want.reqs || (sc.Errors != nil && *sc.Errors != want.failed) {
 			errs := "absent"
 			if sc.Errors != nil {
@@ -79,7 +80,7 @@ func CrossCheck(r *Result, summaries map[string]K6Summary) []string {
 		}
 	}
 	sort.Strings(notes)
-	return notes
+	return notes, compared
 }
 
 // scenarioOfSummaryKey strips "-<index>.json".
