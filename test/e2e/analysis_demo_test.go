@@ -156,4 +156,3 @@ func deref[T any](p *T) string {
 	}
 	return fmt.Sprint(*p)
 }
-
