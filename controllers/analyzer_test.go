@@ -3,6 +3,9 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
@@ -239,4 +243,35 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			t.Errorf("got %+v %v", res, err)
 		}
 	})
+}
+
+// Every PerfExperiment in docs/analysis.md is accepted by the API server as written.
+func TestAnalysisDocsExamples(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, "perfexp-demo")
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "docs", "analysis.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	n := 0
+	for _, b := range blocks {
+		if !strings.Contains(b[1], "kind: PerfExperiment") {
+			continue
+		}
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := yaml.UnmarshalStrict([]byte(b[1]), exp); err != nil {
+			t.Errorf("example does not parse: %v\n%s", err, b[1])
+			continue
+		}
+		n++
+		t.Run(exp.Name, func(t *testing.T) {
+			if err := env.Client.Create(t.Context(), exp, client.DryRunAll); err != nil {
+				t.Errorf("the API server refuses the example: %v", err)
+			}
+		})
+	}
+	if n < 2 {
+		t.Errorf("found %d examples in docs/analysis.md", n)
+	}
 }
