@@ -242,6 +242,10 @@ func (e *Environment) validate(ctx context.Context, p *plan, t *target) (*pendin
 	return &pending{t: t, local: local, snap: snap, enc: enc}, nil, nil
 }
 
+// maxStatusSnapshots bounds the snapshots copied into one experiment's status (etcd refuses
+// objects above 1.5 MiB).
+const maxStatusSnapshots = 512 * 1024
+
 // maxSnapshot bounds a snapshot: status.environment.touched[].snapshot takes at most 64 KiB,
 // and all annotations of an object share 256 KiB.
 const maxSnapshot = 65536
@@ -334,9 +338,8 @@ func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 			drifted = append(drifted, fmt.Sprintf("%s %s is %s, not %s as %s set it", ref, d.Path, d.Current, d.Want, d.Source))
 		}
 		restored := u.DeepCopy()
-		if err := unwind(restored.Object, snap); err != nil {
-			waits = append(waits, fmt.Sprintf("%s cannot be restored (%v); fix it or restore it by hand from its %s annotation", ref, err, perfexpv1alpha1.AnnotationSnapshot))
-			continue
+		for _, s := range unwind(restored.Object, snap) {
+			drifted = append(drifted, fmt.Sprintf("%s %s", ref, s))
 		}
 		removeOurs(restored)
 		if err := recordTouched(exp, &target{ref: ref, obj: u}, snap, true); err != nil {
@@ -623,7 +626,19 @@ func recordTouched(exp *perfexpv1alpha1.PerfExperiment, t *target, snap *Snapsho
 		})
 		tc = &env.Touched[len(env.Touched)-1]
 	}
-	tc.Snapshot = enc
+	total := 0
+	for i := range env.Touched {
+		if &env.Touched[i] != tc {
+			total += len(env.Touched[i].Snapshot)
+		}
+	}
+	// The object's annotation is the snapshot that counts; the copy in status is for people
+	// and is left out once the status would grow past what an object can hold in etcd.
+	if total+len(enc) <= maxStatusSnapshots {
+		tc.Snapshot = enc
+	} else {
+		tc.Snapshot = ""
+	}
 	tc.Patched = tc.Patched || patched
 	if t.ref.isWorkload() && len(tc.Containers) == 0 && patched {
 		tc.Containers = containersInForce(t.obj)

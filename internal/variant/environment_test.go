@@ -535,7 +535,8 @@ func storyCrashDuringRestore(t *testing.T, te *testenv.Env, ns string) {
 // naming the object and field, and restores the snapshot anyway.
 func storyDrift(t *testing.T, te *testenv.Env, ns string) {
 	c := te.Client
-	create(t, c, deployment(ns, "web", nil, service("app")), deployment(ns, "api", nil, service("app")))
+	create(t, c, deployment(ns, "web", nil, service("app")), deployment(ns, "api", nil, service("app")),
+		deployment(ns, "pair", nil, service("app"), service("sidecar")))
 	rollOut(t, c, ns)
 	before := state(t, c, ns)
 	exp := experiment(t, c, ns, "drift", &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
@@ -549,7 +550,16 @@ func storyDrift(t *testing.T, te *testenv.Env, ns string) {
 	if err := c.Update(t.Context(), web, client.FieldOwner("argocd")); err != nil {
 		t.Fatal(err)
 	}
+	// Someone removes a container perfexp changed: its fields cannot be put back, the rest is.
+	pair := getDeployment(t, c, ns, "pair")
+	pair.Spec.Template.Spec.Containers = pair.Spec.Template.Spec.Containers[:1]
+	if err := c.Update(t.Context(), pair); err != nil {
+		t.Fatal(err)
+	}
 	restore(t, e, c, exp)
+	if _, ok := containerOf(t, getDeployment(t, c, ns, "pair").Spec.Template.Spec, "app").Resources.Limits[corev1.ResourceCPU]; !ok {
+		t.Error("pair's app container did not get its CPU limit back")
+	}
 	cond := apimeta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionDrifted)
 	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != perfexpv1alpha1.ReasonFieldChangedDuringRun {
 		t.Fatalf("Drifted condition: %+v", cond)
@@ -559,13 +569,19 @@ func storyDrift(t *testing.T, te *testenv.Env, ns string) {
 			t.Errorf("the Drifted message does not name %s: %s", want, cond.Message)
 		}
 	}
+	if !strings.Contains(cond.Message, "Deployment "+ns+"/pair spec.template.spec.containers[sidecar].resources.limits.cpu could not be put back") {
+		t.Errorf("the Drifted message does not say the removed container's limit could not be put back: %s", cond.Message)
+	}
 	if strings.Contains(cond.Message, ns+"/api") {
 		t.Errorf("the Drifted message names an object nobody changed: %s", cond.Message)
 	}
 	if cond.ObservedGeneration != exp.Generation {
 		t.Errorf("observedGeneration %d, want %d", cond.ObservedGeneration, exp.Generation)
 	}
-	requireSameState(t, before, state(t, c, ns))
+	after := state(t, c, ns)
+	delete(before, "Deployment/pair")
+	delete(after, "Deployment/pair")
+	requireSameState(t, before, after)
 }
 
 // perfexp is allowed to patch other namespaces only: the experiment is refused, untouched.

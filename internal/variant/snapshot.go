@@ -192,8 +192,10 @@ func drifts(obj map[string]any, snap *Snapshot) []Drift {
 }
 
 // unwind puts every changed field of obj back to its value before the variant, newest change
-// first. Fields the variant did not change are left alone.
-func unwind(obj map[string]any, snap *Snapshot) error {
+// first. Fields the variant did not change are left alone. A field that cannot be put back
+// because the object's shape changed under it (someone removed the container) is skipped and
+// reported: the rest is still restored, since nothing better can be done for that field.
+func unwind(obj map[string]any, snap *Snapshot) (skipped []string) {
 	for i := len(snap.Changes) - 1; i >= 0; i-- {
 		c := snap.Changes[i]
 		if absent(c.Before) {
@@ -202,18 +204,18 @@ func unwind(obj map[string]any, snap *Snapshot) error {
 			continue
 		}
 		v, err := decodeValue(c.Before)
+		if err == nil {
+			index := -1
+			if c.Index != nil {
+				index = *c.Index
+			}
+			err = set(obj, c.Path, v, index)
+		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.Path, err)
-		}
-		index := -1
-		if c.Index != nil {
-			index = *c.Index
-		}
-		if err := set(obj, c.Path, v, index); err != nil {
-			return err
+			skipped = append(skipped, fmt.Sprintf("%s could not be put back to %s: %v", c.Path, normalizeJSON(c.Before), err))
 		}
 	}
-	return nil
+	return skipped
 }
 
 // stripOurs removes perfexp's own annotations and label from a value read at a path that

@@ -2,7 +2,9 @@ package variant
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -138,8 +140,8 @@ func TestEditsUnwindExactly(t *testing.T) {
 			if d := drifts(o, back); len(d) != 0 {
 				t.Fatalf("drift right after the change: %+v", d)
 			}
-			if err := unwind(o, back); err != nil {
-				t.Fatal(err)
+			if skipped := unwind(o, back); len(skipped) > 0 {
+				t.Fatal(skipped)
 			}
 			if !sameJSON(o, before) {
 				a, _ := json.Marshal(o)
@@ -189,8 +191,8 @@ func TestPatchOpRecordsChangedPaths(t *testing.T) {
 			if err := fillAfter(o, changes); err != nil {
 				t.Fatal(err)
 			}
-			if err := unwind(o, &Snapshot{Changes: changes}); err != nil {
-				t.Fatal(err)
+			if skipped := unwind(o, &Snapshot{Changes: changes}); len(skipped) > 0 {
+				t.Fatal(skipped)
 			}
 			if !sameJSON(o, before) {
 				t.Fatalf("unwinding did not restore the object: %v", o)
@@ -220,8 +222,8 @@ func TestOverlappingChangesUnwind(t *testing.T) {
 	if d := drifts(o, snap); len(d) != 0 {
 		t.Fatalf("drift right after the change: %+v", d)
 	}
-	if err := unwind(o, snap); err != nil {
-		t.Fatal(err)
+	if skipped := unwind(o, snap); len(skipped) > 0 {
+		t.Fatal(skipped)
 	}
 	if !sameJSON(o, before) {
 		t.Fatalf("unwinding did not restore the object: %v", o)
@@ -260,5 +262,32 @@ func TestNullIsNotAbsent(t *testing.T) {
 	}
 	if absent(back.Changes[0].Before) {
 		t.Fatalf("a null field was read back as absent: %s", enc)
+	}
+}
+
+// The status keeps copies of snapshots only up to a bound; past it the annotation alone holds
+// them, and the object is still recorded as touched.
+func TestStatusSnapshotsAreBounded(t *testing.T) {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	big := &Snapshot{Version: snapshotVersion, Changes: []Change{{Source: "patches[0]", Path: path("data", "x"),
+		Before: json.RawMessage(`"` + strings.Repeat("x", 60000) + `"`)}}}
+	for i := range 12 {
+		ref := objRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: fmt.Sprintf("cm-%d", i)}
+		if err := recordTouched(exp, &target{ref: ref}, big, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, empty := 0, 0
+	for _, tc := range exp.Status.Environment.Touched {
+		total += len(tc.Snapshot)
+		if tc.Snapshot == "" {
+			empty++
+		}
+		if !tc.Patched {
+			t.Fatalf("%s not recorded as patched", tc.Name)
+		}
+	}
+	if total > maxStatusSnapshots || empty == 0 || empty == 12 {
+		t.Fatalf("status holds %d bytes of snapshots, %d entries without: want at most %d bytes and some copies kept", total, empty, maxStatusSnapshots)
 	}
 }
