@@ -614,6 +614,9 @@ func storyInvalidVariants(t *testing.T, te *testenv.Env, ns string) {
 	st := statefulSet(ns, "ondelete", service("db"))
 	st.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
 	create(t, c, st)
+	paused := deployment(ns, "paused", nil, service("app"))
+	paused.Spec.Paused = true
+	create(t, c, paused)
 	kafka(t, c, ns, "main", "ZooKeeper", nil)
 	valid := perfexpv1alpha1.WorkloadChange{WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"a", "b"}},
 		Resources: &perfexpv1alpha1.ResourcesChange{RemoveLimits: []corev1.ResourceName{corev1.ResourceCPU}}}
@@ -644,6 +647,9 @@ func storyInvalidVariants(t *testing.T, te *testenv.Env, ns string) {
 		{"StatefulSet with OnDelete", perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{valid,
 			{WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Names: []string{"ondelete"}}, Image: "db:2", Containers: []string{"db"}}}},
 			perfexpv1alpha1.ReasonInvalidVariant, "OnDelete"},
+		{"paused Deployment", perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{valid,
+			{WorkloadSelector: names("paused"), Env: &perfexpv1alpha1.EnvChange{Remove: []string{"LOG_LEVEL"}}}}},
+			perfexpv1alpha1.ReasonInvalidVariant, "Deployment " + ns + "/paused is paused"},
 		{"missing patch target", perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{valid},
 			Patches: []perfexpv1alpha1.ObjectPatch{{Target: perfexpv1alpha1.ObjectTarget{APIVersion: "v1", Kind: "ConfigMap", Name: "gone"}, Patch: `{"data":{"a":"b"}}`}}},
 			perfexpv1alpha1.ReasonObjectNotFound, "ConfigMap " + ns + "/gone does not exist"},

@@ -406,14 +406,19 @@ func resolveContainers(p *plan, src string, t *target, names []string) ([]string
 	return names, ok
 }
 
-// checkUpdateStrategy refuses to change the pod template of a StatefulSet whose pods are only
-// replaced when someone deletes them: the experiment would measure the old pods.
+// checkUpdateStrategy refuses to change the pod template of a workload that would not roll
+// it out: a StatefulSet whose pods are only replaced when someone deletes them, or a paused
+// Deployment. The experiment would measure the old pods.
 func checkUpdateStrategy(p *plan, src string, t *target) {
-	if t.ref.Kind != "StatefulSet" {
-		return
-	}
-	if s, _, _ := unstructured.NestedString(t.obj.Object, "spec", "updateStrategy", "type"); s == "OnDelete" {
-		p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s uses the OnDelete update strategy, so its pods would keep the old template", src, t.ref)
+	switch t.ref.Kind {
+	case "StatefulSet":
+		if s, _, _ := unstructured.NestedString(t.obj.Object, "spec", "updateStrategy", "type"); s == "OnDelete" {
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s uses the OnDelete update strategy, so its pods would keep the old template", src, t.ref)
+		}
+	case "Deployment":
+		if paused, _, _ := unstructured.NestedBool(t.obj.Object, "spec", "paused"); paused {
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s is paused, so its pods would keep the old template", src, t.ref)
+		}
 	}
 }
 
