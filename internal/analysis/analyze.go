@@ -166,6 +166,9 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if k6.resets > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 series were reset mid-run (a restarted runner); they were read sample by sample", k6.resets))
 	}
+	if k6.mismatched > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 latency histograms were hidden at the window's edges (k6 stale markers?); they were read sample by sample", k6.mismatched))
+	}
 	var notes []string
 	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, seconds, in.Scenarios)
 	r.Notes = append(r.Notes, notes...)

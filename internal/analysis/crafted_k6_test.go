@@ -159,6 +159,22 @@ func TestCraftedK6EdgeCases(t *testing.T) {
 			},
 		},
 		{
+			name: "k6 stale markers at the end of each runner's series: still read to the last sample",
+			build: func(id string) ([]*promtest.K6Series, Input, expect) {
+				var all []*promtest.K6Series
+				for r := range 2 {
+					s := promtest.NewK6Series(promtest.K6Labels(id, "main", "get", string(rune('0'+r)), true))
+					for i := 1; i <= 10; i++ {
+						s.Flush(at(time.Duration(i)*5*sec), latencies(4, 0.001, 0.05, i+r)...)
+					}
+					s.Stale(at(50*sec + time.Millisecond))
+					all = append(all, s)
+				}
+				in := Input{Start: at(0), End: at(52 * sec), Scenarios: []string{"main"}}
+				return all, in, expect{all, at(0), at(time.Hour), 0}
+			},
+		},
+		{
 			name: "a request name seen only in the first minute of a 40-minute run is still counted",
 			build: func(id string) ([]*promtest.K6Series, Input, expect) {
 				early := promtest.NewK6Series(promtest.K6Labels(id, "main", "login", "0", true))

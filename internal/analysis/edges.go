@@ -112,35 +112,38 @@ func histogramsAt(ctx context.Context, q Querier, selector string, from time.Tim
 	return out, nil
 }
 
-// rawSeries is one series' samples, read in full because its counter was reset.
+// rawSeries is one series' samples, read in full.
 type rawSeries struct {
 	name   string
 	floats []model.SamplePair
 	hists  []model.SampleHistogramPair
 }
 
-// readResets finds the series of the selected metrics whose counters were reset between from
-// and until, and reads their samples. The matchers narrow the read to the scenarios and
-// request names involved; the exact series are picked here.
-func readResets(ctx context.Context, q Querier, resetSelector, rawMetrics, testIDMatcher string, from, until time.Time) (map[string]map[string]*rawSeries, error) {
-	rng := promDuration(until.Sub(from))
-	vec, err := vector(ctx, q, fmt.Sprintf("resets(%s[%s]) > 0", resetSelector, rng), until)
+// findResets returns the series of the selector whose counters were reset between from and
+// until, by key, with their labels.
+func findResets(ctx context.Context, q Querier, selector string, from, until time.Time) (map[string]model.Metric, error) {
+	vec, err := vector(ctx, q, fmt.Sprintf("resets(%s[%s]) > 0", selector, promDuration(until.Sub(from))), until)
 	if err != nil {
 		return nil, err
 	}
-	if len(vec) == 0 {
+	out := map[string]model.Metric{}
+	for _, s := range vec {
+		out[seriesKey(s.Metric)] = withoutName(s.Metric)
+	}
+	return out, nil
+}
+
+// readRaw reads every sample of the given series (by key, for the given metric names) between
+// from and until, in one query. The matchers narrow the read to the scenarios and request names
+// involved; the exact series are picked here.
+func readRaw(ctx context.Context, q Querier, series map[string]model.Metric, rawMetrics, testIDMatcher string, from, until time.Time) (map[string]map[string]*rawSeries, error) {
+	if len(series) == 0 {
 		return nil, nil
 	}
-	narrow := map[model.LabelName]map[string]bool{}
-	reset := map[string]bool{}
-	for _, s := range vec {
-		k := seriesKey(s.Metric)
-		reset[k] = true
-		for _, ln := range []model.LabelName{"scenario", "name"} {
-			if narrow[ln] == nil {
-				narrow[ln] = map[string]bool{}
-			}
-			narrow[ln][string(s.Metric[ln])] = true
+	narrow := map[model.LabelName]map[string]bool{"scenario": {}, "name": {}}
+	for _, m := range series {
+		for ln := range narrow {
+			narrow[ln][string(m[ln])] = true
 		}
 	}
 	matchers := []string{fmt.Sprintf("__name__=~%s", quote(rawMetrics)), testIDMatcher}
@@ -153,14 +156,14 @@ func readResets(ctx context.Context, q Querier, resetSelector, rawMetrics, testI
 		// An empty alternative also matches series without the label (iterations have no name).
 		matchers = append(matchers, fmt.Sprintf("%s=~%s", ln, quote(anyOf(vs))))
 	}
-	raw, err := matrix(ctx, q, fmt.Sprintf("{%s}[%s]", strings.Join(matchers, ","), rng), until)
+	raw, err := matrix(ctx, q, fmt.Sprintf("{%s}[%s]", strings.Join(matchers, ","), promDuration(until.Sub(from))), until)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]map[string]*rawSeries{}
 	for _, ss := range raw {
 		k := seriesKey(ss.Metric)
-		if !reset[k] {
+		if _, ok := series[k]; !ok {
 			continue
 		}
 		name := string(ss.Metric[model.MetricNameLabel])

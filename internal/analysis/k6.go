@@ -39,7 +39,11 @@ type k6Data struct {
 	reqs       []map[string]float64
 	iters      []map[string]float64
 	hists      []map[string]*Histogram
-	resets     int
+	// resets counts series with counter resets, mismatched histogram reads that disagreed with
+	// their counters; both were re-read sample by sample.
+	resets, mismatched int
+	// histSeries counts the latency histograms that exist, wherever their samples are.
+	histSeries int
 }
 
 func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges []time.Time) (*k6Data, error) {
@@ -57,15 +61,46 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 	}
 	last := edges[len(edges)-1]
 	resetSel := fmt.Sprintf("{__name__=~%s,%s}", quote(metricRequests+"|"+metricIterations), tid)
-	raw, err := readResets(ctx, q, resetSel, metricRequests+"|"+metricIterations+"|"+metricDuration, tid, from, last)
+	reread, err := findResets(ctx, q, resetSel, from, last)
 	if err != nil {
 		return nil, err
 	}
-	// Reset series are recomputed from their samples; the histogram twin of a reset request
+	d.resets = len(reread)
+	// A histogram whose count disagrees with its request counter (same labels, one sample
+	// each per request), or that exists but was not found at an edge, was not read at its last
+	// sample: k6's stale markers (K6_PROMETHEUS_RW_STALE_MARKERS) hide a series from instant
+	// queries once its run is over. count_over_time ignores stale markers, so it tells which
+	// histograms exist; the others are read sample by sample too.
+	exists, err := vector(ctx, q, fmt.Sprintf("count_over_time(%s{%s}[%s])", metricDuration, tid, promDuration(last.Sub(from))), last)
+	if err != nil {
+		return nil, err
+	}
+	d.histSeries = len(exists)
+	histExists := map[string]bool{}
+	for _, s := range exists {
+		histExists[seriesKey(s.Metric)] = true
+	}
+	for i := range edges {
+		for k, v := range d.reqs[i] {
+			if !histExists[k] || v <= 0 {
+				continue
+			}
+			if h, ok := d.hists[i][k]; !ok || math.Abs(h.Count-v) > 0.5 {
+				if _, already := reread[k]; !already {
+					d.mismatched++
+				}
+				reread[k] = d.labels[k]
+			}
+		}
+	}
+	raw, err := readRaw(ctx, q, reread, metricRequests+"|"+metricIterations+"|"+metricDuration, tid, from, last)
+	if err != nil {
+		return nil, err
+	}
+	// Re-read series are recomputed from their samples; the histogram twin of a reset request
 	// counter (same labels) was reset with it, since one runner writes both.
 	for name, series := range raw {
 		for k, rs := range series {
-			d.resets++
 			for i, t := range edges {
 				switch name {
 				case metricRequests:
@@ -95,6 +130,9 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 
 // hasHistograms reports whether any latency histogram was found.
 func (d *k6Data) hasHistograms() bool {
+	if d.histSeries > 0 {
+		return true
+	}
 	for _, m := range d.hists {
 		if len(m) > 0 {
 			return true

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"strings"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -52,7 +53,7 @@ export default function () {
 // runK6 runs the script over n parallel runners (k6 execution segments, one k6 process each,
 // tagged runner=<i>) and returns the summaries and the recorded window, with the whole-second
 // precision a Kubernetes status keeps.
-func runK6(t *testing.T, prom *promtest.Server, base, testID string, n int) ([]K6Summary, time.Time, time.Time) {
+func runK6(t *testing.T, prom *promtest.Server, base, testID string, n int, outputEnv ...string) ([]K6Summary, time.Time, time.Time) {
 	t.Helper()
 	start := time.Now().Truncate(time.Second)
 	seq := "0"
@@ -66,7 +67,10 @@ func runK6(t *testing.T, prom *promtest.Server, base, testID string, n int) ([]K
 		go func() {
 			defer wg.Done()
 			run := promtest.K6Run{Script: realScript, TestID: testID, Env: map[string]string{"BASE": base},
-				Tags: map[string]string{"runner": fmt.Sprint(i)}}
+				Tags: map[string]string{"instance_id": fmt.Sprint(i)}, OutputEnv: map[string]string{}}
+			for j := 0; j+1 < len(outputEnv); j += 2 {
+				run.OutputEnv[outputEnv[j]] = outputEnv[j+1]
+			}
 			if n > 1 {
 				run.Segment, run.Sequence = fmt.Sprintf("%d/%d:%d/%d", i, n, i+1, n), seq
 			}
@@ -86,6 +90,31 @@ func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math
 
 // The bound of a percentile against the true order statistic, for k6's schema-3 histograms.
 var schema3Bound = math.Pow(2, 1.0/8) - 1
+
+// Story: k6 is run with stale markers (K6_PROMETHEUS_RW_STALE_MARKERS=true), which hide every
+// series from instant queries once the run is over. The counts are still exact and the
+// histograms still read to their last sample.
+func TestRealK6WithStaleMarkers(t *testing.T) {
+	prom := promtest.Start(t)
+	srv := newCountingServer(t)
+	sums, start, end := runK6(t, prom, srv.URL, "stale", 1, "K6_PROMETHEUS_RW_STALE_MARKERS", "true")
+	r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "stale", TestID: "stale", Start: start, End: end, Scenarios: []string{"default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := r.Scenarios[0]
+	if *sc.RequestStats.Requests != sums[0].Requests || *sc.Errors != sums[0].Failed {
+		t.Errorf("requests/errors %d/%d, k6 %d/%d", *sc.RequestStats.Requests, *sc.Errors, sums[0].Requests, sums[0].Failed)
+	}
+	if sc.P95 == nil || !within(*sc.P95, sums[0].Duration["p(95)"], schema3Bound) || !within(*sc.Avg, sums[0].Duration["avg"], 0.01) {
+		t.Errorf("p95 %v avg %v, k6 %v %v", deref(sc.P95), deref(sc.Avg), sums[0].Duration["p(95)"], sums[0].Duration["avg"])
+	}
+	for _, n := range r.Notes {
+		if strings.Contains(n, "histogram holds") {
+			t.Errorf("histogram and counter disagree: %s", n)
+		}
+	}
+}
 
 // Story: a performance engineer runs one k6 runner; perfexp's numbers are exactly k6's own
 // counts, and its percentiles are within the native histogram's bucket error of k6's.

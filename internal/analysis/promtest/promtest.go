@@ -297,6 +297,8 @@ type K6Run struct {
 	Segment, Sequence string
 	// Env is passed to the script.
 	Env map[string]string
+	// OutputEnv is set in k6's environment, e.g. K6_PROMETHEUS_RW_STALE_MARKERS=true.
+	OutputEnv map[string]string
 }
 
 // RunK6 runs k6 with the experimental-prometheus-rw output writing native histograms to the
@@ -340,6 +342,9 @@ func (s *Server) RunK6(t testing.TB, r K6Run) []byte {
 		"K6_PROMETHEUS_RW_PUSH_INTERVAL=1s",
 		"K6_NO_COLOR=true",
 	)
+	for k, v := range r.OutputEnv {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -366,6 +371,7 @@ type K6Series struct {
 	hist         *NativeHistogram
 	floats       []Float
 	hists        []HistogramSample
+	staleAt      time.Time
 }
 
 // Observation is one request's latency (seconds) and the time it was flushed.
@@ -406,6 +412,13 @@ func (s *K6Series) Restart() {
 	s.hist = NewNativeHistogram()
 }
 
+// Stale ends both series with a staleness marker at t, as k6 does at the end of a run with
+// K6_PROMETHEUS_RW_STALE_MARKERS=true.
+func (s *K6Series) Stale(t time.Time) {
+	s.floats = append(s.floats, Float{T: t, V: StaleNaN})
+	s.staleAt = t
+}
+
 // Series returns the two series to write.
 func (s *K6Series) Series() []Series {
 	reqs := map[string]string{"__name__": "k6_http_reqs_total"}
@@ -413,5 +426,9 @@ func (s *K6Series) Series() []Series {
 	for k, v := range s.Labels {
 		reqs[k], dur[k] = v, v
 	}
-	return []Series{{Labels: reqs, Floats: s.floats}, {Labels: dur, Histograms: s.hists}}
+	durSeries := Series{Labels: dur, Histograms: s.hists}
+	if !s.staleAt.IsZero() {
+		durSeries.Floats = []Float{{T: s.staleAt, V: StaleNaN}}
+	}
+	return []Series{{Labels: reqs, Floats: s.floats}, durSeries}
 }
