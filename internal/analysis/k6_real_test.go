@@ -3,11 +3,11 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"strings"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
