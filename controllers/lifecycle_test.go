@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
@@ -60,11 +62,7 @@ func TestLifecycle(t *testing.T) {
 		lab := newLab()
 		startOperator(t, env, lab)
 		mustCreate(t, c, experiment(ns, "run", "abort-running", 0))
-		exp := waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseRunning)
-		exp.Spec.Abort = true
-		if err := c.Update(t.Context(), exp); err != nil {
-			t.Fatal(err)
-		}
+		abort(t, c, waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseRunning))
 		got := waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseAborted)
 		if lab.restores("run") == 0 {
 			t.Error("aborting did not restore the environment")
@@ -81,11 +79,7 @@ func TestLifecycle(t *testing.T) {
 		mustCreate(t, c, experiment(ns, "holder", "abort-queued", 0))
 		waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
 		mustCreate(t, c, experiment(ns, "waiter", "abort-queued", 0))
-		exp := waitPhase(t, c, ns, "waiter", perfexpv1alpha1.PhaseQueued)
-		exp.Spec.Abort = true
-		if err := c.Update(t.Context(), exp); err != nil {
-			t.Fatal(err)
-		}
+		abort(t, c, waitPhase(t, c, ns, "waiter", perfexpv1alpha1.PhaseQueued))
 		waitPhase(t, c, ns, "waiter", perfexpv1alpha1.PhaseAborted)
 		for _, name := range lab.order() {
 			if name == "waiter" {
@@ -162,6 +156,16 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("verdict %q on a run that never ran", got.Status.Verdict)
 		}
 	})
+}
+
+// abort sets spec.abort the way `kubectl patch --type merge` does, without a resourceVersion,
+// so it never conflicts with the operator's status writes.
+func abort(t *testing.T, c client.Client, exp *perfexpv1alpha1.PerfExperiment) {
+	t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
+	if err := c.Patch(t.Context(), exp, patch); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func equalPhases(a, b []perfexpv1alpha1.Phase) bool {

@@ -166,7 +166,9 @@ const (
 	VerdictInvalid Verdict = "Invalid"
 )
 
-// Window is the measured time window of the load, as it really happened.
+// Window is the measured time window of the load, as it really happened: taken from the load
+// pods' container start and finish times. Kubernetes reports those in whole seconds, rounded
+// down, so warmUpEnd and end are rounded up to the next second to contain every sample.
 type Window struct {
 	// start is when the first load pod (warm-up or scenario) started making requests.
 	// +optional

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
@@ -93,4 +95,11 @@ func unitSelector(exp *perfexpv1alpha1.PerfExperiment, unit string) map[string]s
 	s[perfexpv1alpha1.LabelScenario] = unit
 	s[labelComponent] = componentLoad
 	return s
+}
+
+// OwnSelector selects every Pod and Job the runner creates or reads (k6-operator's runner pods
+// get the label through the TestRun's runner metadata), so the manager may cache only those
+// instead of every Pod and Job in the cluster.
+func OwnSelector() k8slabels.Selector {
+	return k8slabels.SelectorFromSet(k8slabels.Set{labelManagedBy: managedBy})
 }

@@ -9,13 +9,16 @@ import (
 	"os"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -95,6 +98,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "perfexp-manager",
 		LeaderElectionNamespace: opts.LeaseNamespace,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Only the load runner reads Pods and Jobs through the cache, and only its own;
+			// without a selector the manager would hold every Pod of the cluster in memory.
+			&corev1.Pod{}:  {Label: load.OwnSelector()},
+			&batchv1.Job{}: {Label: load.OwnSelector()},
+		}},
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Queue locks are read straight from the API server: a stale cached Lease would
 			// only cause retries, but reading fresh keeps the queue moving without them.
