@@ -483,7 +483,11 @@ func reportData(r *analysis.Result) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		data := map[string]string{report.KeyMarkdown: report.Markdown(rr), report.KeyJSON: string(js), report.KeyDashboard: string(dash)}
+		page, err := report.HTML(rr)
+		if err != nil {
+			return nil, err
+		}
+		data := map[string]string{report.KeyMarkdown: report.Markdown(rr), report.KeyJSON: string(js), report.KeyDashboard: string(dash), report.KeyHTML: page}
 		size := 0
 		for _, v := range data {
 			size += len(v)

@@ -181,7 +181,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		if owner := metav1.GetControllerOf(cm); owner == nil || owner.UID != exp.UID {
 			t.Errorf("report owner %+v", owner)
 		}
-		for _, k := range []string{report.KeyMarkdown, report.KeyJSON, report.KeyDashboard} {
+		for _, k := range []string{report.KeyMarkdown, report.KeyJSON, report.KeyDashboard, report.KeyHTML} {
 			if cm.Data[k] == "" {
 				t.Errorf("report lacks %s", k)
 			}

@@ -88,12 +88,13 @@ func reportCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "report NAME",
-		Short: "Print an experiment's report: Markdown (-o md), the full results (-o json) or the Grafana dashboard (-o dashboard)",
+		Short: "Print an experiment's report: Markdown (-o md), the full results (-o json), a page with charts (-o html) or the Grafana dashboard (-o dashboard)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, ok := map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON, "dashboard": report.KeyDashboard}[output]
+			key, ok := map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON,
+				"dashboard": report.KeyDashboard, "html": report.KeyHTML}[output]
 			if !ok {
-				return fmt.Errorf("unknown output %q: use md, json or dashboard", output)
+				return fmt.Errorf("unknown output %q: use md, json, html or dashboard", output)
 			}
 			conn, err := connect(flags)
 			if err != nil {
@@ -102,7 +103,7 @@ func reportCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			return printReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json or dashboard")
+	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json, html or dashboard")
 	return cmd
 }
 

@@ -233,6 +233,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Timeline = timeline(cur, ms, step, in.Scenarios)
 	if b := in.Baseline; b != nil {
 		var base intervalSamples
 		if baselineProblem(r, b) == "" {

@@ -209,6 +209,7 @@ func fillDelta(mc *MetricComparison) {
 // judge runs the two-sided Mann-Whitney U test (go-moremath, the implementation benchstat used)
 // on the per-interval samples and names the direction of a significant change.
 func judge(mc *MetricComparison, cur, base []float64) {
+	cur, base = present(cur), present(base)
 	mc.Samples, mc.BaselineSamples = len(cur), len(base)
 	if mc.Kind == perfexpv1alpha1.MetricMax {
 		mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, "a maximum has no per-interval samples to test"

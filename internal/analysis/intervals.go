@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -26,7 +27,20 @@ const allScenarios = "*"
 // intervalKey names a sample series: a scenario (or allScenarios), and a request name or "".
 type intervalKey struct{ scenario, request string }
 
+// intervalSamples hold one value per interval, in time order; NaN where an interval had no
+// data (no requests), so the samples stay aligned with time.
 type intervalSamples map[intervalKey]map[perfexpv1alpha1.ObjectiveMetric][]float64
+
+// present drops the intervals without data.
+func present(vs []float64) []float64 {
+	out := make([]float64, 0, len(vs))
+	for _, v := range vs {
+		if finite(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // intervalLength aims at 20 intervals per window, at least 15 s (three k6 pushes at its default
 // 5 s).
@@ -93,9 +107,11 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	for k, c := range perKey {
 		for i := range c.all {
 			add(k, perfexpv1alpha1.MetricRate, c.all[i]/step.Seconds())
+			errRate := math.NaN()
 			if c.all[i] > 0 {
-				add(k, perfexpv1alpha1.MetricErrorRate, 100*c.failed[i]/c.all[i])
+				errRate = 100 * c.failed[i] / c.all[i]
 			}
+			add(k, perfexpv1alpha1.MetricErrorRate, errRate)
 		}
 	}
 
@@ -133,19 +149,24 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	}
 	for k, hs := range perKeyH {
 		for _, h := range hs {
-			if h == nil || h.Count <= 0 {
-				continue
+			avg := math.NaN()
+			if h != nil {
+				if m, ok := h.Mean(); ok {
+					avg = 1000 * m
+				}
 			}
-			if m, ok := h.Mean(); ok {
-				add(k, perfexpv1alpha1.MetricAvg, 1000*m)
-			}
+			add(k, perfexpv1alpha1.MetricAvg, avg)
 			for _, p := range []struct {
 				m perfexpv1alpha1.ObjectiveMetric
 				q float64
 			}{{perfexpv1alpha1.MetricP50, 0.5}, {perfexpv1alpha1.MetricP95, 0.95}, {perfexpv1alpha1.MetricP99, 0.99}} {
-				if v, ok := h.Quantile(p.q); ok {
-					add(k, p.m, 1000*v)
+				v := math.NaN()
+				if h != nil {
+					if x, ok := h.Quantile(p.q); ok {
+						v = 1000 * x
+					}
 				}
+				add(k, p.m, v)
 			}
 		}
 	}
@@ -173,4 +194,28 @@ func increments(at []float64, seen []bool, diff func(a, b float64) (float64, boo
 		prev = cur
 	}
 	return out
+}
+
+// timeline keeps the scenario-level samples for the report's charts.
+func timeline(cur intervalSamples, start time.Time, step time.Duration, scenarios []string) *Timeline {
+	t := &Timeline{Start: start, StepSeconds: step.Seconds()}
+	ptrs := func(vs []float64) []*float64 {
+		out := make([]*float64, len(vs))
+		for i, v := range vs {
+			out[i] = num(v)
+		}
+		return out
+	}
+	for _, s := range append([]string{allScenarios}, scenarios...) {
+		m := cur[intervalKey{scenario: s}]
+		if m == nil {
+			continue
+		}
+		t.Series = append(t.Series, TimelineSeries{Scenario: s, P95: ptrs(m[perfexpv1alpha1.MetricP95]),
+			Rate: ptrs(m[perfexpv1alpha1.MetricRate]), ErrorRate: ptrs(m[perfexpv1alpha1.MetricErrorRate])})
+	}
+	if len(t.Series) == 0 {
+		return nil
+	}
+	return t
 }

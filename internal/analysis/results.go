@@ -45,10 +45,30 @@ type Result struct {
 	Objectives []ObjectiveResult `json:"objectives,omitempty"`
 	// Verdict is the overall judgement.
 	Verdict perfexpv1alpha1.Verdict `json:"verdict"`
+	// Timeline holds per-interval values over the measured window, for charts.
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Queries made to Prometheus for this analysis.
 	PrometheusQueries int `json:"prometheusQueries"`
 	// Phases is the experiment's timeline.
 	Phases []PhaseAt `json:"phases,omitempty"`
+}
+
+// Timeline is per-interval values over the measured window: interval i covers
+// [Start + i*Step, Start + (i+1)*Step].
+type Timeline struct {
+	Start       time.Time `json:"start"`
+	StepSeconds float64   `json:"stepSeconds"`
+	// Series per scenario; "*" is all scenarios together.
+	Series []TimelineSeries `json:"series"`
+}
+
+// TimelineSeries are one scenario's per-interval p95 (ms), throughput (req/s) and error rate
+// (%); null where an interval had no requests.
+type TimelineSeries struct {
+	Scenario  string     `json:"scenario"`
+	P95       []*float64 `json:"p95"`
+	Rate      []*float64 `json:"rate"`
+	ErrorRate []*float64 `json:"errorRate"`
 }
 
 // PhaseAt is when the experiment entered a phase.

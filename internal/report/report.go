@@ -122,7 +122,7 @@ func Markdown(r *analysis.Result) string {
 		w("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
 		w("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
 		for _, wl := range r.Workloads {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), bytes(wl.MemoryAvg), bytes(wl.MemoryMax),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
 				noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills))
 		}
 		w("\n")
@@ -165,7 +165,7 @@ func Markdown(r *analysis.Result) string {
 			if len(sl.Workloads) > 0 {
 				w("| Workload | CPU avg | CPU max | Memory avg | Memory max |\n|---|---:|---:|---:|---:|\n")
 				for _, wl := range sl.Workloads {
-					w("| %s | %s | %s | %s | %s |\n", workloadName(wl), num(wl.CPUAvg, 3), num(wl.CPUMax, 3), bytes(wl.MemoryAvg), bytes(wl.MemoryMax))
+					w("| %s | %s | %s | %s | %s |\n", workloadName(wl), num(wl.CPUAvg, 3), num(wl.CPUMax, 3), mib(wl.MemoryAvg), mib(wl.MemoryMax))
 				}
 				w("\n")
 			}
@@ -322,7 +322,7 @@ func noteOr(v, note string) string {
 	return v
 }
 
-func bytes(v *float64) string {
+func mib(v *float64) string {
 	if v == nil {
 		return "-"
 	}
@@ -333,7 +333,7 @@ func signedBytes(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	s := bytes(v)
+	s := mib(v)
 	if *v > 0 {
 		s = "+" + s
 	}

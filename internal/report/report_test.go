@@ -55,6 +55,10 @@ func sample() *analysis.Result {
 		}},
 		Objectives: []analysis.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
 		Verdict:    perfexpv1alpha1.VerdictPass, PrometheusQueries: 31,
+		Timeline: &analysis.Timeline{Start: warm, StepSeconds: 30, Series: []analysis.TimelineSeries{
+			{Scenario: "*", P95: []*float64{f(40), f(42), nil, f(41)}, Rate: []*float64{f(80), f(81), f(0), f(79)}, ErrorRate: []*float64{f(0), f(0.1), nil, f(0)}},
+			{Scenario: "checkinout", P95: []*float64{f(40), f(42), nil, f(41)}, Rate: []*float64{f(80), f(81), f(0), f(79)}, ErrorRate: []*float64{f(0), f(0.1), nil, f(0)}},
+		}},
 		Notes:  []string{"1 k6 series were reset mid-run (a restarted runner); they were read sample by sample"},
 		Phases: []analysis.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
 	}
@@ -108,6 +112,28 @@ func TestDashboardGolden(t *testing.T) {
 	}
 }
 
+func TestHTML(t *testing.T) {
+	r := sample()
+	r.Experiment = "<script>alert(1)</script>"
+	page, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", "<svg", "p95 (ms)", "throughput (req/s)", "all scenarios", "<table>", "<td>check-out</td>", "&lt;script&gt;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>") {
+		t.Error("the experiment's name reached the page unescaped")
+	}
+	page, err = HTML(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html.golden", []byte(page))
+}
+
 func TestJSONRoundTrip(t *testing.T) {
 	want := sample()
 	b, err := JSON(want)
@@ -130,7 +156,7 @@ func TestAbsentIsADash(t *testing.T) {
 		{"absent number", num(nil, 2), "-"},
 		{"absent count", intOr(nil), "-"},
 		{"zero is zero", intOr(n(0)), "0"},
-		{"absent bytes", bytes(nil), "-"},
+		{"absent bytes", mib(nil), "-"},
 		{"positive delta gets a sign", signed(f(1.5), 1), "+1.5"},
 		{"pipes are escaped", cell("a|b"), `a\|b`},
 		{"unit", withUnit(f(2.5), "ms"), "2.5 ms"},
