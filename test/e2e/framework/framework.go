@@ -160,7 +160,7 @@ func Query(query string) ([]Sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var body struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
