@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -67,7 +68,13 @@ func BenchmarkAnalyze(b *testing.B) {
 			if len(r.Workloads) != len(tc.in.Workloads) || r.Workloads[0].CPUAvg == nil {
 				b.Fatalf("workloads %+v", r.Workloads)
 			}
+			status, _ := r.Status()
+			js, err := json.Marshal(status)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportMetric(float64(r.PrometheusQueries), "queries/op")
+			b.ReportMetric(float64(len(js)), "status-bytes")
 			b.ReportMetric(float64(*r.Total.Requests), "requests")
 		})
 	}
