@@ -184,12 +184,12 @@ func (s *server) inventory(ctx context.Context, barcode, action string) (int, er
 	if err != nil {
 		return http.StatusBadGateway, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	switch {
-	case resp.StatusCode == http.StatusOK:
+	switch resp.StatusCode {
+	case http.StatusOK:
 		return http.StatusOK, nil
-	case resp.StatusCode == http.StatusConflict:
+	case http.StatusConflict:
 		return http.StatusConflict, fmt.Errorf("%s", strings.TrimSpace(string(body)))
 	default:
 		return http.StatusBadGateway, fmt.Errorf("status %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
