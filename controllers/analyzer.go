@@ -53,6 +53,9 @@ type PrometheusAnalyzer struct {
 	Clock  clock.PassiveClock
 	// Settle and NoDataGrace default to DefaultSettle and DefaultNoDataGrace.
 	Settle, NoDataGrace time.Duration
+	// CAdvisorMatchers select cAdvisor's series when they are not scraped the way
+	// kube-prometheus-stack does (analysis.DefaultCAdvisorMatchers).
+	CAdvisorMatchers string
 }
 
 var _ Analyzer = &PrometheusAnalyzer{}
@@ -175,7 +178,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	w := exp.Status.Window
 	in := analysis.Input{
 		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: TargetNamespace(exp),
-		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time,
+		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: a.CAdvisorMatchers,
 	}
 	if in.TestID == "" {
 		in.TestID = TestID(exp)
