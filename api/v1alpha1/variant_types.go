@@ -386,6 +386,6 @@ const (
 	LabelPatchedBy = "perfexp.dev/patched-by"
 )
 
-// ReasonPatchForbidden: the API server refused perfexp's patch for lack of permission; the
-// kinds a generic patch targets need rights granted to perfexp's service account.
+// ReasonPatchForbidden means the API server refused perfexp's patch for lack of permission;
+// the kinds a generic patch targets need rights granted to perfexp's service account.
 const ReasonPatchForbidden = "PatchForbidden"

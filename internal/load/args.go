@@ -68,7 +68,7 @@ func K6Env(remoteWriteURL string, user []perfexpv1alpha1.EnvVar) []corev1.EnvVar
 		{Name: "K6_PROMETHEUS_RW_SERVER_URL", Value: remoteWriteURL},
 		// Native histograms give percentiles over any window within a few percent; they are the
 		// primary source of latency results.
-		{Name: "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", Value: "true"},
+		{Name: "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", Value: k6True},
 		// Used by k6 only when native histograms are switched off.
 		{Name: "K6_PROMETHEUS_RW_TREND_STATS", Value: strings.Join(DefaultTrendStats, ",")},
 		// k6 looks for its config file under $HOME; the root filesystem is read-only.

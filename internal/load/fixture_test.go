@@ -80,7 +80,7 @@ func newFixture(t testing.TB, env *testenv.Env, ns string) *fixture {
 	return f
 }
 
-// scenario builders
+// vusScenario is a scenario of an inline script run by vus VUs for d.
 func vusScenario(name string, vus int32, d time.Duration) perfexpv1alpha1.Scenario {
 	return perfexpv1alpha1.Scenario{
 		Name: name, Script: perfexpv1alpha1.ScriptSource{Inline: "export default function () {}\n"},

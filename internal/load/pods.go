@@ -55,6 +55,10 @@ var fatalWaiting = map[string]bool{
 	"RunContainerError":          true,
 }
 
+// reasonPendingTimeout is the reason of a pod that did not start within the pending timeout:
+// perfexp's own word, as Kubernetes has none for it.
+const reasonPendingTimeout = "PendingTimeout"
+
 // viewPod reads one pod's state from its status.
 func viewPod(pod *corev1.Pod, container string, index int, now time.Time, pendingTimeout time.Duration) podView {
 	v := podView{name: pod.Name, index: index}
@@ -88,7 +92,7 @@ func viewPod(pod *corev1.Pod, container string, index int, now time.Time, pendin
 	}
 	v.phase = podPending
 	if waited := now.Sub(pod.CreationTimestamp.Time); waited > pendingTimeout {
-		v.phase, v.reason = podBroken, "PendingTimeout"
+		v.phase, v.reason = podBroken, reasonPendingTimeout
 		v.message = fmt.Sprintf("not started after %s: %s", waited.Round(time.Second), whyPending(pod, cs))
 	}
 	return v
@@ -112,7 +116,7 @@ func whyPending(pod *corev1.Pod, cs *corev1.ContainerStatus) string {
 func missingPod(index int, since, now time.Time, pendingTimeout time.Duration) podView {
 	v := podView{index: index, phase: podPending}
 	if waited := now.Sub(since); waited > pendingTimeout {
-		v.phase, v.reason = podBroken, "PendingTimeout"
+		v.phase, v.reason = podBroken, reasonPendingTimeout
 		v.message = fmt.Sprintf("no pod after %s (look at the Job's events: a quota or admission policy may refuse it)", waited.Round(time.Second))
 	}
 	return v
@@ -254,7 +258,7 @@ func brokenWhat(v *podView) string {
 	switch v.reason {
 	case "Evicted":
 		return "the pod was evicted: " + v.message
-	case "PendingTimeout":
+	case reasonPendingTimeout:
 		return "the pod is " + v.message
 	case "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
 		return "the k6 image cannot be pulled (" + v.reason + "): " + v.message

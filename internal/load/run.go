@@ -212,7 +212,7 @@ func (o *driveOutcome) merge(start, end *metav1.Time) {
 	if start != nil && (o.started.IsZero() || start.Time.Before(o.started)) {
 		o.started = start.Time
 	}
-	if end != nil && end.Time.After(o.finished) {
+	if end != nil && end.After(o.finished) {
 		o.finished = end.Time
 	}
 }

@@ -433,8 +433,8 @@ func outcomes(t *testing.T, env *testenv.Env) {
 			tt.act(f, pods, start)
 			res := mustStep(t)(f.r.Run(t.Context(), exp))
 			st := scenarioState(exp, "checkout")
-			switch {
-			case tt.wantReason == "":
+			switch tt.wantReason {
+			case "":
 				if !res.Done {
 					t.Fatalf("Run() = %+v, want done", res)
 				}

@@ -24,6 +24,14 @@ const InlineScriptKey = "script.js"
 // is kept.
 var executionKeys = []string{"vus", "duration", "stages", "iterations", "scenarios", "executionSegment", "executionSegmentSequence"}
 
+// Keys of a k6 scenario's configuration that more than one load shape sets.
+const (
+	keyExecutor = "executor"
+	keyVUs      = "vus"
+	keyDuration = "duration"
+	keyStages   = "stages"
+)
+
 // unit is one k6 run: a scenario, or the warm-up.
 type unit struct {
 	// name is the scenario's name, or WarmUpName.
@@ -66,7 +74,7 @@ func warmUpUnit(exp *perfexpv1alpha1.PerfExperiment) (unit, bool) {
 	}
 	return unit{
 		name: WarmUpName, sc: sc, parallelism: 1,
-		executor: map[string]any{"executor": "constant-vus", "vus": max(w.VUs, 1), "duration": k6Duration(w.Duration.Duration)},
+		executor: map[string]any{keyExecutor: "constant-vus", keyVUs: max(w.VUs, 1), keyDuration: k6Duration(w.Duration.Duration)},
 	}, true
 }
 
@@ -81,8 +89,8 @@ func Executor(sc *perfexpv1alpha1.Scenario) map[string]any {
 			timeUnit = a.TimeUnit.Duration
 		}
 		e := map[string]any{
-			"executor": "constant-arrival-rate", "rate": a.Rate, "timeUnit": k6Duration(timeUnit),
-			"duration": k6Duration(a.Duration.Duration), "preAllocatedVUs": a.PreAllocatedVUs,
+			keyExecutor: "constant-arrival-rate", "rate": a.Rate, "timeUnit": k6Duration(timeUnit),
+			keyDuration: k6Duration(a.Duration.Duration), "preAllocatedVUs": a.PreAllocatedVUs,
 		}
 		if a.MaxVUs != nil {
 			e["maxVUs"] = *a.MaxVUs
@@ -91,9 +99,9 @@ func Executor(sc *perfexpv1alpha1.Scenario) map[string]any {
 	case len(sc.Stages) > 0:
 		stages := make([]map[string]any, 0, len(sc.Stages))
 		for _, st := range sc.Stages {
-			stages = append(stages, map[string]any{"duration": k6Duration(st.Duration.Duration), "target": st.Target})
+			stages = append(stages, map[string]any{keyDuration: k6Duration(st.Duration.Duration), "target": st.Target})
 		}
-		return map[string]any{"executor": "ramping-vus", "stages": stages}
+		return map[string]any{keyExecutor: "ramping-vus", keyStages: stages}
 	default:
 		var vus int32 = 1
 		if sc.VUs != nil {
@@ -103,7 +111,7 @@ func Executor(sc *perfexpv1alpha1.Scenario) map[string]any {
 		if sc.Duration != nil {
 			d = sc.Duration.Duration
 		}
-		return map[string]any{"executor": "constant-vus", "vus": vus, "duration": k6Duration(d)}
+		return map[string]any{keyExecutor: "constant-vus", keyVUs: vus, keyDuration: k6Duration(d)}
 	}
 }
 

@@ -39,6 +39,10 @@ const (
 	k6OperatorRunner = "runner"
 )
 
+// k6True is true as k6 and k6-operator read it from a string: an environment variable, the
+// TestRun's quiet field, the runner label.
+const k6True = "true"
+
 // testRunBackend runs each unit as a k6-operator TestRun. k6-operator splits the load over its
 // runners with execution segments itself, starts them together, and reports stages; it does
 // not report how k6 exited, so the runner pods' statuses are read here.
@@ -89,7 +93,7 @@ func (r *Runner) TestRun(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap 
 		"parallelism": u.parallelism,
 		"script":      map[string]any{"configMap": map[string]any{"name": configMap, "file": EntryKey}},
 		"arguments":   strings.Join(args, " "),
-		"quiet":       "true",
+		"quiet":       k6True,
 		"runner":      runner,
 	}
 	obj := map[string]any{
@@ -163,7 +167,7 @@ func (b testRunBackend) observe(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 	}
 	pods := &corev1.PodList{}
 	if err := b.r.c.List(ctx, pods, client.InNamespace(exp.Namespace), client.MatchingLabels{
-		k6OperatorApp: "k6", k6OperatorCR: ref.name, k6OperatorRunner: "true",
+		k6OperatorApp: "k6", k6OperatorCR: ref.name, k6OperatorRunner: k6True,
 	}); err != nil {
 		return nil, time.Time{}, fmt.Errorf("listing the runner pods of TestRun %s: %w", ref.name, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -301,99 +302,158 @@ func (e *Environment) Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 		}
 		return step.Done(), nil
 	}
-	var waits []string
-	var drifted []string
-	var current []*unstructured.Unstructured
+	var r restoration
 	for _, ref := range refs {
-		u, ok := listed[ref]
-		if !ok {
-			u = ref.empty()
-			if err := e.c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
-				if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-					if tc := findTouched(exp, ref); tc != nil {
-						tc.Restored = true
-					}
-					continue
-				}
-				return step.Result{}, fmt.Errorf("reading %s: %w", ref, err)
-			}
-		}
-		u.SetGroupVersionKind(ref.gvk())
-		snap, theirs := ownSnapshot(u, exp)
-		if snap == nil {
-			// Not (or no longer) ours: restored by an earlier call whose status was lost, or
-			// replaced as a whole by someone, or patched by a later experiment. Leave it.
-			tc := findTouched(exp, ref)
-			if tc == nil || !tc.Patched {
-				continue
-			}
-			if !tc.Restored && theirs != "" {
-				log.FromContext(ctx).Info("Left object alone: another experiment patched it since", "object", ref.String(), "patchedBy", theirs)
-			}
-			tc.Restored = true
-			current = append(current, u)
-			continue
-		}
-		for _, d := range drifts(u.Object, snap) {
-			drifted = append(drifted, fmt.Sprintf("%s %s is %s, not %s as %s set it", ref, d.Path, d.Current, d.Want, d.Source))
-		}
-		restored := u.DeepCopy()
-		for _, s := range unwind(restored.Object, snap) {
-			drifted = append(drifted, fmt.Sprintf("%s %s", ref, s))
-		}
-		removeOurs(restored)
-		if err := recordTouched(exp, &target{ref: ref, obj: u}, snap, true); err != nil {
+		if err := e.restoreObject(ctx, exp, ref, listed[ref], &r); err != nil {
 			return step.Result{}, err
 		}
-		if e.beforeWrite != nil {
-			if err := e.beforeWrite(ref); err != nil {
-				return step.Result{}, err
-			}
-		}
-		if err := e.write(ctx, u, restored, false); err != nil {
-			if apierrors.IsConflict(err) {
-				waits = append(waits, fmt.Sprintf("%s changed while it was being restored; trying again", ref))
-				continue
-			}
-			return step.Result{}, fmt.Errorf("restoring %s: %w", ref, err)
-		}
-		log.FromContext(ctx).Info("Restored object from its snapshot", "object", ref.String(), "changes", len(snap.Changes))
-		if tc := findTouched(exp, ref); tc != nil {
-			tc.Restored = true
-		}
-		current = append(current, restored)
 	}
-	if len(drifted) > 0 {
-		markDrifted(exp, drifted)
+	if len(r.drifted) > 0 {
+		markDrifted(exp, r.drifted)
 	}
-	for _, u := range current {
-		ref := refOf(u)
-		if ref.isWorkload() {
-			r, err := e.rolloutOf(ctx, u)
-			switch {
-			case err != nil:
-				waits = append(waits, fmt.Sprintf("%s (%v)", ref, err))
-			case r.failed != "":
-				waits = append(waits, fmt.Sprintf("%s: %s (restoring keeps waiting; fix the workload)", ref, r.failed))
-			case !r.done:
-				waits = append(waits, fmt.Sprintf("%s: %s", ref, r.waiting))
+	for _, u := range r.current {
+		r.waits = append(r.waits, e.settling(ctx, exp, u)...)
+	}
+	if len(r.waits) > 0 {
+		return step.Wait(e.opts.PollInterval, "%s", summarize(r.waits)), nil
+	}
+	markAllRestored(exp)
+	return step.Done(), nil
+}
+
+// restoration is what one Restore call gathers while it goes through the candidates.
+type restoration struct {
+	// waits are the reasons Restore has to be called again.
+	waits []string
+	// drifted describes fields someone else changed during the run.
+	drifted []string
+	// current are the objects back as they were (as written now, or as found when an earlier
+	// call restored them), whose rollouts and Kafka metadata states are still to settle.
+	current []*unstructured.Unstructured
+}
+
+// restoreObject restores one candidate. listed is the object as the label list read it, or
+// nil when it has to be read.
+func (e *Environment) restoreObject(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref objRef, listed *unstructured.Unstructured, r *restoration) error {
+	u, found, err := e.readCandidate(ctx, ref, listed)
+	if err != nil {
+		return err
+	}
+	if !found {
+		markTouchedRestored(exp, ref)
+		return nil
+	}
+	snap, theirs := ownSnapshot(u, exp)
+	if snap == nil {
+		keepNotOurs(ctx, exp, ref, u, theirs, r)
+		return nil
+	}
+	return e.putBack(ctx, exp, ref, u, snap, r)
+}
+
+// readCandidate returns the candidate as listed, or reads it. found is false when the object
+// no longer exists or its kind is no longer served: there is nothing left to restore.
+func (e *Environment) readCandidate(ctx context.Context, ref objRef, listed *unstructured.Unstructured) (u *unstructured.Unstructured, found bool, err error) {
+	u = listed
+	if u == nil {
+		u = ref.empty()
+		if err = e.c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				return nil, false, nil
 			}
-		}
-		if want := restoredKafkaState(exp, ref); want != "" {
-			if s := metadataState(u); s != want {
-				waits = append(waits, fmt.Sprintf("%s: metadata state %q, waiting for %q", ref, s, want))
-			}
+			return nil, false, fmt.Errorf("reading %s: %w", ref, err)
 		}
 	}
-	if len(waits) > 0 {
-		return step.Wait(e.opts.PollInterval, "%s", summarize(waits)), nil
+	u.SetGroupVersionKind(ref.gvk())
+	return u, true, nil
+}
+
+// keepNotOurs leaves alone an object that does not (or no longer) carry this experiment's
+// snapshot: restored by an earlier call whose status was lost, replaced as a whole by
+// someone, or patched by a later experiment. When the status says this experiment patched
+// it, it counts as restored and its rollout is still waited for.
+func keepNotOurs(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref objRef, u *unstructured.Unstructured, theirs string, r *restoration) {
+	tc := findTouched(exp, ref)
+	if tc == nil || !tc.Patched {
+		return
 	}
+	if !tc.Restored && theirs != "" {
+		log.FromContext(ctx).Info("Left object alone: another experiment patched it since", "object", ref.String(), "patchedBy", theirs)
+	}
+	tc.Restored = true
+	r.current = append(r.current, u)
+}
+
+// putBack writes the object back as its snapshot says it was, noting what others changed
+// meanwhile. A conflict is a wait: the next call reads the object again.
+func (e *Environment) putBack(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref objRef, u *unstructured.Unstructured, snap *Snapshot, r *restoration) error {
+	for _, d := range drifts(u.Object, snap) {
+		r.drifted = append(r.drifted, fmt.Sprintf("%s %s is %s, not %s as %s set it", ref, d.Path, d.Current, d.Want, d.Source))
+	}
+	restored := u.DeepCopy()
+	for _, s := range unwind(restored.Object, snap) {
+		r.drifted = append(r.drifted, fmt.Sprintf("%s %s", ref, s))
+	}
+	removeOurs(restored)
+	if err := recordTouched(exp, &target{ref: ref, obj: u}, snap, true); err != nil {
+		return err
+	}
+	if e.beforeWrite != nil {
+		if err := e.beforeWrite(ref); err != nil {
+			return err
+		}
+	}
+	if err := e.write(ctx, u, restored, false); err != nil {
+		if apierrors.IsConflict(err) {
+			r.waits = append(r.waits, fmt.Sprintf("%s changed while it was being restored; trying again", ref))
+			return nil
+		}
+		return fmt.Errorf("restoring %s: %w", ref, err)
+	}
+	log.FromContext(ctx).Info("Restored object from its snapshot", "object", ref.String(), "changes", len(snap.Changes))
+	markTouchedRestored(exp, ref)
+	r.current = append(r.current, restored)
+	return nil
+}
+
+// settling says what a restored object still waits for: its rollout, or the Kafka metadata
+// state it had before the variant.
+func (e *Environment) settling(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, u *unstructured.Unstructured) []string {
+	var waits []string
+	ref := refOf(u)
+	if ref.isWorkload() {
+		r, err := e.rolloutOf(ctx, u)
+		switch {
+		case err != nil:
+			waits = append(waits, fmt.Sprintf("%s (%v)", ref, err))
+		case r.failed != "":
+			waits = append(waits, fmt.Sprintf("%s: %s (restoring keeps waiting; fix the workload)", ref, r.failed))
+		case !r.done:
+			waits = append(waits, fmt.Sprintf("%s: %s", ref, r.waiting))
+		}
+	}
+	if want := restoredKafkaState(exp, ref); want != "" {
+		if s := metadataState(u); s != want {
+			waits = append(waits, fmt.Sprintf("%s: metadata state %q, waiting for %q", ref, s, want))
+		}
+	}
+	return waits
+}
+
+// markTouchedRestored marks the object restored in status, when the status names it.
+func markTouchedRestored(exp *perfexpv1alpha1.PerfExperiment, ref objRef) {
+	if tc := findTouched(exp, ref); tc != nil {
+		tc.Restored = true
+	}
+}
+
+// markAllRestored records that every object the experiment patched is back as it was.
+func markAllRestored(exp *perfexpv1alpha1.PerfExperiment) {
 	env := envStatus(exp)
 	for i := range env.Touched {
 		env.Touched[i].Restored = true
 	}
 	env.Restored = true
-	return step.Done(), nil
 }
 
 // candidates lists every object this experiment may have patched, and returns the objects
@@ -429,15 +489,15 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 	for _, pt := range v.Patches {
 		add(objRef{APIVersion: pt.Target.APIVersion, Kind: pt.Target.Kind, Namespace: ns, Name: pt.Target.Name})
 	}
-	for _, kind := range []string{"Deployment", "StatefulSet"} {
+	for _, kind := range []perfexpv1alpha1.WorkloadKind{perfexpv1alpha1.WorkloadKindDeployment, perfexpv1alpha1.WorkloadKindStatefulSet} {
 		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion("apps/v1")
-		list.SetKind(kind + "List")
+		list.SetAPIVersion(appsv1.SchemeGroupVersion.String())
+		list.SetKind(string(kind) + "List")
 		if err := e.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPatchedBy: string(exp.UID)}); err != nil {
 			return nil, nil, fmt.Errorf("listing %ss patched by the experiment in %s: %w", kind, ns, err)
 		}
 		for i := range list.Items {
-			ref := objRef{APIVersion: "apps/v1", Kind: kind, Namespace: ns, Name: list.Items[i].GetName()}
+			ref := objRef{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: string(kind), Namespace: ns, Name: list.Items[i].GetName()}
 			add(ref)
 			listed[ref] = &list.Items[i]
 		}

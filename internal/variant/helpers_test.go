@@ -114,8 +114,8 @@ func statefulSet(ns, name string, cs ...container) *appsv1.StatefulSet {
 	}
 }
 
-// kafka is a Strimzi Kafka resource with listeners and a metadata state in its status.
-func kafka(t testing.TB, c client.Client, ns, name, state string, annotations map[string]string) *unstructured.Unstructured {
+// kafka creates a Strimzi Kafka resource with listeners and a metadata state in its status.
+func kafka(t testing.TB, c client.Client, ns, name, state string, annotations map[string]string) {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(kafkaGVK)
@@ -138,7 +138,6 @@ func kafka(t testing.TB, c client.Client, ns, name, state string, annotations ma
 	if err := c.Status().Update(t.Context(), u); err != nil {
 		t.Fatalf("writing the status of Kafka %s: %v", name, err)
 	}
-	return u
 }
 
 func setKafkaState(t testing.TB, c client.Client, ns, name, state string) {

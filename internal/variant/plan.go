@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,8 @@ func (r objRef) empty() *unstructured.Unstructured {
 // isWorkload reports whether the object has a rollout to wait for.
 func (r objRef) isWorkload() bool {
 	g := r.gvk()
-	return g.Group == "apps" && (g.Kind == "Deployment" || g.Kind == "StatefulSet")
+	kind := perfexpv1alpha1.WorkloadKind(g.Kind)
+	return g.Group == appsv1.GroupName && (kind == perfexpv1alpha1.WorkloadKindDeployment || kind == perfexpv1alpha1.WorkloadKindStatefulSet)
 }
 
 // builtIn returns the Go type of a built-in kind (nil for custom resources). Strategic merge
@@ -254,7 +256,7 @@ func (e *Environment) selectWorkloads(ctx context.Context, p *plan, src string, 
 	if len(sel.Names) > 0 {
 		var out []*unstructured.Unstructured
 		for _, name := range sel.Names {
-			u := objRef{APIVersion: "apps/v1", Kind: kind}.empty()
+			u := objRef{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: kind}.empty()
 			if err := e.c.Get(ctx, client.ObjectKey{Namespace: p.ns, Name: name}, u); err != nil {
 				if apierrors.IsNotFound(err) {
 					p.fail(perfexpv1alpha1.ReasonWorkloadNotFound, "%s: %s %s/%s does not exist", src, kind, p.ns, name)
@@ -276,7 +278,7 @@ func (e *Environment) selectWorkloads(ctx context.Context, p *plan, src string, 
 		return nil, nil
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind + "List"})
+	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind + "List"))
 	if err := e.c.List(ctx, list, client.InNamespace(p.ns), client.MatchingLabelsSelector{Selector: s}); err != nil {
 		return nil, fmt.Errorf("listing %ss in %s: %w", kind, p.ns, err)
 	}
@@ -288,7 +290,7 @@ func (e *Environment) selectWorkloads(ctx context.Context, p *plan, src string, 
 	out := make([]*unstructured.Unstructured, 0, len(list.Items))
 	for i := range list.Items {
 		u := &list.Items[i]
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind})
+		u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind))
 		out = append(out, u)
 	}
 	return out, nil
@@ -410,12 +412,12 @@ func resolveContainers(p *plan, src string, t *target, names []string) ([]string
 // it out: a StatefulSet whose pods are only replaced when someone deletes them, or a paused
 // Deployment. The experiment would measure the old pods.
 func checkUpdateStrategy(p *plan, src string, t *target) {
-	switch t.ref.Kind {
-	case "StatefulSet":
+	switch perfexpv1alpha1.WorkloadKind(t.ref.Kind) {
+	case perfexpv1alpha1.WorkloadKindStatefulSet:
 		if s, _, _ := unstructured.NestedString(t.obj.Object, "spec", "updateStrategy", "type"); s == "OnDelete" {
 			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s uses the OnDelete update strategy, so its pods would keep the old template", src, t.ref)
 		}
-	case "Deployment":
+	case perfexpv1alpha1.WorkloadKindDeployment:
 		if paused, _, _ := unstructured.NestedBool(t.obj.Object, "spec", "paused"); paused {
 			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s is paused, so its pods would keep the old template", src, t.ref)
 		}

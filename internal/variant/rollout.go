@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
 // rollout is where a workload's rollout stands.
@@ -127,8 +129,8 @@ func podProblem(pods []corev1.Pod) string {
 // rolloutOf judges the rollout of a Deployment or StatefulSet and, while it is unfinished,
 // looks at the pods of the new revision for a reason it cannot finish.
 func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructured) (rollout, error) {
-	switch u.GetKind() {
-	case "Deployment":
+	switch perfexpv1alpha1.WorkloadKind(u.GetKind()) {
+	case perfexpv1alpha1.WorkloadKindDeployment:
 		d := &appsv1.Deployment{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
 			return rollout{}, err
@@ -143,7 +145,7 @@ func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructure
 		}
 		r.failed = problem
 		return r, nil
-	case "StatefulSet":
+	case perfexpv1alpha1.WorkloadKindStatefulSet:
 		s := &appsv1.StatefulSet{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
 			return rollout{}, err

@@ -12,11 +12,11 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// obj reads a YAML object for a test.
-func obj(t *testing.T, y string) map[string]any {
+// deployObj is a fresh copy of deployYAML, for a test to change.
+func deployObj(t *testing.T) map[string]any {
 	t.Helper()
 	out := map[string]any{}
-	if err := yaml.Unmarshal([]byte(y), &out); err != nil {
+	if err := yaml.Unmarshal([]byte(deployYAML), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -116,8 +116,8 @@ func TestEditsUnwindExactly(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := obj(t, deployYAML)
-			o := obj(t, deployYAML)
+			before := deployObj(t)
+			o := deployObj(t)
 			changes, err := (&fieldOp{src: "workloads[0]", edits: tt.edits}).apply(o)
 			if err != nil {
 				t.Fatal(err)
@@ -171,8 +171,8 @@ func TestPatchOpRecordsChangedPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := obj(t, deployYAML)
-			o := obj(t, deployYAML)
+			before := deployObj(t)
+			o := deployObj(t)
 			doc, err := patchDocument(tt.doc)
 			if err != nil {
 				t.Fatal(err)
@@ -204,8 +204,8 @@ func TestPatchOpRecordsChangedPaths(t *testing.T) {
 // Overlapping changes (a patch replacing the container list, then a workload change inside
 // it) unwind to the original when undone newest first.
 func TestOverlappingChangesUnwind(t *testing.T) {
-	before := obj(t, deployYAML)
-	o := obj(t, deployYAML)
+	before := deployObj(t)
+	o := deployObj(t)
 	doc, _ := patchDocument(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"app:9"}]`)
 	c1, err := (&patchOp{src: "patches[0]", typ: perfexpv1alpha1.PatchTypeJSON, doc: doc}).apply(o)
 	if err != nil {
@@ -231,7 +231,7 @@ func TestOverlappingChangesUnwind(t *testing.T) {
 }
 
 func TestDriftNamesTheField(t *testing.T) {
-	o := obj(t, deployYAML)
+	o := deployObj(t)
 	changes, err := (&fieldOp{src: "workloads[0]", edits: []edit{{path: appC.key("resources", "limits", "cpu"), remove: true}}}).apply(o)
 	if err != nil {
 		t.Fatal(err)

@@ -234,7 +234,7 @@ func TestLoadTwoConcurrentScenarios(t *testing.T) {
 		if firstStart.IsZero() || term.StartedAt.Time.Before(firstStart) {
 			firstStart = term.StartedAt.Time
 		}
-		if term.FinishedAt.Time.After(lastEnd) {
+		if term.FinishedAt.After(lastEnd) {
 			lastEnd = term.FinishedAt.Time
 		}
 		if p.Labels[perfexpv1alpha1.LabelScenario] == "lookup" {
@@ -246,7 +246,7 @@ func TestLoadTwoConcurrentScenarios(t *testing.T) {
 	if !w.Start.Time.Equal(firstStart) || !w.End.Time.Equal(lastEnd.Add(time.Second)) {
 		t.Errorf("window %s..%s; the pods ran %s..%s", w.Start, w.End, firstStart, lastEnd)
 	}
-	startGap, endGap := firstRequest.Sub(w.Start.Time), w.End.Time.Sub(lastTeardown)
+	startGap, endGap := firstRequest.Sub(w.Start.Time), w.End.Sub(lastTeardown)
 	t.Logf("window %s..%s; first request %s after its start, last iteration ended %s before its end",
 		w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339), startGap, endGap)
 	// The window holds the load, and is off it by less than Kubernetes' one-second resolution
