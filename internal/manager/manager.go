@@ -41,6 +41,7 @@ type Options struct {
 	K6Image           string
 	PrometheusURL     string
 	RemoteWriteURL    string
+	CAdvisorMatchers  string
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
@@ -55,6 +56,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.K6Image, "k6-image", "grafana/k6:1.8.1", "Default k6 image for load pods.")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
+	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
 }
 
@@ -153,9 +155,10 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 		}),
 		Analyzer: &controllers.PrometheusAnalyzer{
-			Client:        c,
-			PrometheusURL: opts.PrometheusURL,
-			Clock:         clock.RealClock{},
+			Client:           c,
+			PrometheusURL:    opts.PrometheusURL,
+			Clock:            clock.RealClock{},
+			CAdvisorMatchers: opts.CAdvisorMatchers,
 		},
 	}, nil
 }
