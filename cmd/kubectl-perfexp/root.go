@@ -193,14 +193,18 @@ func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue str
 		return rank(rows[i]) < rank(rows[j])
 	})
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE")
+	if _, err := fmt.Fprintln(w, "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"); err != nil {
+		return err
+	}
 	for _, e := range rows {
 		pos := "-"
 		if e.Status.QueuePosition > 0 {
 			pos = fmt.Sprint(e.Status.QueuePosition)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
-			now.Sub(e.CreationTimestamp.Time).Round(time.Second))
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
+			now.Sub(e.CreationTimestamp.Time).Round(time.Second)); err != nil {
+			return err
+		}
 	}
 	return w.Flush()
 }
@@ -228,7 +232,9 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			if err := conn.client.Patch(cmd.Context(), exp, patch); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "perfexperiment %s/%s aborting (phase %s)\n", exp.Namespace, exp.Name, phaseOf(exp))
+			// The abort is recorded once the patch succeeded; a confirmation line that could
+			// not be written must not make it look as if it failed.
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "perfexperiment %s/%s aborting (phase %s)\n", exp.Namespace, exp.Name, phaseOf(exp))
 			return nil
 		},
 	}

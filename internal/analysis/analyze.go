@@ -290,7 +290,7 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 
 // resolveSlices turns slice specs into times within [ms, end], clamped.
 func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []sliceSpan {
-	var out []sliceSpan
+	out := make([]sliceSpan, 0, len(specs))
 	for _, s := range specs {
 		from, to := ms, end
 		if s.Last != nil {

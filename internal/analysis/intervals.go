@@ -65,29 +65,54 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	if err != nil {
 		return nil, err
 	}
-	steps := int(end.Sub(ms)/step) + 1
-	index := func(ts model.Time) int { return int(ts.Time().Sub(ms) / step) }
-	keys := func(m model.Metric) []intervalKey {
-		s := string(m[tagScenario])
-		return []intervalKey{{scenario: allScenarios}, {scenario: s}, {scenario: s, request: string(m[tagName])}}
-	}
+	g := intervalGrid{start: ms, step: step, steps: int(end.Sub(ms)/step) + 1}
+	out.addRequestRates(sumRequestIncrements(reqs, g), step)
+	out.addLatencies(sumHistogramIncrements(hists, g))
+	return out, nil
+}
 
-	type counts struct{ all, failed []float64 }
-	perKey := map[intervalKey]*counts{}
+// intervalGrid is the range queries' grid: steps boundaries, step apart from start, and so
+// steps-1 intervals between them.
+type intervalGrid struct {
+	start time.Time
+	step  time.Duration
+	steps int
+}
+
+// boundary places a sample on the grid; false if it falls outside.
+func (g intervalGrid) boundary(ts model.Time) (int, bool) {
+	i := int(ts.Time().Sub(g.start) / g.step)
+	return i, i >= 0 && i < g.steps
+}
+
+// intervalKeys are the sample series a k6 series counts towards: all scenarios together, its
+// scenario, and its request name within that scenario.
+func intervalKeys(m model.Metric) []intervalKey {
+	s := string(m[tagScenario])
+	return []intervalKey{{scenario: allScenarios}, {scenario: s}, {scenario: s, request: string(m[tagName])}}
+}
+
+// requestCounts are the requests of each interval: all of them, and those that failed.
+type requestCounts struct{ all, failed []float64 }
+
+// sumRequestIncrements sums every request counter's per-interval increments into the sample
+// series it counts towards.
+func sumRequestIncrements(reqs model.Matrix, g intervalGrid) map[intervalKey]*requestCounts {
+	perKey := map[intervalKey]*requestCounts{}
 	for _, ss := range reqs {
-		at := make([]float64, steps)
-		seen := make([]bool, steps)
+		at := make([]float64, g.steps)
+		seen := make([]bool, g.steps)
 		for _, p := range ss.Values {
-			if i := index(p.Timestamp); i >= 0 && i < steps && finite(float64(p.Value)) {
+			if i, ok := g.boundary(p.Timestamp); ok && finite(float64(p.Value)) {
 				at[i], seen[i] = float64(p.Value), true
 			}
 		}
 		deltas := increments(at, seen, func(a, b float64) (float64, bool) { return b - a, b < a })
 		failed := ss.Metric[tagExpectedResponse] == "false"
-		for _, k := range keys(ss.Metric) {
+		for _, k := range intervalKeys(ss.Metric) {
 			c := perKey[k]
 			if c == nil {
-				c = &counts{all: make([]float64, steps-1), failed: make([]float64, steps-1)}
+				c = &requestCounts{all: make([]float64, g.steps-1), failed: make([]float64, g.steps-1)}
 				perKey[k] = c
 			}
 			for i, d := range deltas {
@@ -98,56 +123,92 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			}
 		}
 	}
-	add := func(k intervalKey, m perfexpv1alpha1.ObjectiveMetric, v float64) {
-		if out[k] == nil {
-			out[k] = map[perfexpv1alpha1.ObjectiveMetric][]float64{}
+	return perKey
+}
+
+// sumHistogramIncrements merges every duration histogram's per-interval increments into the
+// sample series it counts towards. An interval no series had a value for stays nil, and a
+// sample series no histogram counted towards is absent.
+func sumHistogramIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
+	perKey := map[intervalKey][]*Histogram{}
+	for _, ss := range hists {
+		for i, d := range histogramIncrements(ss, g) {
+			if d == nil {
+				continue
+			}
+			for _, k := range intervalKeys(ss.Metric) {
+				if perKey[k] == nil {
+					perKey[k] = make([]*Histogram, g.steps-1)
+				}
+				if perKey[k][i] == nil {
+					perKey[k][i] = NewHistogram()
+				}
+				perKey[k][i].Add(d)
+			}
 		}
-		out[k][m] = append(out[k][m], v)
 	}
+	return perKey
+}
+
+// histogramIncrements is increments for one series' cumulative histograms; nil for the
+// intervals before its first value.
+func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*Histogram {
+	at := make([]*Histogram, g.steps)
+	for _, p := range ss.Histograms {
+		if i, ok := g.boundary(p.Timestamp); ok {
+			at[i] = histogramFromModel(p.Histogram)
+		}
+	}
+	out := make([]*Histogram, g.steps-1)
+	var prev *Histogram
+	for i, cur := range at {
+		if cur == nil {
+			cur = prev // no sample within the lookback: nothing new, carry the last value
+		}
+		if i > 0 && cur != nil {
+			d := cur.Clone()
+			if prev != nil && cur.Count >= prev.Count {
+				d.Sub(prev)
+			} // else a reset: the new value is all increment
+			out[i-1] = d
+		}
+		prev = cur
+	}
+	return out
+}
+
+func (s intervalSamples) add(k intervalKey, m perfexpv1alpha1.ObjectiveMetric, v float64) {
+	if s[k] == nil {
+		s[k] = map[perfexpv1alpha1.ObjectiveMetric][]float64{}
+	}
+	s[k][m] = append(s[k][m], v)
+}
+
+// addRequestRates adds each interval's throughput and error rate; the error rate of an
+// interval without requests is NaN, not 0.
+func (s intervalSamples) addRequestRates(perKey map[intervalKey]*requestCounts, step time.Duration) {
 	for k, c := range perKey {
 		for i := range c.all {
-			add(k, perfexpv1alpha1.MetricRate, c.all[i]/step.Seconds())
+			s.add(k, perfexpv1alpha1.MetricRate, c.all[i]/step.Seconds())
 			errRate := math.NaN()
 			if c.all[i] > 0 {
 				errRate = 100 * c.failed[i] / c.all[i]
 			}
-			add(k, perfexpv1alpha1.MetricErrorRate, errRate)
+			s.add(k, perfexpv1alpha1.MetricErrorRate, errRate)
 		}
 	}
+}
 
-	perKeyH := map[intervalKey][]*Histogram{}
-	for _, ss := range hists {
-		at := make([]*Histogram, steps)
-		for _, p := range ss.Histograms {
-			if i := index(p.Timestamp); i >= 0 && i < steps {
-				at[i] = histogramFromModel(p.Histogram)
-			}
-		}
-		var prev *Histogram
-		for i := 0; i < steps; i++ {
-			cur := at[i]
-			if cur == nil {
-				cur = prev // no sample within the lookback: nothing new, carry the last value
-			}
-			if i > 0 && cur != nil {
-				d := cur.Clone()
-				if prev != nil && cur.Count >= prev.Count {
-					d.Sub(prev)
-				} // else a reset: the new value is all increment
-				for _, k := range keys(ss.Metric) {
-					if perKeyH[k] == nil {
-						perKeyH[k] = make([]*Histogram, steps-1)
-					}
-					if perKeyH[k][i-1] == nil {
-						perKeyH[k][i-1] = NewHistogram()
-					}
-					perKeyH[k][i-1].Add(d)
-				}
-			}
-			prev = cur
-		}
-	}
-	for k, hs := range perKeyH {
+// intervalQuantiles are the percentiles read from each interval's histogram.
+var intervalQuantiles = []struct {
+	m perfexpv1alpha1.ObjectiveMetric
+	q float64
+}{{perfexpv1alpha1.MetricP50, 0.5}, {perfexpv1alpha1.MetricP95, 0.95}, {perfexpv1alpha1.MetricP99, 0.99}}
+
+// addLatencies adds each interval's mean and percentiles in milliseconds; NaN for an interval
+// without requests.
+func (s intervalSamples) addLatencies(perKey map[intervalKey][]*Histogram) {
+	for k, hs := range perKey {
 		for _, h := range hs {
 			avg := math.NaN()
 			if h != nil {
@@ -155,22 +216,18 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 					avg = 1000 * m
 				}
 			}
-			add(k, perfexpv1alpha1.MetricAvg, avg)
-			for _, p := range []struct {
-				m perfexpv1alpha1.ObjectiveMetric
-				q float64
-			}{{perfexpv1alpha1.MetricP50, 0.5}, {perfexpv1alpha1.MetricP95, 0.95}, {perfexpv1alpha1.MetricP99, 0.99}} {
+			s.add(k, perfexpv1alpha1.MetricAvg, avg)
+			for _, p := range intervalQuantiles {
 				v := math.NaN()
 				if h != nil {
 					if x, ok := h.Quantile(p.q); ok {
 						v = 1000 * x
 					}
 				}
-				add(k, p.m, v)
+				s.add(k, p.m, v)
 			}
 		}
 	}
-	return out, nil
 }
 
 // increments turns a counter's values at each step into per-interval increments. A step

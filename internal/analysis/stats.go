@@ -27,8 +27,8 @@ func linearFit(xs, ys []float64) (slope, intercept, r2 float64) {
 	}
 	slope = sxy / sxx
 	intercept = my - slope*mx
-	switch {
-	case syy == 0:
+	switch syy {
+	case 0:
 		r2 = 1 // a flat line fits a flat series perfectly
 	default:
 		r2 = sxy * sxy / (sxx * syy)

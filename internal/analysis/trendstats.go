@@ -17,18 +17,26 @@ import (
 //   - a percentile of one series is k6's own; of several it is the largest of theirs, an upper
 //     bound (a percentile of a mixture never exceeds its components' largest).
 var trendStats = map[string]func(*RequestStats) **float64{
-	"avg": func(s *RequestStats) **float64 { return &s.Avg },
-	"max": func(s *RequestStats) **float64 { return &s.Max },
-	"med": func(s *RequestStats) **float64 { return &s.P50 },
-	"p50": func(s *RequestStats) **float64 { return &s.P50 },
-	"p75": func(s *RequestStats) **float64 { return &s.P75 },
-	"p90": func(s *RequestStats) **float64 { return &s.P90 },
-	"p95": func(s *RequestStats) **float64 { return &s.P95 },
-	"p99": func(s *RequestStats) **float64 { return &s.P99 },
+	trendAvg: func(s *RequestStats) **float64 { return &s.Avg },
+	trendMax: func(s *RequestStats) **float64 { return &s.Max },
+	trendMed: func(s *RequestStats) **float64 { return &s.P50 },
+	"p50":    func(s *RequestStats) **float64 { return &s.P50 },
+	"p75":    func(s *RequestStats) **float64 { return &s.P75 },
+	"p90":    func(s *RequestStats) **float64 { return &s.P90 },
+	"p95":    func(s *RequestStats) **float64 { return &s.P95 },
+	"p99":    func(s *RequestStats) **float64 { return &s.P99 },
 }
 
+// The trend stats applyTrendStats treats apart: avg is weighted by request counts, max is exact
+// across runners (never a bound), and med only stands in for p50 where p50 is missing.
+const (
+	trendAvg = "avg"
+	trendMax = "max"
+	trendMed = "med"
+)
+
 // trendOrder fixes the query order (and so the query count).
-var trendOrder = []string{"avg", "max", "med", "p50", "p75", "p90", "p95", "p99"}
+var trendOrder = []string{trendAvg, trendMax, trendMed, "p50", "p75", "p90", "p95", "p99"}
 
 // readTrendStats reads each stat's last value per series: one query per stat, floats, so
 // last_over_time works.
@@ -78,7 +86,7 @@ func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map
 			}
 			var v float64
 			switch stat {
-			case "avg":
+			case trendAvg:
 				if weight == 0 {
 					continue
 				}
@@ -88,12 +96,12 @@ func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map
 				for _, x := range vals {
 					v = math.Max(v, x)
 				}
-				if stat != "max" && len(vals) > 1 {
+				if stat != trendMax && len(vals) > 1 {
 					bounded = true
 				}
 			}
 			p := trendStats[stat](dst)
-			if *p == nil || stat != "med" {
+			if *p == nil || stat != trendMed {
 				*p = num(1000 * v)
 			}
 			found = true

@@ -174,30 +174,28 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workloa
 	}
 
 	span := promDuration(w)
-	counts := func(query string, apply func(s *workloadSeries, v int64)) (bool, error) {
+	counts := func(query string, apply func(s *workloadSeries, v int64)) error {
 		vec, err := vector(ctx, q, query, end)
 		if err != nil {
-			return false, err
+			return err
 		}
-		found := false
 		for _, smp := range vec {
 			i, _ := d.owner(smp.Metric)
 			if i < 0 || !finite(float64(smp.Value)) {
 				continue
 			}
-			found = true
 			apply(d.series[i], int64(math.Round(float64(smp.Value))))
 		}
-		return found, nil
+		return nil
 	}
 	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
 	// container instance (a restart makes a new one) is a series of its own.
 	ksm := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(kube_pod_container_status_restarts_total{%s}[%s]) - min_over_time(kube_pod_container_status_restarts_total{%s}[%s]))", target, span, target, span)
-	if _, err := counts(ksm, func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") }); err != nil {
+	if err := counts(ksm, func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") }); err != nil {
 		return nil, err
 	}
 	instances := fmt.Sprintf("count by (namespace, pod, container) (max_over_time(container_start_time_seconds%s[%s]))", sel, span)
-	if _, err := counts(instances, func(s *workloadSeries, v int64) {
+	if err := counts(instances, func(s *workloadSeries, v int64) {
 		if s.restartsSource == "kube-state-metrics" {
 			return
 		}
@@ -207,7 +205,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workloa
 	}
 	// OOM kills: cAdvisor counts them per container instance; what grew during the window.
 	oom := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(container_oom_events_total%s[%s]) - min_over_time(container_oom_events_total%s[%s]))", sel, span, sel, span)
-	if _, err := counts(oom, func(s *workloadSeries, v int64) {
+	if err := counts(oom, func(s *workloadSeries, v int64) {
 		if s.oom == nil {
 			s.oom = count(0)
 		}

@@ -17,11 +17,17 @@ import (
 
 type panel map[string]any
 
+// Keys of Grafana's dashboard model that panels, targets and the datasource reference share.
+const (
+	keyType       = "type"
+	keyDatasource = "datasource"
+)
+
 // Dashboard renders a Grafana dashboard for the run: throughput, latency percentiles (from the
 // native histograms, merged across runners), error rate, and the CPU and memory of every
 // reported workload.
 func Dashboard(r *analysis.Result) ([]byte, error) {
-	ds := map[string]any{"type": "prometheus", "uid": "${datasource}"}
+	ds := map[string]any{keyType: "prometheus", "uid": "${datasource}"}
 	tid := `testid="$testid"`
 	var panels []panel
 	y := 0
@@ -31,10 +37,10 @@ func Dashboard(r *analysis.Result) ([]byte, error) {
 			if i >= 26 {
 				t["refId"] = fmt.Sprintf("A%d", i)
 			}
-			t["datasource"] = ds
+			t[keyDatasource] = ds
 		}
 		p := panel{
-			"id": len(panels) + 1, "type": "timeseries", "title": title, "datasource": ds,
+			"id": len(panels) + 1, keyType: "timeseries", "title": title, keyDatasource: ds,
 			"gridPos":     map[string]int{"h": 8, "w": 12, "x": 12 * (len(panels) % 2), "y": y},
 			"fieldConfig": map[string]any{"defaults": map[string]any{"unit": unit}, "overrides": []any{}},
 			"targets":     targets,
@@ -51,14 +57,16 @@ func Dashboard(r *analysis.Result) ([]byte, error) {
 		target(fmt.Sprintf(`sum by (scenario) (rate(k6_http_reqs_total{%s}[$__rate_interval]))`, tid), "{{scenario}}"))
 	add("Error rate", "percent",
 		target(fmt.Sprintf(`100 * sum by (scenario) (rate(k6_http_reqs_total{%s,expected_response="false"}[$__rate_interval])) / sum by (scenario) (rate(k6_http_reqs_total{%s}[$__rate_interval]))`, tid, tid), "{{scenario}}"))
-	var quantiles []map[string]any
-	for _, q := range []string{"0.5", "0.95", "0.99"} {
+	qs := []string{"0.5", "0.95", "0.99"}
+	quantiles := make([]map[string]any, 0, len(qs))
+	for _, q := range qs {
 		quantiles = append(quantiles, target(fmt.Sprintf(`histogram_quantile(%s, sum by (scenario) (rate(k6_http_req_duration_seconds{%s}[$__rate_interval])))`, q, tid), "{{scenario}} p"+strings.TrimPrefix(q, "0.")+pad(q)))
 	}
 	add("Response time percentiles", "s", quantiles...)
 	add("p95 by request name", "s",
 		target(fmt.Sprintf(`histogram_quantile(0.95, sum by (scenario, name) (rate(k6_http_req_duration_seconds{%s}[$__rate_interval])))`, tid), "{{scenario}} {{name}}"))
-	var cpu, mem []map[string]any
+	cpu := make([]map[string]any, 0, len(r.Workloads))
+	mem := make([]map[string]any, 0, len(r.Workloads))
 	for _, w := range r.Workloads {
 		sel := fmt.Sprintf(`%s,container!="",container!="POD",namespace=%s,pod=~%s`, analysis.DefaultCAdvisorMatchers,
 			strconv.Quote(w.Namespace), strconv.Quote(analysis.PodPattern(perfexpv1alpha1.WorkloadKind(w.Kind), w.Name)))
@@ -83,8 +91,8 @@ func Dashboard(r *analysis.Result) ([]byte, error) {
 		"editable":      true,
 		"time":          map[string]string{"from": r.Window.Start.UTC().Format(time.RFC3339), "to": r.Window.End.UTC().Format(time.RFC3339)},
 		"templating": map[string]any{"list": []any{
-			map[string]any{"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus"},
-			map[string]any{"name": "testid", "label": "Test ID", "type": "custom", "query": r.TestID, "current": option, "options": []any{option}},
+			map[string]any{"name": "datasource", "label": "Prometheus", keyType: "datasource", "query": "prometheus"},
+			map[string]any{"name": "testid", "label": "Test ID", keyType: "custom", "query": r.TestID, "current": option, "options": []any{option}},
 		}},
 		"panels": panels,
 	}

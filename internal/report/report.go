@@ -39,169 +39,221 @@ func ParseJSON(b []byte) (*analysis.Result, error) {
 // Markdown renders the report: summary, variant, response times, deltas against the baseline,
 // per-service CPU and memory, custom queries, slices and the timeline of phases.
 func Markdown(r *analysis.Result) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	m := &markdown{}
+	m.overview(r)
+	m.summary(r.Total)
+	m.objectives(r.Objectives)
+	m.responseTimes(r.Scenarios)
+	m.comparison(r.Comparison)
+	m.workloads(r.Workloads)
+	m.queries(r.Queries)
+	m.slices(r.Slices)
+	m.timeline(r.Phases)
+	m.notes(r.Notes)
+	m.method(r.PrometheusQueries)
+	return m.String()
+}
 
-	w("# Performance test report: %s\n\n", r.Experiment)
-	w("| | |\n|---|---|\n")
-	w("| Experiment | %s/%s |\n", cell(r.Namespace), cell(r.Experiment))
-	w("| Test ID | `%s` |\n", r.TestID)
+// markdown is the report being written, one section per method, in the report's order.
+type markdown struct{ strings.Builder }
+
+func (m *markdown) printf(format string, args ...any) { fmt.Fprintf(&m.Builder, format, args...) }
+
+// overview is the title and the table of what was run, when, and what came of it.
+func (m *markdown) overview(r *analysis.Result) {
+	m.printf("# Performance test report: %s\n\n", r.Experiment)
+	m.printf("| | |\n|---|---|\n")
+	m.printf("| Experiment | %s/%s |\n", cell(r.Namespace), cell(r.Experiment))
+	m.printf("| Test ID | `%s` |\n", r.TestID)
 	variant := r.Variant
 	if variant == "" {
 		variant = "none (the environment as it is)"
 	}
-	w("| Variant | %s |\n", cell(variant))
-	w("| Window | %s to %s |\n", ts(r.Window.Start), ts(r.Window.End))
+	m.printf("| Variant | %s |\n", cell(variant))
+	m.printf("| Window | %s to %s |\n", ts(r.Window.Start), ts(r.Window.End))
 	if r.Window.WarmUpEnd != nil {
-		w("| Warm-up | until %s (excluded) |\n", ts(*r.Window.WarmUpEnd))
+		m.printf("| Warm-up | until %s (excluded) |\n", ts(*r.Window.WarmUpEnd))
 	}
-	w("| Measured | %s |\n", dur(r.Window.MeasuredSeconds))
-	w("| Verdict | **%s** |\n", orDash(string(r.Verdict)))
+	m.printf("| Measured | %s |\n", dur(r.Window.MeasuredSeconds))
+	m.printf("| Verdict | **%s** |\n", orDash(string(r.Verdict)))
 	validity := string(r.Validity)
 	if len(r.InvalidReasons) > 0 {
 		validity += ": " + strings.Join(r.InvalidReasons, "; ")
 	}
-	w("| Validity | %s |\n", cell(validity))
-	w("| Latency source | %s |\n", latencySource(r))
+	m.printf("| Validity | %s |\n", cell(validity))
+	m.printf("| Latency source | %s |\n", latencySource(r))
 	if r.Comparison != nil {
 		change := string(r.Comparison.Change)
 		if r.Comparison.Message != "" {
 			change += ": " + r.Comparison.Message
 		}
-		w("| Baseline | %s (%s) |\n", cell(r.Comparison.Baseline), cell(change))
+		m.printf("| Baseline | %s (%s) |\n", cell(r.Comparison.Baseline), cell(change))
 	}
-	w("\n")
+	m.printf("\n")
+}
 
-	w("## Summary\n\n")
-	t := r.Total
-	w("All scenarios together: %s requests, %s failed (%s%%), %s req/s; response time avg %s ms, p95 %s ms, p99 %s ms.\n\n",
+func (m *markdown) summary(t analysis.RequestStats) {
+	m.printf("## Summary\n\n")
+	m.printf("All scenarios together: %s requests, %s failed (%s%%), %s req/s; response time avg %s ms, p95 %s ms, p99 %s ms.\n\n",
 		intOr(t.Requests), intOr(t.Errors), num(t.ErrorPercent, 2), num(t.Rate, 2), num(t.Avg, 3), num(t.P95, 3), num(t.P99, 3))
+}
 
-	if len(r.Objectives) > 0 {
-		w("## Objectives\n\n| Objective | Outcome | Value | Detail |\n|---|---|---:|---|\n")
-		for _, o := range r.Objectives {
-			w("| %s | %s | %s | %s |\n", cell(o.Name), o.Outcome, withUnit(o.Value, o.Unit), cell(o.Message))
-		}
-		w("\n")
+func (m *markdown) objectives(objectives []analysis.ObjectiveResult) {
+	if len(objectives) == 0 {
+		return
 	}
+	m.printf("## Objectives\n\n| Objective | Outcome | Value | Detail |\n|---|---|---:|---|\n")
+	for _, o := range objectives {
+		m.printf("| %s | %s | %s | %s |\n", cell(o.Name), o.Outcome, withUnit(o.Value, o.Unit), cell(o.Message))
+	}
+	m.printf("\n")
+}
 
-	w("## Response times\n\nLatencies in milliseconds. Max is an upper bound (the top of the highest histogram bucket).\n\n")
-	for _, s := range r.Scenarios {
-		w("### Scenario %s", s.Name)
+// responseTimes has a table per scenario: all its requests, then each request name.
+func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
+	m.printf("## Response times\n\nLatencies in milliseconds. Max is an upper bound (the top of the highest histogram bucket).\n\n")
+	for _, s := range scenarios {
+		m.printf("### Scenario %s", s.Name)
 		if s.Validity == "Invalid" {
-			w(" (invalid: %s)", s.InvalidReason)
+			m.printf(" (invalid: %s)", s.InvalidReason)
 		}
-		w("\n\n")
+		m.printf("\n\n")
 		if s.Iterations != nil {
-			w("%d iterations.\n\n", *s.Iterations)
+			m.printf("%d iterations.\n\n", *s.Iterations)
 		}
-		writeStatsTable(&b, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
+		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
 	}
+}
 
-	if c := r.Comparison; c != nil && len(c.Metrics) > 0 {
-		w("## Compared with baseline %s\n\nChange: **%s**. Mann-Whitney U test on per-interval samples, two-sided, significant below p = %g.\n\n", c.Baseline, c.Change, analysis.Alpha)
-		w("| Metric | Baseline | This run | Delta | Delta %% | p | Change |\n|---|---:|---:|---:|---:|---:|---|\n")
-		for _, m := range c.Metrics {
-			change := string(m.Change)
-			if m.Why != "" {
-				change += " (" + m.Why + ")"
-			}
-			w("| %s | %s | %s | %s | %s | %s | %s |\n", cell(m.Metric), withUnit(m.Baseline, m.Unit), withUnit(m.Value, m.Unit),
-				signed(m.Delta, 3), signed(m.DeltaPercent, 1), pval(m.PValue), cell(change))
-		}
-		w("\n")
+func (m *markdown) comparison(c *analysis.Comparison) {
+	if c == nil || len(c.Metrics) == 0 {
+		return
 	}
+	m.printf("## Compared with baseline %s\n\nChange: **%s**. Mann-Whitney U test on per-interval samples, two-sided, significant below p = %g.\n\n", c.Baseline, c.Change, analysis.Alpha)
+	m.printf("| Metric | Baseline | This run | Delta | Delta %% | p | Change |\n|---|---:|---:|---:|---:|---:|---|\n")
+	for _, mc := range c.Metrics {
+		change := string(mc.Change)
+		if mc.Why != "" {
+			change += " (" + mc.Why + ")"
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", cell(mc.Metric), withUnit(mc.Baseline, mc.Unit), withUnit(mc.Value, mc.Unit),
+			signed(mc.Delta, 3), signed(mc.DeltaPercent, 1), pval(mc.PValue), cell(change))
+	}
+	m.printf("\n")
+}
 
-	if len(r.Workloads) > 0 {
-		w("## Services: CPU\n\nCores, summed over the workload's pods; average and highest of %s rates.\n\n", "per-step")
-		w("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
-		for _, wl := range r.Workloads {
-			w("| %s | %d | %s | %s | %s | %s | %s |\n", workloadName(wl), wl.Pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
-				noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
-		}
-		w("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
-		w("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
-		for _, wl := range r.Workloads {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
-				noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills))
-		}
-		w("\n")
+// workloads has the services' CPU, then their memory.
+func (m *markdown) workloads(workloads []analysis.WorkloadResult) {
+	if len(workloads) == 0 {
+		return
 	}
+	m.printf("## Services: CPU\n\nCores, summed over the workload's pods; average and highest of %s rates.\n\n", "per-step")
+	m.printf("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, wl := range workloads {
+		m.printf("| %s | %d | %s | %s | %s | %s | %s |\n", workloadName(wl), wl.Pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
+			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
+	}
+	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
+	m.printf("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
+	for _, wl := range workloads {
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
+			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills))
+	}
+	m.printf("\n")
+}
 
-	if len(r.Queries) > 0 {
-		w("## Custom queries\n\n| Query | Value | Unit | Description |\n|---|---:|---|---|\n")
-		for _, q := range r.Queries {
-			value := num(q.Value, 6)
-			switch {
-			case q.Error != "":
-				value = "error: " + q.Error
-			case q.Value == nil && len(q.Series) > 1:
-				value = fmt.Sprintf("%d series (below)", len(q.Series))
-			}
-			w("| %s | %s | %s | %s |\n", cell(q.Name), cell(value), cell(q.Unit), cell(q.Description))
-		}
-		w("\n")
-		for _, q := range r.Queries {
-			if len(q.Series) < 2 {
-				continue
-			}
-			w("%s:\n\n| Series | Value |\n|---|---:|\n", q.Name)
-			for _, s := range q.Series {
-				w("| %s | %s |\n", cell(labels(s.Labels)), num(s.Value, 6))
-			}
-			w("\n")
-		}
+// queries has a table of the custom queries, then one of the series of each query that
+// returned several.
+func (m *markdown) queries(queries []analysis.QueryResult) {
+	if len(queries) == 0 {
+		return
 	}
+	m.printf("## Custom queries\n\n| Query | Value | Unit | Description |\n|---|---:|---|---|\n")
+	for _, q := range queries {
+		value := num(q.Value, 6)
+		switch {
+		case q.Error != "":
+			value = "error: " + q.Error
+		case q.Value == nil && len(q.Series) > 1:
+			value = fmt.Sprintf("%d series (below)", len(q.Series))
+		}
+		m.printf("| %s | %s | %s | %s |\n", cell(q.Name), cell(value), cell(q.Unit), cell(q.Description))
+	}
+	m.printf("\n")
+	for _, q := range queries {
+		if len(q.Series) < 2 {
+			continue
+		}
+		m.printf("%s:\n\n| Series | Value |\n|---|---:|\n", q.Name)
+		for _, s := range q.Series {
+			m.printf("| %s | %s |\n", cell(labels(s.Labels)), num(s.Value, 6))
+		}
+		m.printf("\n")
+	}
+}
 
-	if len(r.Slices) > 0 {
-		w("## Time slices\n\n")
-		for _, sl := range r.Slices {
-			w("### %s (%s to %s)\n\n", sl.Name, ts(sl.Start), ts(sl.End))
-			rows := []analysis.RequestResult{{Name: "**all**", RequestStats: sl.Total}}
-			for _, s := range sl.Scenarios {
-				rows = append(rows, analysis.RequestResult{Name: s.Name, RequestStats: s.RequestStats})
+// slices has, per time slice, its response times, its workloads and its custom queries.
+func (m *markdown) slices(slices []analysis.SliceResult) {
+	if len(slices) == 0 {
+		return
+	}
+	m.printf("## Time slices\n\n")
+	for _, sl := range slices {
+		m.printf("### %s (%s to %s)\n\n", sl.Name, ts(sl.Start), ts(sl.End))
+		rows := []analysis.RequestResult{{Name: "**all**", RequestStats: sl.Total}}
+		for _, s := range sl.Scenarios {
+			rows = append(rows, analysis.RequestResult{Name: s.Name, RequestStats: s.RequestStats})
+		}
+		writeStatsTable(&m.Builder, rows)
+		if len(sl.Workloads) > 0 {
+			m.printf("| Workload | CPU avg | CPU max | Memory avg | Memory max |\n|---|---:|---:|---:|---:|\n")
+			for _, wl := range sl.Workloads {
+				m.printf("| %s | %s | %s | %s | %s |\n", workloadName(wl), num(wl.CPUAvg, 3), num(wl.CPUMax, 3), mib(wl.MemoryAvg), mib(wl.MemoryMax))
 			}
-			writeStatsTable(&b, rows)
-			if len(sl.Workloads) > 0 {
-				w("| Workload | CPU avg | CPU max | Memory avg | Memory max |\n|---|---:|---:|---:|---:|\n")
-				for _, wl := range sl.Workloads {
-					w("| %s | %s | %s | %s | %s |\n", workloadName(wl), num(wl.CPUAvg, 3), num(wl.CPUMax, 3), mib(wl.MemoryAvg), mib(wl.MemoryMax))
-				}
-				w("\n")
-			}
-			for _, q := range sl.Queries {
-				w("- query %s: %s %s\n", q.Name, num(q.Value, 6), q.Unit)
-			}
-			if len(sl.Queries) > 0 {
-				w("\n")
-			}
+			m.printf("\n")
+		}
+		for _, q := range sl.Queries {
+			m.printf("- query %s: %s %s\n", q.Name, num(q.Value, 6), q.Unit)
+		}
+		if len(sl.Queries) > 0 {
+			m.printf("\n")
 		}
 	}
+}
 
-	if len(r.Phases) > 0 {
-		w("## Timeline\n\n| Phase | Entered | Took |\n|---|---|---:|\n")
-		for i, p := range r.Phases {
-			took := "-"
-			if i+1 < len(r.Phases) {
-				took = r.Phases[i+1].Time.Sub(p.Time).Round(time.Second).String()
-			}
-			w("| %s | %s | %s |\n", p.Phase, ts(p.Time), took)
-		}
-		w("\n")
+// timeline has the phases the experiment went through and how long each took.
+func (m *markdown) timeline(phases []analysis.PhaseAt) {
+	if len(phases) == 0 {
+		return
 	}
+	m.printf("## Timeline\n\n| Phase | Entered | Took |\n|---|---|---:|\n")
+	for i, p := range phases {
+		took := "-"
+		if i+1 < len(phases) {
+			took = phases[i+1].Time.Sub(p.Time).Round(time.Second).String()
+		}
+		m.printf("| %s | %s | %s |\n", p.Phase, ts(p.Time), took)
+	}
+	m.printf("\n")
+}
 
-	if len(r.Notes) > 0 {
-		w("## Notes\n\n")
-		for _, n := range r.Notes {
-			w("- %s\n", n)
-		}
-		w("\n")
+func (m *markdown) notes(notes []string) {
+	if len(notes) == 0 {
+		return
 	}
-	w("## How these numbers were read\n\n")
-	w("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
-	w("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
-	w("they are never averaged. Workload numbers come from cAdvisor. %d Prometheus queries.\n", r.PrometheusQueries)
-	return b.String()
+	m.printf("## Notes\n\n")
+	for _, n := range notes {
+		m.printf("- %s\n", n)
+	}
+	m.printf("\n")
+}
+
+// method says where the numbers came from.
+func (m *markdown) method(queries int) {
+	m.printf("## How these numbers were read\n\n")
+	m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
+	m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
+	m.printf("they are never averaged. Workload numbers come from cAdvisor. %d Prometheus queries.\n", queries)
 }
 
 func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {
