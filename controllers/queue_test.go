@@ -7,7 +7,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -268,5 +267,3 @@ func mustCreate(t *testing.T, c client.Client, obj client.Object) {
 		t.Fatal(err)
 	}
 }
-
-var _ = corev1.EventTypeNormal

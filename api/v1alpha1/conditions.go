@@ -44,7 +44,6 @@ const (
 const (
 	ReasonWaitingForQueue       = "WaitingForQueue"
 	ReasonLockAcquired          = "LockAcquired"
-	ReasonPatching              = "Patching"
 	ReasonRollingOut            = "RollingOut"
 	ReasonRolledOut             = "RolledOut"
 	ReasonRolloutFailed         = "RolloutFailed"
@@ -52,7 +51,6 @@ const (
 	ReasonInvalidVariant        = "InvalidVariant"
 	ReasonWorkloadNotFound      = "WorkloadNotFound"
 	ReasonNamespaceNotAllowed   = "NamespaceNotAllowed"
-	ReasonNothingTouched        = "NothingTouched"
 	ReasonRestoring             = "Restoring"
 	ReasonRestored              = "Restored"
 	ReasonFieldChangedDuringRun = "FieldChangedDuringRun"
@@ -68,7 +66,6 @@ const (
 	ReasonWaitingForBaseline    = "WaitingForBaseline"
 	ReasonAnalysisTimedOut      = "AnalysisTimedOut"
 	ReasonAnalyzed              = "Analyzed"
-	ReasonBaselineUnusable      = "BaselineUnusable"
 	ReasonResultsInvalid        = "ResultsInvalid"
 	ReasonObjectivesMet         = "ObjectivesMet"
 	ReasonObjectivesMissed      = "ObjectivesMissed"
@@ -79,7 +76,6 @@ const (
 	ReasonDeleted               = "Deleted"
 	ReasonTimedOut              = "TimedOut"
 	ReasonSucceeded             = "Succeeded"
-	ReasonFailed                = "Failed"
 	ReasonInProgress            = "InProgress"
 )
 
