@@ -89,6 +89,7 @@ type CustomQuery struct {
 // TimeSlice is a part of the measured window, given by offsets from its start or by its last
 // stretch.
 // +kubebuilder:validation:XValidation:rule="has(self.last) != (has(self.from) || has(self.to))",message="a slice takes either last, or from and/or to"
+// +kubebuilder:validation:XValidation:rule="!has(self.from) || !has(self.to) || !self.from.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') || !self.to.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') || duration(self.from) < duration(self.to)",message="a slice's from must be before its to"
 type TimeSlice struct {
 	// name of the slice.
 	// +required
@@ -96,24 +97,30 @@ type TimeSlice struct {
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
-	// from is the slice's start as an offset from the start of the measured window.
+	// from is the slice's start as an offset from the start of the measured window; at most 720h
+	// (30 days), and before to when both are set.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) <= duration('720h')",message="slice from must be a duration of at most 720h (30 days), such as 90s or 1h30m"
 	From *metav1.Duration `json:"from,omitempty"`
 
 	// to is the slice's end as an offset from the start of the measured window; defaults to its end.
+	// Positive, at most 720h (30 days).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="slice to must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('720h')",message="slice to must be a positive duration of at most 720h (30 days), such as 90s or 1h30m"
 	To *metav1.Duration `json:"to,omitempty"`
 
-	// last is the slice's length counted back from the end of the window.
+	// last is the slice's length counted back from the end of the window; positive, at most 720h.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="slice last must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('720h')",message="slice last must be a positive duration of at most 720h (30 days), such as 90s or 1h30m"
 	Last *metav1.Duration `json:"last,omitempty"`
 }
 

@@ -62,11 +62,12 @@ type WarmUp struct {
 	// +kubebuilder:validation:Maximum=10000
 	VUs int32 `json:"vus,omitempty"`
 
-	// duration of the warm-up.
+	// duration of the warm-up: positive, at most 168h (7 days).
 	// +required
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="warmUp.duration must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="warmUp.duration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
 	Duration metav1.Duration `json:"duration"`
 }
 
@@ -96,11 +97,12 @@ type Scenario struct {
 	// +kubebuilder:validation:Maximum=100000
 	VUs *int32 `json:"vus,omitempty"`
 
-	// duration of the scenario, with vus.
+	// duration of the scenario, with vus: positive, at most 168h (7 days).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="duration must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="duration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// stages ramp the number of virtual users (k6 ramping-vus).
@@ -122,10 +124,12 @@ type Scenario struct {
 	Parallelism int32 `json:"parallelism,omitempty"`
 
 	// startDelay is how long after the load starts this scenario begins (e.g. a data import 10
-	// minutes into a check-in/check-out run).
+	// minutes into a check-in/check-out run). At most 168h (7 days).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) <= duration('168h')",message="startDelay must be a duration of at most 168h (7 days), such as 90s or 1h30m"
 	StartDelay *metav1.Duration `json:"startDelay,omitempty"`
 
 	// env is passed to the script as k6 environment variables (__ENV), e.g. BASE_URL; values may
@@ -183,11 +187,13 @@ type ConfigMapScript struct {
 
 // Stage is one step of a ramping-vus scenario.
 type Stage struct {
-	// duration of the stage.
+	// duration of the stage: positive, at most 168h (7 days). With at most 32 stages a ramp
+	// stays far from the largest duration Go can represent (about 292 years).
 	// +required
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="stage duration must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="stage duration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
 	Duration metav1.Duration `json:"duration"`
 
 	// target is the number of virtual users at the end of the stage.
@@ -206,19 +212,21 @@ type ArrivalRate struct {
 	// +kubebuilder:validation:Maximum=1000000
 	Rate int32 `json:"rate"`
 
-	// timeUnit is the period of rate.
+	// timeUnit is the period of rate: positive, at most 24h.
 	// +optional
 	// +kubebuilder:default="1s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeUnit must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeUnit must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
 	TimeUnit *metav1.Duration `json:"timeUnit,omitempty"`
 
-	// duration of the scenario.
+	// duration of the scenario: positive, at most 168h (7 days).
 	// +required
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="arrivalRate.duration must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="arrivalRate.duration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
 	Duration metav1.Duration `json:"duration"`
 
 	// preAllocatedVUs is the number of virtual users k6 starts with.

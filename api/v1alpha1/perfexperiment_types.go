@@ -71,7 +71,9 @@ type PerfExperimentSpec struct {
 // BaselineRef names the experiment whose results this one is compared with.
 type BaselineRef struct {
 	// name of a PerfExperiment in the same namespace. It must have succeeded and have run the
-	// same scenarios.
+	// same scenarios. It cannot be the experiment itself (refused at apply); a baseline that does
+	// not exist, or a chain of baselines that loops back, fails the experiment when it leaves
+	// the queue, before anything is patched.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -79,48 +81,57 @@ type BaselineRef struct {
 }
 
 // Timeouts bound each step of an experiment. Every value is a duration such as "90s" or "1h30m".
+// rollout, setup and loadGrace may be at most 24h, analysis at most 168h (7 days) and overall at
+// most 720h (30 days): the API server refuses larger values, and values too large for the
+// operator to read (Go durations end near 2562047h), at apply time.
 type Timeouts struct {
-	// rollout is how long every patched or restored workload may take to finish its rollout.
+	// rollout is how long every patched or restored workload may take to finish its rollout; at
+	// most 24h.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.rollout must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeouts.rollout must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
 	Rollout *metav1.Duration `json:"rollout,omitempty"`
 
-	// setup is how long the setup Job may run.
+	// setup is how long the setup Job may run; at most 24h.
 	// +optional
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.setup must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeouts.setup must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
 	Setup *metav1.Duration `json:"setup,omitempty"`
 
 	// loadGrace is how much longer than its planned duration the load may take (pod start-up,
-	// graceful stop) before it is stopped and the experiment fails.
+	// graceful stop) before it is stopped and the experiment fails. At most 24h.
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.loadGrace must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeouts.loadGrace must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
 	LoadGrace *metav1.Duration `json:"loadGrace,omitempty"`
 
 	// analysis is how long analysis may keep retrying an unreachable or lagging Prometheus. The
-	// environment is already restored by then, so waiting costs nothing but time.
+	// environment is already restored by then, so waiting costs nothing but time. At most 168h.
 	// +optional
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.analysis must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="timeouts.analysis must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
 	Analysis *metav1.Duration `json:"analysis,omitempty"`
 
 	// overall bounds the experiment from leaving the queue to the end of load. When it passes,
 	// load is stopped, the environment restored and the experiment fails. Unset means no bound
-	// beyond the per-step timeouts.
+	// beyond the per-step timeouts. At most 720h (30 days).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeouts.overall must be positive"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('720h')",message="timeouts.overall must be a positive duration of at most 720h (30 days), such as 90s or 1h30m"
 	Overall *metav1.Duration `json:"overall,omitempty"`
 }
 
@@ -283,6 +294,7 @@ type LocalObjectReference struct {
 // transition rule cannot do it: comparing whole specs exceeds the CRD's static CEL cost budget.)
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || self.spec.baseline.name != self.metadata.name",message="spec.baseline names this experiment itself: a baseline is an earlier experiment to compare with"
 // +kubebuilder:resource:shortName=pexp,categories=perfexp
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.status.queue`

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -68,6 +70,30 @@ func TestValidation(t *testing.T) {
 		if s.Load.Runner != perfexpv1alpha1.RunnerJob || s.Load.Scenarios[0].Parallelism != 1 ||
 			s.Timeouts.Rollout == nil || s.Timeouts.Rollout.Duration.String() != "10m0s" {
 			t.Fatalf("defaults not applied: runner=%q parallelism=%d rollout=%v", s.Load.Runner, s.Load.Scenarios[0].Parallelism, s.Timeouts.Rollout)
+		}
+	})
+
+	t.Run("values at the bounds are accepted", func(t *testing.T) {
+		exp := minimal(ns, "bounds")
+		sc := &exp.Spec.Load.Scenarios[0]
+		sc.Duration, sc.StartDelay = duration("168h"), duration("0s")
+		exp.Spec.Timeouts = &perfexpv1alpha1.Timeouts{
+			Rollout: duration("24h"), Setup: duration("23h59m59s"), LoadGrace: duration("1440m"),
+			Analysis: duration("168h"), Overall: duration("720h"),
+		}
+		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Slices: []perfexpv1alpha1.TimeSlice{
+			{Name: "all", From: duration("0s"), To: duration("720h")},
+			{Name: "tail", Last: duration("2592000s")},
+		}}
+		exp.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "bounds-before"}
+		exp.Spec.Variant = &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
+			WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"api"}},
+			Resources: &perfexpv1alpha1.ResourcesChange{Limits: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("0"),
+			}},
+		}}}
+		if err := env.Client.Create(t.Context(), exp, client.DryRunAll); err != nil {
+			t.Fatalf("values at the bounds refused: %v", err)
 		}
 	})
 

@@ -103,13 +103,15 @@ type WorkloadChange struct {
 // ResourcesChange sets or removes resource requests and limits of a container.
 // +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.removeLimits) || self.removeLimits.all(r, !(r in self.limits))",message="a limit cannot be both set and removed"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.removeRequests) || self.removeRequests.all(r, !(r in self.requests))",message="a request cannot be both set and removed"
+// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('cpu' in self.limits) || !isQuantity(string(self.limits['cpu'])) || quantity(string(self.limits['cpu'])).sign() != 0",message="a CPU limit of 0 is not a limit Kubernetes accepts; to run without a CPU limit (what CPU=0 means on ECS) use removeLimits: [cpu]"
 // +kubebuilder:validation:XValidation:rule="(has(self.requests) && size(self.requests) > 0) || (has(self.limits) && size(self.limits) > 0) || (has(self.removeRequests) && size(self.removeRequests) > 0) || (has(self.removeLimits) && size(self.removeLimits) > 0)",message="resources must change something: set requests or limits, or remove some"
 type ResourcesChange struct {
 	// requests to set, by resource name (cpu, memory, ...).
 	// +optional
 	Requests corev1.ResourceList `json:"requests,omitempty"`
 
-	// limits to set, by resource name.
+	// limits to set, by resource name. A CPU limit of 0 is refused: Kubernetes has no "0 means
+	// unlimited" (as ECS has for CPU=0); removeLimits: [cpu] is how a container runs uncapped.
 	// +optional
 	Limits corev1.ResourceList `json:"limits,omitempty"`
 
