@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -445,12 +444,14 @@ func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.P
 	if err != nil {
 		return nil, err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: exp.Namespace, Name: reportName(exp)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: exp.Namespace, Name: exp.ReportName()}}
 	_, err = controllerutil.CreateOrUpdate(ctx, a.Client, cm, func() error {
 		if cm.Labels == nil {
 			cm.Labels = map[string]string{}
 		}
-		cm.Labels[perfexpv1alpha1.LabelExperiment] = exp.Name
+		if len(exp.Name) <= 63 { // a label value holds at most 63 characters; the test id selects it too
+			cm.Labels[perfexpv1alpha1.LabelExperiment] = exp.Name
+		}
 		cm.Labels[perfexpv1alpha1.LabelTestID] = r.TestID
 		cm.Data = data
 		return controllerutil.SetControllerReference(exp, cm, a.Client.Scheme())
@@ -459,15 +460,6 @@ func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.P
 		return nil, fmt.Errorf("writing the report ConfigMap %s: %w", cm.Name, err)
 	}
 	return cm, nil
-}
-
-// reportName is <experiment>-report, shortened to a valid name when the experiment's is long.
-func reportName(exp *perfexpv1alpha1.PerfExperiment) string {
-	name := exp.Name
-	if max := 253 - len(perfexpv1alpha1.ReportSuffix); len(name) > max {
-		name = strings.TrimRight(name[:max], "-.")
-	}
-	return name + perfexpv1alpha1.ReportSuffix
 }
 
 // reportData renders the report. When it would not fit a ConfigMap, request names beyond the

@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -321,4 +325,26 @@ type PerfExperimentList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []PerfExperiment `json:"items"`
+}
+
+// ChildName is the name of an object perfexp creates for the experiment named exp:
+// "<exp>-<suffix>" when that is at most limit characters and a DNS label. Otherwise it is cut,
+// its dots turned into dashes, and it ends in a hash of the full name, so it stays deterministic
+// (a restarted operator finds the same object), unique per experiment and suffix, and short
+// enough for the names Kubernetes derives from it: an Indexed Job's pods are
+// <job>-<index>-<random> and their hostname <job>-<index> must be a DNS label.
+func ChildName(exp, suffix string, limit int) string {
+	name := exp + "-" + suffix
+	if len(name) <= limit && !strings.Contains(name, ".") {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	hash := hex.EncodeToString(sum[:])[:8]
+	keep := min(limit-len(hash)-1, len(name))
+	return strings.TrimRight(strings.ReplaceAll(name[:keep], ".", "-"), "-") + "-" + hash
+}
+
+// ReportName is the name of the experiment's report ConfigMap, <name>-report (see ReportSuffix).
+func (e *PerfExperiment) ReportName() string {
+	return ChildName(e.Name, strings.TrimPrefix(ReportSuffix, "-"), 63)
 }

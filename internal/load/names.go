@@ -1,23 +1,27 @@
 package load
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
-	"strings"
 
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// maxChildName keeps Job names valid as the value of the job-name label the Job controller
-// puts on its pods (at most 63 characters).
-const maxChildName = 63
+// maxJobName keeps the pods of an Indexed Job whole: the Job controller names them
+// <job>-<index>-<5 random characters> and gives them the hostname <job>-<index>, which must be
+// a DNS label (63 characters). With at most 64 pods per scenario the index has two digits.
+const maxJobName = 63 - len("-63-") - 5
 
-// maxTestRunName leaves room for the "-<index>" k6-operator appends to a TestRun's name for
-// its runner Jobs.
-const maxTestRunName = 58
+// maxTestRunName leaves room for the names k6-operator derives from a TestRun's: its Jobs
+// <name>-initializer and <name>-starter, and its runner Services <name>-service-<index>.
+const maxTestRunName = 63 - len("-initializer")
+
+// maxSetupJobName keeps the setup pod's generated name (<job>-<5 random characters>) whole.
+const maxSetupJobName = 63 - 1 - 5
+
+// maxConfigMapName keeps ConfigMap names short enough to read and to use as label values.
+const maxConfigMapName = 63
 
 // Label values perfexp puts on what it creates, beside the experiment, test id and scenario.
 const (
@@ -31,21 +35,14 @@ const (
 )
 
 // childName is "<exp>-<suffix>", shortened with a hash of the full name when it is longer than
-// limit, so it stays unique, valid and recognisable.
+// limit (see perfexpv1alpha1.ChildName).
 func childName(exp, suffix string, limit int) string {
-	name := exp + "-" + suffix
-	if len(name) <= limit {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	hash := hex.EncodeToString(sum[:])[:8]
-	keep := limit - len(hash) - 1
-	return strings.TrimRight(name[:keep], "-.") + "-" + hash
+	return perfexpv1alpha1.ChildName(exp, suffix, limit)
 }
 
-// UnitName is the name of the Job (or TestRun) and ConfigMap of a scenario or the warm-up.
+// UnitName is the name of the Job and script ConfigMap of a scenario or the warm-up.
 func UnitName(exp *perfexpv1alpha1.PerfExperiment, unit string) string {
-	return childName(exp.Name, "k6-"+unit, maxChildName)
+	return childName(exp.Name, "k6-"+unit, maxJobName)
 }
 
 func testRunName(exp *perfexpv1alpha1.PerfExperiment, unit string) string {
@@ -54,12 +51,12 @@ func testRunName(exp *perfexpv1alpha1.PerfExperiment, unit string) string {
 
 // SetupJobName is the name of the data-preparation Job.
 func SetupJobName(exp *perfexpv1alpha1.PerfExperiment) string {
-	return childName(exp.Name, "setup", maxChildName)
+	return childName(exp.Name, "setup", maxSetupJobName)
 }
 
 // SummariesName is the name of the ConfigMap holding the k6 summaries of an experiment's pods.
 func SummariesName(exp *perfexpv1alpha1.PerfExperiment) string {
-	return childName(exp.Name, "summaries", maxChildName)
+	return childName(exp.Name, "summaries", maxConfigMapName)
 }
 
 // SummaryKey is the key of one pod's summary in the summaries ConfigMap.

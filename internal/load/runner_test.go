@@ -3,6 +3,7 @@ package load_test
 import (
 	"encoding/json"
 	"os"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +33,8 @@ func TestLoadOnAPIServer(t *testing.T) {
 	t.Run("k6 exit codes and pod failures decide the run", func(t *testing.T) { outcomes(t, env) })
 	t.Run("a run that ends well records the window, exit codes and summaries", func(t *testing.T) { success(t, env) })
 	t.Run("abort stops the load promptly", func(t *testing.T) { stop(t, env) })
+	t.Run("stop leaves alone a Job whose pods all ended", func(t *testing.T) { stopAfterSuccess(t, env) })
+	t.Run("an experiment with a long name gets Jobs the API server accepts", func(t *testing.T) { longNames(t, env) })
 	t.Run("the k6-operator runner follows its TestRun", func(t *testing.T) { testRun(t, env) })
 	t.Run("the setup Job prepares data before the load", func(t *testing.T) { setup(t, env) })
 	t.Run("the scenario library's experiments are accepted", func(t *testing.T) { library(t, env) })
@@ -847,4 +850,86 @@ func library(t *testing.T, env *testenv.Env) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+// stopAfterSuccess plays the moment after a successful run: every k6 pod of one scenario has
+// succeeded but the Job controller has not yet marked its Job Complete, while another
+// scenario's pod still runs. Restoring's stop must suspend only the latter, so the finished
+// pods and their logs stay and `kubectl get jobs` does not read "Suspended".
+func stopAfterSuccess(t *testing.T, env *testenv.Env) {
+	f := newFixture(t, env, "stop-after-success")
+	done := vusScenario("checkout", 2, time.Minute)
+	done.Parallelism = 2
+	exp := f.experiment("finished", []perfexpv1alpha1.Scenario{done, vusScenario("import", 1, time.Hour)})
+	mustStep(t)(f.r.Run(t.Context(), exp))
+	doneJob, runningJob := f.job(exp, "checkout"), f.job(exp, "import")
+	start := second(time.Now())
+	var donePods []*corev1.Pod
+	for i := range 2 {
+		p := f.runPod(doneJob, i, start)
+		f.endPod(p, 0, "Completed", start, start.Add(time.Minute), k6Log(10))
+		donePods = append(donePods, p)
+	}
+	running := f.runPod(runningJob, 0, start)
+	// The Job controller's view lags: one pod still counted active, no condition yet.
+	doneJob.Status.StartTime = &metav1.Time{Time: start}
+	doneJob.Status.Active, doneJob.Status.Succeeded = 1, 1
+	if err := f.c.Status().Update(t.Context(), doneJob); err != nil {
+		t.Fatal(err)
+	}
+
+	mustStep(t)(f.r.Stop(t.Context(), exp))
+	if j := f.job(exp, "checkout"); ptr.Deref(j.Spec.Suspend, false) {
+		t.Error("the Job whose pods all succeeded was suspended: its pods and logs would be removed")
+	}
+	for _, p := range donePods {
+		if !f.get(p.Name, &corev1.Pod{}) {
+			t.Errorf("succeeded pod %s was deleted", p.Name)
+		}
+	}
+	if j := f.job(exp, "import"); !ptr.Deref(j.Spec.Suspend, false) {
+		t.Error("the Job still running was not suspended")
+	}
+	if f.get(running.Name, &corev1.Pod{}) {
+		t.Error("the running pod was not deleted")
+	}
+	if st := scenarioState(exp, "import"); st == nil || st.State != perfexpv1alpha1.ScenarioStopped {
+		t.Errorf("import state %+v, want Stopped", st)
+	}
+}
+
+// longNames creates the Jobs of experiments whose names are as long as Kubernetes allows, and
+// contain dots, through the real API server, which refuses an Indexed Job whose pods'
+// hostnames (<job>-<index>) would not be DNS labels.
+func longNames(t *testing.T, env *testenv.Env) {
+	f := newFixture(t, env, "long-names")
+	names := []string{
+		strings.Repeat("checkout-soak-", 4)[:53],
+		strings.Repeat("a", 253),
+		strings.Repeat("release.v2.", 23),
+	}
+	for _, name := range names {
+		t.Run(fmt.Sprintf("%d-characters", len(name)), func(t *testing.T) {
+			s := vusScenario(strings.Repeat("s", 40), 64, time.Minute)
+			s.Parallelism = 64
+			exp := f.experiment(name, []perfexpv1alpha1.Scenario{s}, func(exp *perfexpv1alpha1.PerfExperiment) {
+				exp.Spec.Setup = &perfexpv1alpha1.Setup{Image: "perfexp/datagen:1"}
+			})
+			// The test id is the reconciler's: a label value.
+			exp.Status.TestID = "long-" + strings.ReplaceAll(string(exp.UID), "-", "")[:8]
+			if res := mustStep(t)(f.r.Setup(t.Context(), exp)); res.Failure != nil {
+				t.Fatalf("Setup() = %+v", res)
+			}
+			if !f.get(load.SetupJobName(exp), &batchv1.Job{}) {
+				t.Fatalf("no setup Job %s", load.SetupJobName(exp))
+			}
+			if res := mustStep(t)(f.r.Run(t.Context(), exp)); res.Failure != nil {
+				t.Fatalf("Run() = %+v", res)
+			}
+			job := f.job(exp, s.Name)
+			if pod := job.Name + "-63-abcde"; len(pod) > 63 {
+				t.Errorf("the last pod's name %s has %d characters", pod, len(pod))
+			}
+		})
+	}
 }

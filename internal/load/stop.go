@@ -34,13 +34,22 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 	sel := client.MatchingLabels(selector(exp))
 	ns := client.InNamespace(exp.Namespace)
 
+	// The pods are read first: a Job whose every pod has already ended is not running, even
+	// when the Job controller has not yet marked it Complete, and suspending it would delete
+	// its pods and their logs and leave it reading "Suspended".
+	pods := &corev1.PodList{}
+	if err := r.c.List(ctx, pods, ns, sel); err != nil {
+		return step.Result{}, fmt.Errorf("listing the experiment's pods: %w", err)
+	}
+	byJob := podsByJob(pods.Items)
+
 	jobs := &batchv1.JobList{}
 	if err := r.c.List(ctx, jobs, ns, sel); err != nil {
 		return step.Result{}, fmt.Errorf("listing the experiment's Jobs: %w", err)
 	}
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
-		if jobFinished(j) || ptr.Deref(j.Spec.Suspend, false) {
+		if jobFinished(j) || jobAllEnded(j, byJob[j.Name]) || ptr.Deref(j.Spec.Suspend, false) {
 			continue
 		}
 		patch := client.MergeFrom(j.DeepCopy())
@@ -72,10 +81,6 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 		log.FromContext(ctx).Info("Deleted load TestRun", "testRun", tr.GetName())
 	}
 
-	pods := &corev1.PodList{}
-	if err := r.c.List(ctx, pods, ns, sel); err != nil {
-		return step.Result{}, fmt.Errorf("listing the experiment's pods: %w", err)
-	}
 	running := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -112,11 +117,63 @@ func markStopped(exp *perfexpv1alpha1.PerfExperiment) {
 	}
 }
 
+// jobFinished reports whether the Job controller has decided the Job's outcome. It sets
+// SuccessCriteriaMet or FailureTarget first, and Complete or Failed once its pods are gone.
 func jobFinished(j *batchv1.Job) bool {
 	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
+		switch c.Type {
+		case batchv1.JobComplete, batchv1.JobFailed, batchv1.JobSuccessCriteriaMet, batchv1.JobFailureTarget:
+			if c.Status == corev1.ConditionTrue {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// jobAllEnded reports whether every completion of the Job has a pod that ended and none of its
+// pods is still alive, so no pod of it runs now or will be started. It trusts the pods over the
+// Job's own counts, which lag them by a sync of the Job controller.
+func jobAllEnded(j *batchv1.Job, p podsOfJob) bool {
+	completions := ptr.Deref(j.Spec.Completions, 1)
+	return p.alive == 0 && (int32(len(p.ended)) >= completions || j.Status.Active == 0 && j.Status.Succeeded+j.Status.Failed >= completions)
+}
+
+// podsOfJob is what the pods of one Job say about it.
+type podsOfJob struct {
+	// ended holds the completion indexes whose pod ended. perfexp's Indexed Jobs never retry an
+	// index, so a failed pod ends its index; a Job that is not Indexed (setup) may retry, so
+	// only its succeeded pods count, by name.
+	ended map[string]bool
+	// alive counts the pods that have not ended.
+	alive int
+}
+
+func podsByJob(pods []corev1.Pod) map[string]podsOfJob {
+	byJob := map[string]podsOfJob{}
+	for i := range pods {
+		p := &pods[i]
+		job := p.Labels[batchv1.JobNameLabel]
+		if job == "" {
+			continue
+		}
+		jp := byJob[job]
+		if jp.ended == nil {
+			jp.ended = map[string]bool{}
+		}
+		index, indexed := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded && indexed:
+			jp.ended[index] = true
+		case p.Status.Phase == corev1.PodSucceeded:
+			jp.ended[p.Name] = true
+		case p.Status.Phase == corev1.PodFailed && indexed:
+			jp.ended[index] = true
+		case p.Status.Phase == corev1.PodFailed:
+		default:
+			jp.alive++
+		}
+		byJob[job] = jp
+	}
+	return byJob
 }
