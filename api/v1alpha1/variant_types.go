@@ -103,7 +103,7 @@ type WorkloadChange struct {
 // ResourcesChange sets or removes resource requests and limits of a container.
 // +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.removeLimits) || self.removeLimits.all(r, !(r in self.limits))",message="a limit cannot be both set and removed"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.removeRequests) || self.removeRequests.all(r, !(r in self.requests))",message="a request cannot be both set and removed"
-// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('cpu' in self.limits) || !isQuantity(string(self.limits['cpu'])) || quantity(string(self.limits['cpu'])).sign() != 0",message="a CPU limit of 0 is not a limit Kubernetes accepts; to run without a CPU limit (what CPU=0 means on ECS) use removeLimits: [cpu]"
+// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('cpu' in self.limits) || !(self.limits['cpu'] == 0 || self.limits['cpu'] in ['0', '+0', '00', '0.0', '0.00', '0.000', '0m', '0n', '0u', '0k', '0Ki', '0M', '0Mi', '0e0'])",message="a CPU limit of 0 is not a limit Kubernetes accepts; to run without a CPU limit (what CPU=0 means on ECS) use removeLimits: [cpu]"
 // +kubebuilder:validation:XValidation:rule="(has(self.requests) && size(self.requests) > 0) || (has(self.limits) && size(self.limits) > 0) || (has(self.removeRequests) && size(self.removeRequests) > 0) || (has(self.removeLimits) && size(self.removeLimits) > 0)",message="resources must change something: set requests or limits, or remove some"
 type ResourcesChange struct {
 	// requests to set, by resource name (cpu, memory, ...).
