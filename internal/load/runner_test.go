@@ -2,8 +2,8 @@ package load_test
 
 import (
 	"encoding/json"
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -906,7 +906,7 @@ func longNames(t *testing.T, env *testenv.Env) {
 	names := []string{
 		strings.Repeat("checkout-soak-", 4)[:53],
 		strings.Repeat("a", 253),
-		strings.Repeat("release.v2.", 23),
+		strings.TrimSuffix(strings.Repeat("release.v2.", 23), "."),
 	}
 	for _, name := range names {
 		t.Run(fmt.Sprintf("%d-characters", len(name)), func(t *testing.T) {
