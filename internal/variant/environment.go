@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -53,6 +54,12 @@ type Options struct {
 	APIReader client.Reader
 	// PollInterval is how soon to look again at an unfinished rollout; default 5s.
 	PollInterval time.Duration
+	// PodProblemGrace is how long a pod of a rollout may stay unschedulable or unable to pull
+	// or start its image before the rollout fails; shorter spells (a cluster-autoscaler
+	// scale-up, one failed pull) only make it wait. Default 2m (see rollout.go).
+	PodProblemGrace time.Duration
+	// Clock tells the time for PodProblemGrace; default the real clock.
+	Clock clock.PassiveClock
 }
 
 // Environment implements the controllers' Environment: it applies variants and restores.

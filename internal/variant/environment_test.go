@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -746,7 +748,9 @@ func storyFailedRollouts(t *testing.T, te *testenv.Env, ns string) {
 		exp := experiment(t, c, ns, "crashloop", &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
 			WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"crashing"}}, Resources: &perfexpv1alpha1.ResourcesChange{
 				Limits: corev1.ResourceList{corev1.ResourceMemory: q("64Mi")}}}}})
-		e := New(c, Options{})
+		// The pods get their creation time from the API server; the clock starts there.
+		clk := clocktesting.NewFakeClock(time.Now())
+		e := New(c, Options{Clock: clk})
 		if res, err := e.Prepare(t.Context(), exp); err != nil || res.Done {
 			t.Fatalf("Prepare: %+v %v", res, err)
 		}
@@ -766,7 +770,13 @@ func storyFailedRollouts(t *testing.T, te *testenv.Env, ns string) {
 		if err := c.Status().Update(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
+		// A crash loop that has just begun may be a dependency starting up: a wait that says so.
 		res, err := e.Prepare(t.Context(), exp)
+		if err != nil || res.Failure != nil || res.Done || !strings.Contains(res.Waiting, "CrashLoopBackOff") {
+			t.Fatalf("Prepare: %+v %v; want a wait naming the crash loop", res, err)
+		}
+		clk.Step(defaultPodProblemGrace)
+		res, err = e.Prepare(t.Context(), exp)
 		if err != nil || res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonRolloutFailed || !strings.Contains(res.Failure.Message, "CrashLoopBackOff") {
 			t.Fatalf("Prepare: %+v %v; want RolloutFailed for the crash loop", res, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -89,41 +90,109 @@ func statefulSetRollout(s *appsv1.StatefulSet) rollout {
 	return rollout{done: true}
 }
 
-// badWaitingReasons are container states that waiting will not fix on its own.
+// defaultPodProblemGrace is how long a pod problem must last before it fails a rollout. A
+// cluster-autoscaler scale-up typically leaves a pod Unschedulable for one to two minutes, and
+// a registry hiccup costs one ErrImagePull and a back-off of seconds.
+const defaultPodProblemGrace = 2 * time.Minute
+
+// badWaitingReasons are container states that fail a rollout once they last PodProblemGrace;
+// a moment of them is not a verdict (a pull retried, a Secret created a second later).
 var badWaitingReasons = map[string]bool{
 	"CrashLoopBackOff":           true,
 	"ImagePullBackOff":           true,
 	"ErrImagePull":               true,
-	"InvalidImageName":           true,
 	"CreateContainerConfigError": true,
 	"CreateContainerError":       true,
 }
 
-// podProblem names the first pod of a new revision that cannot start: a container crash
-// looping or unable to get its image, or a pod that cannot be scheduled.
-func podProblem(pods []corev1.Pod) string {
+// hopelessWaitingReasons are container states that no amount of waiting fixes.
+var hopelessWaitingReasons = map[string]bool{
+	"InvalidImageName": true,
+}
+
+// podTrouble is what the pods of a new revision say about a rollout.
+type podTrouble struct {
+	// failed names a problem that has lasted the grace (or can never pass).
+	failed string
+	// pending names a problem that has not lasted the grace yet.
+	pending string
+}
+
+// podProblem looks at the pods of a new revision for one that cannot start: a container crash
+// looping or unable to get its image, or a pod that cannot be scheduled. A problem fails the
+// rollout only once it has lasted grace at now, measured from the pod's Unschedulable condition
+// or from when the pod was last ready (its creation for a pod never ready), since the kubelet
+// keeps no start time for a waiting state.
+func podProblem(pods []corev1.Pod, now time.Time, grace time.Duration) podTrouble {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	var out podTrouble
+	note := func(since time.Time, hopeless bool, msg string) {
+		lasted := now.Sub(since)
+		switch {
+		case hopeless || lasted >= grace:
+			if out.failed == "" {
+				if !hopeless {
+					msg += fmt.Sprintf(" (for %s)", lasted.Round(time.Second))
+				}
+				out.failed = msg
+			}
+		case out.pending == "":
+			out.pending = fmt.Sprintf("%s (for %s; the rollout fails if it lasts %s)", msg, lasted.Round(time.Second), grace)
+		}
+	}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
 		for _, cond := range p.Status.Conditions {
 			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
-				return fmt.Sprintf("pod %s is unschedulable: %s", p.Name, cond.Message)
+				note(cond.LastTransitionTime.Time, false, fmt.Sprintf("pod %s is unschedulable: %s", p.Name, cond.Message))
 			}
 		}
 		statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 		for _, cs := range statuses {
-			if w := cs.State.Waiting; w != nil && badWaitingReasons[w.Reason] {
-				msg := fmt.Sprintf("pod %s container %s is in %s", p.Name, cs.Name, w.Reason)
-				if w.Message != "" {
-					msg += ": " + w.Message
-				}
-				return msg
+			w := cs.State.Waiting
+			if w == nil || !(badWaitingReasons[w.Reason] || hopelessWaitingReasons[w.Reason]) {
+				continue
 			}
+			msg := fmt.Sprintf("pod %s container %s is in %s", p.Name, cs.Name, w.Reason)
+			if w.Message != "" {
+				msg += ": " + w.Message
+			}
+			note(notReadySince(&p), hopelessWaitingReasons[w.Reason], msg)
 		}
 	}
-	return ""
+	return out
+}
+
+// notReadySince is when the pod last stopped being ready, or its creation time.
+func notReadySince(p *corev1.Pod) time.Time {
+	since := p.CreationTimestamp.Time
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	return since
+}
+
+// judgePods folds what the pods say into the rollout: a lasting problem fails it, a passing one
+// is shown in what it waits for.
+func (e *Environment) judgePods(r rollout, pods []corev1.Pod) rollout {
+	grace := e.opts.PodProblemGrace
+	if grace <= 0 {
+		grace = defaultPodProblemGrace
+	}
+	now := time.Now()
+	if e.opts.Clock != nil {
+		now = e.opts.Clock.Now()
+	}
+	trouble := podProblem(pods, now, grace)
+	r.failed = trouble.failed
+	if trouble.pending != "" {
+		r.waiting += "; " + trouble.pending
+	}
+	return r
 }
 
 // rolloutOf judges the rollout of a Deployment or StatefulSet and, while it is unfinished,
@@ -139,12 +208,11 @@ func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructure
 		if r.done || r.failed != "" {
 			return r, nil
 		}
-		problem, err := e.deploymentPodProblem(ctx, d)
+		pods, err := e.deploymentNewPods(ctx, d)
 		if err != nil {
 			return rollout{}, err
 		}
-		r.failed = problem
-		return r, nil
+		return e.judgePods(r, pods), nil
 	case perfexpv1alpha1.WorkloadKindStatefulSet:
 		s := &appsv1.StatefulSet{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
@@ -162,26 +230,25 @@ func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructure
 		if err != nil {
 			return rollout{}, err
 		}
-		r.failed = podProblem(pods)
-		return r, nil
+		return e.judgePods(r, pods), nil
 	}
 	return rollout{done: true}, nil
 }
 
-// deploymentPodProblem finds the Deployment's new ReplicaSet (the one carrying the
-// Deployment's revision) and looks at its pods.
-func (e *Environment) deploymentPodProblem(ctx context.Context, d *appsv1.Deployment) (string, error) {
+// deploymentNewPods finds the Deployment's new ReplicaSet (the one carrying the Deployment's
+// revision) and lists its pods.
+func (e *Environment) deploymentNewPods(ctx context.Context, d *appsv1.Deployment) ([]corev1.Pod, error) {
 	rev := d.Annotations[revisionAnnotation]
 	if rev == "" || d.Spec.Selector == nil {
-		return "", nil
+		return nil, nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
-		return "", nil
+		return nil, nil
 	}
 	var rsList appsv1.ReplicaSetList
 	if err := e.reader.List(ctx, &rsList, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return "", fmt.Errorf("listing ReplicaSets of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+		return nil, fmt.Errorf("listing ReplicaSets of Deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	for i := range rsList.Items {
 		rs := &rsList.Items[i]
@@ -190,15 +257,15 @@ func (e *Environment) deploymentPodProblem(ctx context.Context, d *appsv1.Deploy
 		}
 		rsSel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 		if err != nil {
-			return "", nil
+			return nil, nil
 		}
 		pods, err := e.podsOf(ctx, d.Namespace, rsSel, rs.UID, nil)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return podProblem(pods), nil
+		return pods, nil
 	}
-	return "", nil
+	return nil, nil
 }
 
 // podsOf lists the pods controlled by owner that match sel and carry the extra labels.

@@ -3,10 +3,12 @@ package variant
 import (
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -84,29 +86,96 @@ func TestStatefulSetRollout(t *testing.T) {
 }
 
 func TestPodProblem(t *testing.T) {
-	waiting := func(reason string) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}}}
+	created := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	pod := func(mutate func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: metav1.NewTime(created)}}
+		mutate(&p)
+		return p
 	}
+	waiting := func(reason string) corev1.Pod {
+		return pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
+		})
+	}
+	unschedulableSince := func(since time.Time) corev1.Pod {
+		return pod(func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 Insufficient cpu.", LastTransitionTime: metav1.NewTime(since)}}
+		})
+	}
+	// crashedAfterReady was ready for an hour, then its container began to crash.
+	crashedAfterReady := waiting("CrashLoopBackOff")
+	crashedAfterReady.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(created.Add(time.Hour))}}
+
+	const grace = 2 * time.Minute
 	tests := []struct {
-		name string
-		pod  corev1.Pod
-		want string
+		name        string
+		pod         corev1.Pod
+		at          time.Duration // after the pod's creation
+		wantFailed  string
+		wantPending string
 	}{
-		{"crash loop", waiting("CrashLoopBackOff"), "container app is in CrashLoopBackOff: details"},
-		{"image pull back-off", waiting("ImagePullBackOff"), "ImagePullBackOff"},
-		{"image pull error", waiting("ErrImagePull"), "ErrImagePull"},
-		{"still creating", waiting("ContainerCreating"), ""},
-		{"unschedulable", corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 Insufficient cpu."}}}},
-			"pod p is unschedulable: 0/1 nodes are available"},
+		{"one failed pull is a wait", waiting("ErrImagePull"), 10 * time.Second, "", "ErrImagePull: details (for 10s; the rollout fails if it lasts 2m0s)"},
+		{"a pull failing for the grace fails", waiting("ImagePullBackOff"), grace, "container app is in ImagePullBackOff: details (for 2m0s)", ""},
+		{"a crash loop within the grace is a wait", waiting("CrashLoopBackOff"), time.Minute, "", "CrashLoopBackOff"},
+		{"a crash loop beyond the grace fails", waiting("CrashLoopBackOff"), 3 * time.Minute, "CrashLoopBackOff", ""},
+		{"the grace counts from when the pod stopped being ready", crashedAfterReady, time.Hour + time.Minute, "", "CrashLoopBackOff: details (for 1m0s;"},
+		{"an invalid image name fails at once", waiting("InvalidImageName"), time.Second, "InvalidImageName", ""},
+		{"still creating is no problem", waiting("ContainerCreating"), time.Hour, "", ""},
+		{"unschedulable during a scale-up is a wait", unschedulableSince(created.Add(time.Minute)), 2 * time.Minute, "", "pod p is unschedulable: 0/1 nodes are available: 1 Insufficient cpu. (for 1m0s;"},
+		{"unschedulable for the grace fails", unschedulableSince(created), 150 * time.Second, "pod p is unschedulable: 0/1 nodes are available", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := podProblem([]corev1.Pod{tt.pod})
-			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-				t.Fatalf("podProblem = %q, want %q", got, tt.want)
+			got := podProblem([]corev1.Pod{tt.pod}, created.Add(tt.at), grace)
+			if (tt.wantFailed == "") != (got.failed == "") || !strings.Contains(got.failed, tt.wantFailed) {
+				t.Errorf("failed = %q, want %q", got.failed, tt.wantFailed)
+			}
+			if (tt.wantPending == "") != (got.pending == "") || !strings.Contains(got.pending, tt.wantPending) {
+				t.Errorf("pending = %q, want %q", got.pending, tt.wantPending)
 			}
 		})
+	}
+}
+
+// TestRolloutToleratesPassingPodProblems follows one rollout through the Environment's clock:
+// a pod whose image pull fails once and then recovers never fails the rollout, one whose pull
+// keeps failing fails it once the grace has passed.
+func TestRolloutToleratesPassingPodProblems(t *testing.T) {
+	created := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(created)
+	e := New(nil, Options{Clock: clk, PodProblemGrace: 90 * time.Second})
+	slow := rollout{waiting: "0 of 1 updated replicas ready"}
+	pullFailing := []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", CreationTimestamp: metav1.NewTime(created)},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "api",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}}}}
+	pulling := []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", CreationTimestamp: metav1.NewTime(created)},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "api",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}}}
+
+	steps := []struct {
+		after      time.Duration
+		pods       []corev1.Pod
+		wantFailed bool
+		wantWait   string
+	}{
+		{5 * time.Second, pullFailing, false, "ErrImagePull (for 5s;"},
+		{10 * time.Second, pulling, false, ""},
+		{60 * time.Second, pullFailing, false, "ErrImagePull (for 1m15s;"},
+		{30 * time.Second, pullFailing, true, ""},
+	}
+	for i, s := range steps {
+		clk.Step(s.after)
+		r := e.judgePods(slow, s.pods)
+		if (r.failed != "") != s.wantFailed || !strings.Contains(r.waiting, s.wantWait) {
+			t.Fatalf("observation %d at %s: %+v", i, clk.Since(created), r)
+		}
+	}
+
+	// Without a configured grace the default applies.
+	d := New(nil, Options{Clock: clocktesting.NewFakeClock(created.Add(defaultPodProblemGrace - time.Second))})
+	if r := d.judgePods(slow, pullFailing); r.failed != "" {
+		t.Fatalf("failed before the default grace: %+v", r)
 	}
 }
