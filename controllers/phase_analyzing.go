@@ -54,9 +54,25 @@ func (r *PerfExperimentReconciler) reconcileAnalyzing(ctx context.Context, s *sc
 	if res.Failure != nil {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)
 	}
-	deadline := phaseStart(s).Add(timeouts(exp).Analysis)
-	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
+	return r.advance(ctx, s, res, err, analysisDeadline(s, baseline), perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionTrue, perfexpv1alpha1.ReasonAnalyzed, "results were read from Prometheus")
 		r.finish(s)
 	})
+}
+
+// analysisDeadline bounds the time analysis spends on Prometheus, not the time it waits for a
+// running baseline: timeouts.analysis counts from when the phase began or the baseline ended,
+// whichever is later, and there is no deadline while the baseline runs. (The baseline is
+// bounded by its own timeouts, and a cycle of baselines is refused when leaving the queue.)
+func analysisDeadline(s *scope, baseline *perfexpv1alpha1.PerfExperiment) time.Time {
+	from := phaseStart(s)
+	if baseline != nil {
+		if !baseline.Status.Phase.IsTerminal() {
+			return time.Time{}
+		}
+		if end := baseline.Status.CompletionTime; end != nil && end.After(from) {
+			from = end.Time
+		}
+	}
+	return from.Add(timeouts(s.exp).Analysis)
 }

@@ -60,6 +60,21 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 		return ctrl.Result{RequeueAfter: waitingRecheck}, nil
 	}
 
+	// What can be known wrong now fails the run before anything is patched, and frees the queue.
+	res, err := r.precheck(ctx, exp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if res.Failure != nil {
+		if err := r.Lock.Release(ctx, name, exp.UID); err != nil {
+			return ctrl.Result{}, err
+		}
+		exp.Status.QueuePosition = 0
+		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionFalse, res.Failure.Reason, "left queue %s without running", name)
+		r.fail(s, res.Failure.Reason, "%s", res.Failure.Message)
+		return ctrl.Result{}, nil
+	}
+
 	now := metav1.NewTime(s.now)
 	exp.Status.QueuePosition = 0
 	exp.Status.StartTime = &now

@@ -77,6 +77,18 @@ const (
 	ReasonTimedOut              = "TimedOut"
 	ReasonSucceeded             = "Succeeded"
 	ReasonInProgress            = "InProgress"
+
+	// Reasons of a Ready=False found when the experiment leaves the queue, before anything is
+	// patched or any load runs.
+
+	// ReasonBaselineNotFound: spec.baseline names no experiment in the namespace.
+	ReasonBaselineNotFound = "BaselineNotFound"
+	// ReasonBaselineCycle: following spec.baseline from experiment to experiment comes back to
+	// one already seen, so each would wait for the other's results for ever.
+	ReasonBaselineCycle = "BaselineCycle"
+	// ReasonQueryInvalid: a custom query's template does not render, or Prometheus refuses its
+	// PromQL (the message names the query and quotes Prometheus).
+	ReasonQueryInvalid = "QueryInvalid"
 )
 
 // Labels and annotations perfexp puts on objects.

@@ -1,0 +1,70 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// QueryProblem is a custom query that cannot give a result, whatever the data: its template
+// does not render, Prometheus refuses to parse it, or it returns a type no report can hold.
+type QueryProblem struct {
+	// Name of the query.
+	Name string
+	// Message says what is wrong, in Prometheus' words where it refused the query.
+	Message string
+}
+
+func (p QueryProblem) String() string { return fmt.Sprintf("query %s: %s", p.Name, p.Message) }
+
+// precheckWindow is the window a query is tried on before the run. Its length does not change
+// whether the PromQL is valid, and a short one keeps the trial cheap for Prometheus.
+const precheckWindow = time.Minute
+
+// PrecheckData is the template data of a trial run of the queries at now, before the load: the
+// experiment's real namespace and test id, and a short window ending at now.
+func PrecheckData(namespace, testID string, now time.Time) TemplateData {
+	start := now.Add(-precheckWindow)
+	return templateData(namespace, testID, start, start, now)
+}
+
+// CheckQueries renders every custom query and runs it once as an instant query at now, so a
+// typo is reported before a long run rather than after it. Only problems that no data could
+// change count: a template error, Prometheus' bad_data (a parse or type error), or a result
+// that is not a scalar or instant vector. Execution errors depend on the data and are left to
+// the analysis. When Prometheus does not answer, the check cannot tell and returns the
+// *UnavailableError with the problems found so far; the caller decides whether to go on.
+func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.CustomQuery, data TemplateData, now time.Time) ([]QueryProblem, error) {
+	var problems []QueryProblem
+	for _, spec := range queries {
+		rendered, err := RenderQuery(spec.Query, data)
+		if err != nil {
+			problems = append(problems, QueryProblem{Name: spec.Name, Message: err.Error()})
+			continue
+		}
+		v, err := instant(ctx, q, rendered, now)
+		var refused *QueryError
+		var apiErr *promv1.Error
+		switch {
+		case errors.As(err, &refused) && errors.As(err, &apiErr) && apiErr.Type == promv1.ErrBadData:
+			problems = append(problems, QueryProblem{Name: spec.Name, Message: "Prometheus refused it: " + apiErr.Msg})
+		case errors.As(err, &refused):
+			// Refused while running, not parsing (many-to-many matching, say): the data
+			// decides, and the analysis reports it with the results.
+		case err != nil:
+			return problems, err
+		default:
+			qr := QueryResult{Name: spec.Name}
+			fillQueryResult(&qr, v)
+			if qr.Error != "" {
+				problems = append(problems, QueryProblem{Name: spec.Name, Message: qr.Error})
+			}
+		}
+	}
+	return problems, nil
+}
