@@ -14,10 +14,6 @@ func TestCheckBaselineChain(t *testing.T) {
 		"base": "", "v1": "base", "v2": "v1", "orphan": "gone",
 		"a": "b", "b": "a", "c": "d", "d": "e", "e": "c", "loop-head": "c",
 	}
-	lookup := func(name string) (string, bool, error) {
-		next, ok := experiments[name]
-		return next, ok, nil
-	}
 	tests := []struct {
 		name, self, first string
 		wantReason        string
@@ -32,7 +28,10 @@ func TestCheckBaselineChain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := checkBaselineChain("ns", tt.self, tt.first, lookup)
+			res, err := checkBaselineChain("ns", tt.self, tt.first, func(name string) (string, bool, error) {
+				next, ok := experiments[name]
+				return next, ok, nil
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

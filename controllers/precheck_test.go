@@ -108,13 +108,13 @@ func TestPrecheck(t *testing.T) {
 		ns := env.Namespace(t, "slow-baseline")
 		lab := newLab()
 		startOperator(t, env, lab)
-		mustCreate(t, c, experiment(ns, "base", "slow-baseline", 0))
-		lab.setHoldAnalysis("base", true)
-		lab.finishLoad("base")
-		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseAnalyzing)
+		mustCreate(t, c, experiment(ns, "slow-base", "slow-baseline", 0))
+		lab.setHoldAnalysis("slow-base", true)
+		lab.finishLoad("slow-base")
+		waitPhase(t, c, ns, "slow-base", perfexpv1alpha1.PhaseAnalyzing)
 
 		variant := experiment(ns, "variant", "slow-baseline", 0)
-		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "base"}
+		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "slow-base"}
 		variant.Spec.Timeouts = &perfexpv1alpha1.Timeouts{Analysis: &metav1.Duration{Duration: 2 * time.Second}}
 		mustCreate(t, c, variant)
 		lab.finishLoad("variant")
@@ -128,7 +128,7 @@ func TestPrecheck(t *testing.T) {
 		if cond := condition(got, perfexpv1alpha1.ConditionAnalyzed); cond == nil || cond.Reason != perfexpv1alpha1.ReasonWaitingForBaseline {
 			t.Fatalf("Analyzed condition %+v", cond)
 		}
-		lab.setHoldAnalysis("base", false)
+		lab.setHoldAnalysis("slow-base", false)
 		got = waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseSucceeded)
 		if seen := lab.baselinePhaseSeen("variant"); seen != string(perfexpv1alpha1.PhaseSucceeded) {
 			t.Errorf("analysed against a baseline in phase %q: %s", seen, fmt.Sprint(got.Status.Message))

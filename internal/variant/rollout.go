@@ -152,7 +152,7 @@ func podProblem(pods []corev1.Pod, now time.Time, grace time.Duration) podTroubl
 		statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 		for _, cs := range statuses {
 			w := cs.State.Waiting
-			if w == nil || !(badWaitingReasons[w.Reason] || hopelessWaitingReasons[w.Reason]) {
+			if w == nil || (!badWaitingReasons[w.Reason] && !hopelessWaitingReasons[w.Reason]) {
 				continue
 			}
 			msg := fmt.Sprintf("pod %s container %s is in %s", p.Name, cs.Name, w.Reason)
