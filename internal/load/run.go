@@ -333,6 +333,12 @@ func (r *Runner) createOwned(ctx context.Context, exp *perfexpv1alpha1.PerfExper
 		log.FromContext(ctx).Info("Created load object", "kind", kind[strings.LastIndex(kind, ".")+1:], "name", obj.GetName(), "namespace", obj.GetNamespace())
 		return nil
 	}
+	if apierrors.IsInvalid(err) {
+		// Retrying cannot make the API server accept it: fail with its words rather than leave
+		// the experiment Running with "Reconciler error" only in the operator's log.
+		kind := fmt.Sprintf("%T", obj)
+		return failure(perfexpv1alpha1.ReasonLoadFailed, "the API server refused the %s %s: %v", kind[strings.LastIndex(kind, ".")+1:], obj.GetName(), err)
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating %s: %w", obj.GetName(), err)
 	}

@@ -932,4 +932,16 @@ func longNames(t *testing.T, env *testenv.Env) {
 			}
 		})
 	}
+
+	t.Run("a Job the API server refuses fails the load at once, in its words", func(t *testing.T) {
+		exp := f.experiment("refused", []perfexpv1alpha1.Scenario{vusScenario("s", 1, time.Minute)}, func(exp *perfexpv1alpha1.PerfExperiment) {
+			// The CRD takes core/v1 tolerations as they are; the Job's validation refuses this one.
+			exp.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{Tolerations: []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpExists, Value: "load"}}}
+		})
+		res := mustStep(t)(f.r.Run(t.Context(), exp))
+		if res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonLoadFailed ||
+			!strings.Contains(res.Failure.Message, "the API server refused the Job refused-k6-s") || !strings.Contains(res.Failure.Message, "tolerations") {
+			t.Fatalf("Run() = %+v; want LoadFailed quoting the API server", res)
+		}
+	})
 }
