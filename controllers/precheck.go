@@ -26,7 +26,7 @@ type QueryChecker interface {
 
 // precheckTimeout bounds the trial of the queries: the experiment holds its queue's lock
 // meanwhile, and a slow Prometheus is no reason to refuse a run.
-const precheckTimeout = 15 * time.Second
+const precheckTimeout = 10 * time.Second
 
 // maxBaselineChain bounds the walk along spec.baseline; longer chains are not cycles but are
 // not followed further.
