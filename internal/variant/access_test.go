@@ -80,7 +80,7 @@ func storyNamespaceGate(t *testing.T, te *testenv.Env, labelled string) {
 	scale := &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
 		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"web"}}, Replicas: ptr.To[int32](0)}}}
 	opts := Options{AllowedNamespaces: []string{listed}, OperatorNamespaces: []string{operator},
-		PrometheusURLs: []string{"http://prometheus.monitoring:9090"},
+		PrometheusURLs:        []string{"http://prometheus.monitoring:9090"},
 		RunnerServiceAccounts: []string{"k6"}, RunnerImages: []string{"registry.example.com/k6:*"}, DefaultImage: "grafana/k6:1.8.1"}
 
 	tests := []struct {
