@@ -124,7 +124,7 @@ func policyDocuments(t testing.TB) []string {
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		t.Fatalf("reading config/policy/kustomization.yaml: %v", err)
 	}
-	var docs []string
+	docs := make([]string, 0, 2*len(k.Resources))
 	for _, r := range k.Resources {
 		data, err := os.ReadFile(filepath.Join(dir, r))
 		if err != nil {
