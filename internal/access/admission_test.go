@@ -58,7 +58,7 @@ func TestAdmissionPolicy(t *testing.T) {
 }
 
 func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
-	patchDeployments := right{envB, "apps", "deployments", []string{"patch"}}
+	patchDeployments := right{envB, "apps", "deployments", []string{"get", "patch"}}
 	tests := []admissionCase{
 		{name: "no variant in the own namespace needs nothing but create",
 			obj: experiment(nil)},
@@ -102,8 +102,15 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
 			}),
 			refused: "may not patch configmaps in namespace env-b"},
-		{name: "generic patch of a ConfigMap with the right",
+		{name: "generic patch of a ConfigMap without get",
 			rights: []right{{envB, "", "configmaps", []string{"patch"}}},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
+			}),
+			refused: "may not get configmaps in namespace env-b"},
+		{name: "generic patch of a ConfigMap with the right",
+			rights: []right{{envB, "", "configmaps", []string{"get", "patch"}}},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
@@ -135,12 +142,17 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe("kube-system") }),
 			refused: "perfexp never reads workloads in kube-system"},
 		{name: "fromKafka in a namespace the user may not read",
-			rights: []right{{teamNS, "apps", "deployments", []string{"patch"}}},
+			rights: []right{{teamNS, "apps", "deployments", []string{"get", "patch"}}},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{Bootstrap: &perfexpv1alpha1.KafkaBootstrapSwitch{
 					Workloads: perfexpv1alpha1.WorkloadSelector{Names: []string{"web"}}, FromKafka: &perfexpv1alpha1.StrimziKafkaRef{Name: "other", Namespace: envC}}}}
 			}),
 			refused: "may not get kafkas.kafka.strimzi.io in namespace env-c"},
+		{name: "twenty rights are checked within the API server's cost budget", admin: true,
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(10)...) })},
+		{name: "more than twenty rights are refused", admin: true,
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(11)...) }),
+			refused: "this experiment needs 22 different rights checked"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,7 +207,7 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}}),
 			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf, so the sweep is refused"},
 		{name: "an arm's generic patch without the right",
-			rights:  []right{{envB, "apps", "deployments", []string{"patch"}}},
+			rights:  []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
 			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"name": "a"}, map[string]any{"name": "b", "variant": configMapVariant}}}),
 			refused: "may not patch configmaps in namespace env-b"},
 		{name: "a variant in the template without the right",
@@ -211,7 +223,7 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": "kube-system"}}),
 			refused: "perfexp never changes anything in kube-system"},
 		{name: "every right held",
-			rights: []right{{envB, "apps", "deployments", []string{"patch"}}, {envB, "", "configmaps", []string{"patch"}}},
+			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}},
 			obj:    sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"variant": configMapVariant}}})},
 	}
 	for i, tt := range tests {
@@ -230,7 +242,7 @@ func runAdmissionCase(t *testing.T, env *testenv.Env, user string, tt admissionC
 		user = "admin"
 	}
 	want := tt.refused
-	if want != "" && !tt.admin && !strings.HasPrefix(want, "perfexp never") && !strings.HasPrefix(want, "a variant patch") {
+	if want != "" && !tt.admin && strings.HasPrefix(want, "may not") {
 		want = "you (user " + user + ") " + want
 	}
 	eventually(t, func() error { return c.Create(t.Context(), tt.obj(user), client.DryRunAll) }, want)
@@ -308,9 +320,22 @@ func configMapPatch() perfexpv1alpha1.ObjectPatch {
 	return perfexpv1alpha1.ObjectPatch{Target: perfexpv1alpha1.ObjectTarget{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}, Patch: `{"data":{"pool":"50"}}`}
 }
 
-func observe(ns string) *perfexpv1alpha1.Analysis {
-	return &perfexpv1alpha1.Analysis{Observe: []perfexpv1alpha1.ObservedWorkloads{{
-		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Selector: &metav1.LabelSelector{}}, Namespace: ns}}}
+func observe(namespaces ...string) *perfexpv1alpha1.Analysis {
+	a := &perfexpv1alpha1.Analysis{}
+	for _, ns := range namespaces {
+		a.Observe = append(a.Observe, perfexpv1alpha1.ObservedWorkloads{
+			WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Selector: &metav1.LabelSelector{}}, Namespace: ns})
+	}
+	return a
+}
+
+// namespaces returns n namespace names (they need not exist: rights are checked by name).
+func namespaces(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("observed-%d", i)
+	}
+	return out
 }
 
 var sweepGVK = perfexpv1alpha1.GroupVersion.WithKind("PerfSweep")
