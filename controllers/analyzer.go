@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
@@ -55,6 +56,13 @@ type PrometheusAnalyzer struct {
 	// CAdvisorMatchers select cAdvisor's series when they are not scraped the way
 	// kube-prometheus-stack does (analysis.DefaultCAdvisorMatchers).
 	CAdvisorMatchers string
+	// AllowedPrometheusURLs are the URLs spec.analysis.prometheusURL may name besides
+	// PrometheusURL: any other would let experiments send requests from the operator's
+	// network position.
+	AllowedPrometheusURLs []string
+	// Access checks the namespaces the analysis reads besides the target; nil skips the
+	// check (Prepare made it already, before anything was patched).
+	Access *access.Rules
 }
 
 var _ Analyzer = &PrometheusAnalyzer{}
@@ -75,6 +83,17 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	url := a.PrometheusURL
 	if exp.Spec.Analysis != nil && exp.Spec.Analysis.PrometheusURL != "" {
 		url = exp.Spec.Analysis.PrometheusURL
+		if r := access.PrometheusURL(url, append([]string{a.PrometheusURL}, a.AllowedPrometheusURLs...)); r != nil {
+			return step.Fail(r.Reason, "%s", r.Message), nil
+		}
+	}
+	if a.Access != nil {
+		if r, err := a.Access.ReadNamespaces(ctx, exp); r != nil || err != nil {
+			if err != nil {
+				return step.Result{}, err
+			}
+			return step.Fail(r.Reason, "%s", r.Message), nil
+		}
 	}
 	if url == "" {
 		return step.Fail(perfexpv1alpha1.ReasonNoPrometheus, "no Prometheus to read results from: set spec.analysis.prometheusURL or the operator's Prometheus URL"), nil

@@ -107,3 +107,21 @@ const (
 	// Finalizer keeps an experiment until its environment is restored and its queue lock freed.
 	Finalizer = "perfexp.dev/restore"
 )
+
+// Reasons of the operator's access rules (internal/access, docs/security.md). Each fails the
+// experiment before anything is patched.
+const (
+	// ReasonPatchKindNotAllowed: a generic patch targets a kind outside the operator's
+	// --generic-patch-kinds.
+	ReasonPatchKindNotAllowed = "PatchKindNotAllowed"
+	// ReasonPodNotAllowed: a setup or load pod names a service account or image outside the
+	// operator's --allowed-runner-service-accounts or --allowed-runner-images.
+	ReasonPodNotAllowed = "PodNotAllowed"
+	// ReasonPrometheusURLNotAllowed: spec.analysis.prometheusURL is outside the operator's
+	// --allowed-prometheus-urls.
+	ReasonPrometheusURLNotAllowed = "PrometheusURLNotAllowed"
+)
+
+// LabelAllowExperiments is the label by which a namespace opts in to being patched and read by
+// experiments (value "true"). Namespaces in the operator's --allowed-namespaces need no label.
+const LabelAllowExperiments = "perfexp.dev/allow-experiments"

@@ -26,6 +26,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/variant"
@@ -42,6 +43,11 @@ type Options struct {
 	PrometheusURL     string
 	RemoteWriteURL    string
 	CAdvisorMatchers  string
+	// Access rules (internal/access, docs/security.md).
+	GenericPatchKinds     []string
+	AllowedPrometheusURLs []string
+	RunnerServiceAccounts []string
+	RunnerImages          []string
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
@@ -50,8 +56,25 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", envOr("POD_NAMESPACE", "perfexp-system"), "Namespace of the queue locks (Leases) and of the leader-election lock.")
-	fs.Func("allowed-namespaces", "Comma-separated namespaces whose workloads perfexp may patch; empty allows all.", func(s string) error {
+	fs.Func("allowed-namespaces", "Comma-separated namespaces experiments may patch and read without the perfexp.dev/allow-experiments=true label; every other namespace needs the label. kube-system, kube-public, kube-node-lease and the operator's own namespace are refused whatever this says.", func(s string) error {
 		o.AllowedNamespaces = splitList(s)
+		return nil
+	})
+	o.GenericPatchKinds = access.DefaultGenericPatchKinds
+	fs.Func("generic-patch-kinds", "Comma-separated kinds (Kind.group, Kind for the core group) spec.variant.patches may target (default "+strings.Join(access.DefaultGenericPatchKinds, ",")+").", func(s string) error {
+		o.GenericPatchKinds = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-prometheus-urls", "Comma-separated Prometheus URLs spec.analysis.prometheusURL may name (an entry ending in * matches by prefix); default: only --prometheus-url.", func(s string) error {
+		o.AllowedPrometheusURLs = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts setup and load pods may run as; empty allows any.", func(s string) error {
+		o.RunnerServiceAccounts = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-runner-images", "Comma-separated images setup and load pods may run (an entry ending in * matches by prefix; --k6-image is always allowed); empty allows any.", func(s string) error {
+		o.RunnerImages = splitList(s)
 		return nil
 	})
 	fs.StringVar(&o.K6Image, "k6-image", "grafana/k6:1.8.1", "Default k6 image for load pods.")
@@ -64,6 +87,19 @@ func (o *Options) complete() {
 	if o.RemoteWriteURL == "" {
 		o.RemoteWriteURL = strings.TrimRight(o.PrometheusURL, "/") + "/api/v1/write"
 	}
+	if o.GenericPatchKinds == nil {
+		o.GenericPatchKinds = access.DefaultGenericPatchKinds
+	}
+}
+
+// operatorNamespaces are the namespaces no experiment may use: where the operator runs and
+// keeps its Leases.
+func (o *Options) operatorNamespaces() []string {
+	out := []string{o.LeaseNamespace}
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" && ns != o.LeaseNamespace {
+		out = append(out, ns)
+	}
+	return out
 }
 
 // Scheme holds every kind the operator reads or writes.
@@ -145,8 +181,14 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		Clock:    clock.RealClock{},
 		Lock:     &queue.Lock{Client: c, Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
 		Environment: variant.New(c, variant.Options{
-			AllowedNamespaces: opts.AllowedNamespaces,
-			APIReader:         mgr.GetAPIReader(),
+			AllowedNamespaces:     opts.AllowedNamespaces,
+			OperatorNamespaces:    opts.operatorNamespaces(),
+			GenericPatchKinds:     opts.GenericPatchKinds,
+			RunnerServiceAccounts: opts.RunnerServiceAccounts,
+			RunnerImages:          opts.RunnerImages,
+			DefaultImage:          opts.K6Image,
+			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
+			APIReader:             mgr.GetAPIReader(),
 		}),
 		Load: load.New(c, load.Options{
 			K6Image:        opts.K6Image,
@@ -155,10 +197,16 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 		}),
 		Analyzer: &controllers.PrometheusAnalyzer{
-			Client:           c,
-			PrometheusURL:    opts.PrometheusURL,
-			Clock:            clock.RealClock{},
-			CAdvisorMatchers: opts.CAdvisorMatchers,
+			Client:                c,
+			PrometheusURL:         opts.PrometheusURL,
+			Clock:                 clock.RealClock{},
+			CAdvisorMatchers:      opts.CAdvisorMatchers,
+			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
+			Access: &access.Rules{
+				Reader:             mgr.GetAPIReader(),
+				AllowedNamespaces:  opts.AllowedNamespaces,
+				OperatorNamespaces: opts.operatorNamespaces(),
+			},
 		},
 	}, nil
 }

@@ -93,11 +93,7 @@ func Start(t testing.TB, extraCRDDirs ...string) *Env {
 // the API a user's cluster would enforce, and waits until they are in force.
 func (e *Env) installPolicies(t testing.TB) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(Root(), "config", "policy", "spec_frozen.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
+	for _, doc := range policyDocuments(t) {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 			t.Fatalf("reading policy: %v", err)
@@ -110,6 +106,57 @@ func (e *Env) installPolicies(t testing.TB) {
 		}
 	}
 	waitForPolicy(t, e.Client)
+	waitForNoEscalationPolicy(t, e.Client)
+}
+
+// policyDocuments reads every manifest config/policy/kustomization.yaml lists, so a policy
+// added there is in force in the tests too.
+func policyDocuments(t testing.TB) []string {
+	t.Helper()
+	dir := filepath.Join(Root(), "config", "policy")
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatalf("reading config/policy/kustomization.yaml: %v", err)
+	}
+	docs := make([]string, 0, 2*len(k.Resources))
+	for _, r := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, strings.Split(string(data), "\n---\n")...)
+	}
+	return docs
+}
+
+// waitForNoEscalationPolicy waits until the API server refuses an experiment aimed at
+// kube-system, which the no-escalation policy refuses for everyone.
+func waitForNoEscalationPolicy(t testing.TB, c client.Client) {
+	t.Helper()
+	probe := &perfexpv1alpha1.PerfExperiment{}
+	probe.Namespace, probe.Name = "default", "escalation-probe"
+	probe.Spec.TargetNamespace = "kube-system"
+	probe.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+		Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "x"},
+		Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: time.Minute}, Target: 1}},
+	}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.Create(t.Context(), probe.DeepCopy(), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "perfexp never changes anything in kube-system") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the no-escalation admission policy did not take effect within 30s (last: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // waitForPolicy waits until the API server enforces the frozen-spec policy: admission policies
@@ -148,10 +195,23 @@ func waitForPolicy(t testing.TB, c client.Client) {
 	}
 }
 
-// Namespace creates a namespace for one test.
+// Namespace creates a namespace for one test, opted in to experiments with the
+// perfexp.dev/allow-experiments=true label, as an administrator would label a namespace under
+// test.
 func (e *Env) Namespace(t testing.TB, name string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return e.namespace(t, name, map[string]string{perfexpv1alpha1.LabelAllowExperiments: "true"})
+}
+
+// PlainNamespace creates a namespace for one test without the opt-in label.
+func (e *Env) PlainNamespace(t testing.TB, name string) string {
+	t.Helper()
+	return e.namespace(t, name, nil)
+}
+
+func (e *Env) namespace(t testing.TB, name string, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := e.Client.Create(t.Context(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/step"
 )
 
@@ -42,8 +42,22 @@ var ourAnnotations = []string{perfexpv1alpha1.AnnotationSnapshot, perfexpv1alpha
 
 // Options configure an Environment.
 type Options struct {
-	// AllowedNamespaces lists the namespaces perfexp may patch; empty allows every namespace.
+	// AllowedNamespaces may be patched without the perfexp.dev/allow-experiments label; every
+	// other namespace must carry it (see internal/access).
 	AllowedNamespaces []string
+	// OperatorNamespaces are the operator's own namespaces, never patched.
+	OperatorNamespaces []string
+	// GenericPatchKinds are the kinds variant.patches may target (Kind.group); nil means
+	// access.DefaultGenericPatchKinds.
+	GenericPatchKinds []string
+	// RunnerServiceAccounts and RunnerImages, when not empty, are the only service accounts
+	// and images setup and load pods may use; DefaultImage (the operator's k6 image) is
+	// always allowed.
+	RunnerServiceAccounts []string
+	RunnerImages          []string
+	DefaultImage          string
+	// PrometheusURLs, when not empty, are the URLs spec.analysis.prometheusURL may name.
+	PrometheusURLs []string
 	// FieldManager names perfexp in the managedFields of the objects it patches; default
 	// "perfexp".
 	FieldManager string
@@ -72,6 +86,7 @@ type Environment struct {
 	c      client.Client
 	reader client.Reader
 	opts   Options
+	rules  *access.Rules
 	// beforeWrite, when set (tests only), runs before every write of Prepare and Restore; an
 	// error stops the call there, the way an operator dying between two writes would.
 	beforeWrite func(ref objRef) error
@@ -89,7 +104,7 @@ func New(c client.Client, opts Options) *Environment {
 	if reader == nil {
 		reader = c
 	}
-	return &Environment{c: c, reader: reader, opts: opts}
+	return &Environment{c: c, reader: reader, opts: opts, rules: rulesOf(opts, reader)}
 }
 
 // retrySoon is how soon to try again after an object changed under a write.
@@ -102,10 +117,6 @@ func targetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
 		return exp.Spec.TargetNamespace
 	}
 	return exp.Namespace
-}
-
-func (e *Environment) allowed(ns string) bool {
-	return len(e.opts.AllowedNamespaces) == 0 || slices.Contains(e.opts.AllowedNamespaces, ns)
 }
 
 // pending is a patch validated and ready to be written.
@@ -121,7 +132,13 @@ type pending struct {
 // invalid input fails with nothing changed. Objects that already carry this experiment's
 // snapshot were patched by an earlier call (perhaps by an operator that died since): they are
 // not patched again and their snapshot is reused, never retaken.
+//
+// The operator's access rules (internal/access) are checked first, on every experiment, with
+// or without a variant: the analysis reads the target namespace too.
 func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if res, err := e.admit(ctx, exp); res != nil || err != nil {
+		return deref(res), err
+	}
 	if exp.Spec.Variant == nil {
 		return step.Done(), nil
 	}
@@ -129,9 +146,6 @@ func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 		return step.Result{}, errors.New("the experiment has no UID; it must be read from the API server")
 	}
 	ns := targetNamespace(exp)
-	if !e.allowed(ns) {
-		return step.Fail(perfexpv1alpha1.ReasonNamespaceNotAllowed, "perfexp may not patch namespace %s (allowed: %s)", ns, strings.Join(e.opts.AllowedNamespaces, ", ")), nil
-	}
 	p, err := e.resolve(ctx, exp, ns)
 	if err != nil {
 		return step.Result{}, err
@@ -485,9 +499,10 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 		return refs, listed, nil
 	}
 	ns := targetNamespace(exp)
-	if !e.allowed(ns) {
-		// Nothing was patched there, except what the status names (the allowed list may
-		// have changed since); listing a namespace perfexp may not touch would only fail.
+	if e.rules.Reserved(ns) {
+		// Prepare refuses these namespaces before any write, so nothing was patched there
+		// but what the status names. Other namespaces are listed even when their opt-in
+		// label is gone: it may have been removed after the variant was applied.
 		return refs, listed, nil
 	}
 	if v.Kafka != nil && v.Kafka.StrimziMode != nil {

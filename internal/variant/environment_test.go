@@ -38,6 +38,7 @@ func TestVariantStories(t *testing.T) {
 		{"crash during restore", storyCrashDuringRestore},
 		{"drift during the run", storyDrift},
 		{"namespace not allowed", storyNamespaceRefused},
+		{"namespace gate: labels, lists, kinds, URLs and pods", storyNamespaceGate},
 		{"invalid variants change nothing", storyInvalidVariants},
 		{"failed rollouts", storyFailedRollouts},
 		{"another experiment's snapshot", storyAnotherExperiment},
@@ -590,6 +591,7 @@ func storyDrift(t *testing.T, te *testenv.Env, ns string) {
 func storyNamespaceRefused(t *testing.T, te *testenv.Env, ns string) {
 	c := te.Client
 	create(t, c, deployment(ns, "web", nil, service("app")))
+	optOut(t, c, ns)
 	before := state(t, c, ns)
 	exp := experiment(t, c, ns, "refused", &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
 		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Selector: selectAll()}, Replicas: ptr.To[int32](0)}}})
@@ -680,8 +682,8 @@ func storyInvalidVariants(t *testing.T, te *testenv.Env, ns string) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := state(t, c, ns)
 			rvs := resourceVersions(t, c, ns)
-			exp := experiment(t, c, ns, fmt.Sprintf("invalid-%d", i), &tt.v)
-			res, err := New(c, Options{}).Prepare(t.Context(), exp)
+			exp := experimentPastAdmission(t, c, ns, fmt.Sprintf("invalid-%d", i), &tt.v)
+			res, err := New(c, Options{GenericPatchKinds: kindsOfInvalidVariants}).Prepare(t.Context(), exp)
 			if err != nil {
 				t.Fatal(err)
 			}

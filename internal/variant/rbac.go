@@ -1,10 +1,13 @@
 package variant
 
-// Permissions for what a variant changes and for telling why a rollout stalls. Generic patches
-// may target any namespaced kind; their rights are granted per cluster by the user (see
-// docs/variants.md and config/rbac/optional), never by a wildcard here.
+// Permissions for reading what a variant changes and for telling why a rollout stalls. The
+// right to patch is not here: it is the ClusterRole perfexp-environment-patch
+// (config/rbac/environment_patch_role.yaml), which an administrator binds cluster-wide on a
+// single-tenant cluster or per namespace under test with RoleBindings (config/rbac/namespaced,
+// docs/security.md). Generic patches of other kinds need rights granted the same way
+// (config/rbac/optional), never by a wildcard here.
 //
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas,verbs=get;list;watch

@@ -104,6 +104,8 @@ func demoNamespace(t testing.TB, prefix string) string {
 	t.Helper()
 	ns := prefix + "-" + framework.RandomSuffix()
 	framework.Kubectl(t, "create", "namespace", ns)
+	// Experiments may only patch and read namespaces that opt in (docs/security.md).
+	framework.Kubectl(t, "label", "namespace", ns, "perfexp.dev/allow-experiments=true")
 	t.Cleanup(func() {
 		if os.Getenv("E2E_KEEP") == "1" {
 			t.Logf("E2E_KEEP=1: keeping namespace %s", ns)

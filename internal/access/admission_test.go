@@ -1,0 +1,392 @@
+package access_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// These tests run the admission policy config/policy/no_escalation.yaml in a real
+// kube-apiserver (envtest runs it with RBAC authorization) and send requests as ordinary users
+// through impersonation. Each case has a user of its own, holding only the rights it lists.
+
+// right is one RBAC rule granted to a case's user in one namespace.
+type right struct {
+	ns, group, resource string
+	verbs               []string
+}
+
+// admissionCase is one request and the answer the policy must give.
+type admissionCase struct {
+	name   string
+	admin  bool // send as the envtest admin (system:masters) instead of the case's user
+	rights []right
+	obj    func(user string) client.Object
+	// refused is a part of the refusal's message; empty means the request must be accepted.
+	refused string
+}
+
+const (
+	teamNS = "team-a" // where users create their experiments
+	envB   = "env-b"  // the environment under test
+	envC   = "env-c"  // another namespace that is only read
+)
+
+// One API server serves the three stories.
+func TestAdmissionPolicy(t *testing.T) {
+	env := testenv.Start(t)
+	for _, ns := range []string{teamNS, envB, envC} {
+		env.Namespace(t, ns)
+	}
+	t.Run("experiments", func(t *testing.T) { storyRefusesEscalation(t, env) })
+	t.Run("only spec updates are checked", func(t *testing.T) { storyChecksOnlySpecUpdates(t, env) })
+	t.Run("sweeps", func(t *testing.T) { storyChecksSweeps(t, env) })
+}
+
+func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
+	patchDeployments := right{envB, "apps", "deployments", []string{"get", "patch"}}
+	tests := []admissionCase{
+		{name: "no variant in the own namespace needs nothing but create",
+			obj: experiment(nil)},
+		{name: "patch of deployments in another namespace without the right",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
+			}),
+			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf"},
+		{name: "patch of deployments in another namespace with the right",
+			rights: []right{patchDeployments},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
+			})},
+		{name: "patch of deployments in the own namespace without the right",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
+			}),
+			refused: "may not patch deployments.apps in namespace team-a"},
+		{name: "statefulsets need their own right",
+			rights: []right{patchDeployments},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindStatefulSet)
+			}),
+			refused: "may not patch statefulsets.apps in namespace env-b"},
+		{name: "kube-system is refused even for cluster-admin", admin: true,
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = "kube-system"
+				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
+			}),
+			refused: "perfexp never changes anything in kube-system"},
+		{name: "kube-system is refused for a user with the rights there",
+			rights:  []right{{"kube-system", "apps", "deployments", []string{"patch"}}},
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = "kube-system" }),
+			refused: "perfexp never changes anything in kube-system"},
+		{name: "generic patch of a ConfigMap without the right",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
+			}),
+			refused: "may not patch configmaps in namespace env-b"},
+		{name: "generic patch of a ConfigMap without get",
+			rights: []right{{envB, "", "configmaps", []string{"patch"}}},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
+			}),
+			refused: "may not get configmaps in namespace env-b"},
+		{name: "generic patch of a ConfigMap with the right",
+			rights: []right{{envB, "", "configmaps", []string{"get", "patch"}}},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
+			})},
+		{name: "generic patch of a kind the policy does not know", admin: true,
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{{
+					Target: perfexpv1alpha1.ObjectTarget{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Name: "x"}, Patch: "{}"}}}
+			}),
+			refused: "a variant patch targets rbac.authorization.k8s.io/ClusterRoleBinding (as group/Kind), a kind the admission policy of perfexp does not know"},
+		{name: "Strimzi mode without the right on kafkas",
+			rights: []right{patchDeployments},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{StrimziMode: &perfexpv1alpha1.StrimziModeSwitch{Name: "main", KRaft: "enabled"}}}
+			}),
+			refused: "may not patch kafkas.kafka.strimzi.io in namespace env-b"},
+		{name: "observe in a namespace the user may not read",
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(envC) }),
+			refused: "may not list deployments.apps in namespace env-c"},
+		{name: "observe in a namespace the user may list but not get",
+			rights:  []right{{envC, "apps", "deployments", []string{"list"}}},
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(envC) }),
+			refused: "may not get deployments.apps in namespace env-c"},
+		{name: "observe in a namespace the user may read",
+			rights: []right{{envC, "apps", "deployments", []string{"get", "list"}}},
+			obj:    experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(envC) })},
+		{name: "observe in kube-system is refused even for cluster-admin", admin: true,
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe("kube-system") }),
+			refused: "perfexp never reads workloads in kube-system"},
+		{name: "fromKafka in a namespace the user may not read",
+			rights: []right{{teamNS, "apps", "deployments", []string{"get", "patch"}}},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Variant = &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{Bootstrap: &perfexpv1alpha1.KafkaBootstrapSwitch{
+					Workloads: perfexpv1alpha1.WorkloadSelector{Names: []string{"web"}}, FromKafka: &perfexpv1alpha1.StrimziKafkaRef{Name: "other", Namespace: envC}}}}
+			}),
+			refused: "may not get kafkas.kafka.strimzi.io in namespace env-c"},
+		{name: "twenty rights are checked within the API server's cost budget", admin: true,
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(10)...) })},
+		{name: "more than twenty rights are refused", admin: true,
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(11)...) }),
+			refused: "this experiment needs 22 different rights checked"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runAdmissionCase(t, env, fmt.Sprintf("user-%d", i), tt)
+		})
+	}
+}
+
+// The operator writes metadata (its finalizer) on experiments whose targets its service
+// account may not patch in the namespaced RBAC setup: updates that leave the spec alone are
+// not checked, updates of the spec are.
+func storyChecksOnlySpecUpdates(t *testing.T, env *testenv.Env) {
+	exp := experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Spec.TargetNamespace = envB
+		e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
+	})("admin").(*perfexpv1alpha1.PerfExperiment)
+	if err := env.Client.Create(t.Context(), exp); err != nil {
+		t.Fatal(err)
+	}
+	user := "operator-like"
+	c := as(t, env, user, []right{{teamNS, "perfexp.dev", "perfexperiments", []string{"get", "update", "patch"}}})
+
+	eventually(t, func() error {
+		got := &perfexpv1alpha1.PerfExperiment{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(exp), got); err != nil {
+			return err
+		}
+		got.Finalizers = append(got.Finalizers, "perfexp.dev/restore")
+		return c.Update(t.Context(), got, client.DryRunAll)
+	}, "")
+	eventually(t, func() error {
+		got := &perfexpv1alpha1.PerfExperiment{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(exp), got); err != nil {
+			return err
+		}
+		got.Spec.Variant.Workloads[0].Replicas = ptr.To[int32](1)
+		return c.Update(t.Context(), got, client.DryRunAll)
+	}, "you (user operator-like) may not patch deployments.apps in namespace env-b")
+}
+
+// PerfSweeps are checked on spec.template (target namespace, observe) and on the variants of
+// spec.baseline and spec.arms[]. The test installs a stand-in CRD (any fields) when the real
+// PerfSweep CRD is not installed, so the policy's paths are tested either way.
+func storyChecksSweeps(t *testing.T, env *testenv.Env) {
+	if !installSweepStandIn(t, env) {
+		t.Skip("the real PerfSweep CRD is installed; these stand-in objects may not match its schema")
+	}
+	deploymentVariant := map[string]any{"workloads": []any{map[string]any{"kind": "Deployment", "names": []any{"web"}, "replicas": int64(0)}}}
+	configMapVariant := map[string]any{"patches": []any{map[string]any{"target": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}, "patch": "{}"}}}
+	tests := []admissionCase{
+		{name: "baseline variant without the right",
+			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}}),
+			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf, so the sweep is refused"},
+		{name: "an arm's generic patch without the right",
+			rights:  []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"name": "a"}, map[string]any{"name": "b", "variant": configMapVariant}}}),
+			refused: "may not patch configmaps in namespace env-b"},
+		{name: "a variant in the template without the right",
+			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB, "variant": configMapVariant}}),
+			refused: "may not patch configmaps in namespace env-b"},
+		{name: "template targets the sweep's own namespace by default",
+			obj:     sweep(map[string]any{"arms": []any{map[string]any{"variant": deploymentVariant}}}),
+			refused: "may not patch deployments.apps in namespace team-a"},
+		{name: "template observes a namespace the user may not read",
+			obj:     sweep(map[string]any{"template": map[string]any{"analysis": map[string]any{"observe": []any{map[string]any{"kind": "StatefulSet", "namespace": envC, "selector": map[string]any{}}}}}}),
+			refused: "may not list statefulsets.apps in namespace env-c"},
+		{name: "template targets kube-system", admin: true,
+			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": "kube-system"}}),
+			refused: "perfexp never changes anything in kube-system"},
+		{name: "every right held",
+			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}},
+			obj:    sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"variant": configMapVariant}}})},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runAdmissionCase(t, env, fmt.Sprintf("sweeper-%d", i), tt)
+		})
+	}
+}
+
+func runAdmissionCase(t *testing.T, env *testenv.Env, user string, tt admissionCase) {
+	t.Helper()
+	c := env.Client
+	if !tt.admin {
+		c = as(t, env, user, tt.rights)
+	} else {
+		user = "admin"
+	}
+	want := tt.refused
+	if want != "" && !tt.admin && strings.HasPrefix(want, "may not") {
+		want = "you (user " + user + ") " + want
+	}
+	eventually(t, func() error { return c.Create(t.Context(), tt.obj(user), client.DryRunAll) }, want)
+}
+
+// eventually retries call until it succeeds (want empty) or fails with a Forbidden error
+// containing want: RBAC grants reach the authorizer a moment after they are created.
+func eventually(t *testing.T, call func() error, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := call()
+		switch {
+		case want == "" && err == nil:
+			return
+		case want != "" && err != nil && apierrors.IsForbidden(err) && strings.Contains(err.Error(), want):
+			return
+		case time.Now().After(deadline):
+			if want == "" {
+				t.Fatalf("refused, want accepted: %v", err)
+			}
+			t.Fatalf("got %v, want a refusal saying %q", err, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// as returns a client that impersonates user, who holds rights plus the right to create
+// experiments and sweeps in teamNS.
+func as(t *testing.T, env *testenv.Env, user string, rights []right) client.Client {
+	t.Helper()
+	all := append([]right{{teamNS, "perfexp.dev", "perfexperiments", []string{"create"}}, {teamNS, "perfexp.dev", "perfsweeps", []string{"create"}}}, rights...)
+	for i, r := range all {
+		name := fmt.Sprintf("%s-%d", user, i)
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{r.group}, Resources: []string{r.resource}, Verbs: r.verbs}}}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+		for _, o := range []client.Object{role, binding} {
+			if err := env.Client.Create(t.Context(), o); err != nil {
+				t.Fatalf("granting %s: %v", user, err)
+			}
+		}
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func experiment(edit func(*perfexpv1alpha1.PerfExperiment)) func(user string) client.Object {
+	return func(user string) client.Object {
+		e := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: teamNS, Name: "exp-" + user}}
+		e.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+			Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
+			Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: time.Minute}, Target: 1}},
+		}}
+		if edit != nil {
+			edit(e)
+		}
+		return e
+	}
+}
+
+func scaleTo0(kind perfexpv1alpha1.WorkloadKind) *perfexpv1alpha1.Variant {
+	return &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
+		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Kind: kind, Selector: &metav1.LabelSelector{}}, Replicas: ptr.To[int32](0)}}}
+}
+
+func configMapPatch() perfexpv1alpha1.ObjectPatch {
+	return perfexpv1alpha1.ObjectPatch{Target: perfexpv1alpha1.ObjectTarget{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}, Patch: `{"data":{"pool":"50"}}`}
+}
+
+func observe(namespaces ...string) *perfexpv1alpha1.Analysis {
+	a := &perfexpv1alpha1.Analysis{}
+	for _, ns := range namespaces {
+		a.Observe = append(a.Observe, perfexpv1alpha1.ObservedWorkloads{
+			WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Selector: &metav1.LabelSelector{}}, Namespace: ns})
+	}
+	return a
+}
+
+// namespaces returns n namespace names (they need not exist: rights are checked by name).
+func namespaces(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("observed-%d", i)
+	}
+	return out
+}
+
+var sweepGVK = perfexpv1alpha1.GroupVersion.WithKind("PerfSweep")
+
+func sweep(spec map[string]any) func(user string) client.Object {
+	return func(user string) client.Object {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetGroupVersionKind(sweepGVK)
+		u.SetNamespace(teamNS)
+		u.SetName("sweep-" + user)
+		return u
+	}
+}
+
+// installSweepStandIn installs a PerfSweep CRD that accepts any spec, unless one is installed
+// already; it reports whether the stand-in is the one in use.
+func installSweepStandIn(t *testing.T, env *testenv.Env) bool {
+	t.Helper()
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "perfsweeps.perfexp.dev"},
+		"spec": map[string]any{
+			"group": "perfexp.dev",
+			"scope": "Namespaced",
+			"names": map[string]any{"plural": "perfsweeps", "singular": "perfsweep", "kind": "PerfSweep", "listKind": "PerfSweepList"},
+			"versions": []any{map[string]any{
+				"name": "v1alpha1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				}},
+			}},
+		},
+	}}
+	if err := env.Client.Create(t.Context(), crd); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return false
+		}
+		t.Fatalf("installing the stand-in PerfSweep CRD: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := env.Client.Create(t.Context(), sweep(map[string]any{})("probe"), client.DryRunAll)
+		if err == nil {
+			return true
+		}
+		var noMatch *meta.NoKindMatchError
+		if !errors.As(err, &noMatch) && !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("the stand-in PerfSweep CRD is not served: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,52 @@
+package manager
+
+import (
+	"flag"
+	"slices"
+	"testing"
+
+	"github.com/perfexp/perfexp/internal/access"
+)
+
+// The access flags: deny by default, lists parsed as comma-separated values.
+func TestAccessFlags(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, o Options)
+	}{
+		{name: "defaults", check: func(t *testing.T, o Options) {
+			if !slices.Equal(o.GenericPatchKinds, access.DefaultGenericPatchKinds) || len(o.AllowedNamespaces) != 0 ||
+				len(o.AllowedPrometheusURLs) != 0 || len(o.RunnerImages) != 0 || len(o.RunnerServiceAccounts) != 0 {
+				t.Fatalf("defaults: %+v", o)
+			}
+		}},
+		{name: "lists", args: []string{"--generic-patch-kinds=ConfigMap, Kafka.kafka.strimzi.io", "--allowed-namespaces=perf,library",
+			"--allowed-prometheus-urls=http://thanos:9090/*", "--allowed-runner-images=grafana/k6:*", "--allowed-runner-service-accounts=k6"},
+			check: func(t *testing.T, o Options) {
+				if !slices.Equal(o.GenericPatchKinds, []string{"ConfigMap", "Kafka.kafka.strimzi.io"}) || !slices.Equal(o.AllowedNamespaces, []string{"perf", "library"}) ||
+					!slices.Equal(o.AllowedPrometheusURLs, []string{"http://thanos:9090/*"}) || !slices.Equal(o.RunnerImages, []string{"grafana/k6:*"}) ||
+					!slices.Equal(o.RunnerServiceAccounts, []string{"k6"}) {
+					t.Fatalf("parsed: %+v", o)
+				}
+			}},
+		{name: "the operator's namespaces", args: []string{"--lease-namespace=perf-ops"}, check: func(t *testing.T, o Options) {
+			t.Setenv("POD_NAMESPACE", "perfexp-system")
+			if got := o.operatorNamespaces(); !slices.Equal(got, []string{"perf-ops", "perfexp-system"}) {
+				t.Fatalf("operator namespaces %v", got)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Options
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			o.complete()
+			tt.check(t, o)
+		})
+	}
+}
