@@ -66,7 +66,7 @@ func loadClients(t *testing.T) (client.Client, kubernetes.Interface) {
 	cfg.QPS = -1
 	// The CRD first: the client learns the kinds the API server serves when it is made.
 	framework.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(framework.RepoRoot(), "config", "crd", "bases"))
-	framework.Kubectl(t, "wait", "--for", "condition=established", "crd/perfexperiments.perfexp.dev", "--timeout=60s")
+	framework.WaitEstablished(t, "perfexperiments.perfexp.dev")
 	c := clusterClient(t, nil)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

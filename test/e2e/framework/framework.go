@@ -177,3 +177,13 @@ func Query(query string) ([]Sample, error) {
 	}
 	return body.Data.Result, nil
 }
+
+// WaitEstablished waits until the named CRD is served. `kubectl wait` alone fails at once on a
+// CRD created a moment ago whose status has no conditions yet, so it is retried.
+func WaitEstablished(t testing.TB, crd string) {
+	t.Helper()
+	Eventually(t, 60*time.Second, time.Second, "CRD "+crd+" established", func() error {
+		_, err := KubectlErr("wait", "--for", "condition=established", "crd/"+crd, "--timeout=10s")
+		return err
+	})
+}
