@@ -209,7 +209,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			t.Fatalf("%+v %v", res, err)
 		}
 		c := later.Status.Comparison
-		if c == nil || c.Message != "" || len(c.Metrics) == 0 || c.Change != perfexpv1alpha1.ChangeNoSignificantChange {
+		if c == nil || c.Message != "" || len(c.Metrics) == 0 || c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 			t.Fatalf("comparison %+v", c)
 		}
 		for _, m := range c.Metrics {
