@@ -246,8 +246,8 @@ type Comparison struct {
 	// +optional
 	Change Change `json:"change,omitempty"`
 	// method says how the intervals were computed: BlockBootstrap (one run per side,
-	// resampling blocks of intervals; between-run noise is not in it) or Runs (repeated
-	// runs, the run is the unit).
+	// resampling blocks of intervals: between-run noise is not in its intervals, so repeat
+	// runs before trusting a single-run verdict) or Runs (repeated runs, the run is the unit).
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Method string `json:"method,omitempty"`
@@ -258,7 +258,7 @@ type Comparison struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	Metrics []MetricComparison `json:"metrics,omitempty"`
-	// message explains why a comparison could not be made, or what limits it.
+	// message explains why a comparison could not be made (change Unknown).
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`

@@ -187,7 +187,7 @@ func baselineProblem(r *Result, b *Baseline) string {
 
 func orNone(s string) string {
 	if s == "" {
-		return "unknown"
+		return "no validity recorded"
 	}
 	return s
 }
@@ -323,8 +323,8 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		mc := newMetricComparison(w, o)
 		mc.Value, mc.Baseline = statOf(r.lookup(w.scenario, w.request), w.kind), statOf(b.Result.lookup(w.scenario, w.request), w.kind)
 		fillDelta(&mc)
-		switch {
-		case w.kind == perfexpv1alpha1.MetricMax:
+		switch w.kind {
+		case perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
 		default:
 			e, why := effectOf(w.key(), w.kind)
@@ -343,7 +343,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 
 // queryRows compare custom queries on their value alone: one value per run has no interval.
 func queryRows(qs []QueryResult, base *Result) []MetricComparison {
-	var out []MetricComparison
+	out := make([]MetricComparison, 0, len(qs))
 	for _, qr := range qs {
 		mc := MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
 		mc.setUnknown("a custom query has one value per run: no interval to decide on")

@@ -124,15 +124,3 @@ func (e *effect) pValues(cdf func(x float64) float64) {
 	e.pNoChange = math.Min(1, p0)
 	e.pBeyond = math.Min(1, 2*math.Min(pUp, pDown))
 }
-
-// metricDirection is +1 when the change of the metric was upwards beyond δ, -1 downwards,
-// 0 otherwise: the direction a Holm-adjusted claim is made in.
-func (e *effect) direction() int {
-	switch {
-	case e.point > e.up:
-		return 1
-	case e.point < e.down:
-		return -1
-	}
-	return 0
-}

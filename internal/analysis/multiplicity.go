@@ -35,7 +35,7 @@ func holm(ps []float64) []float64 {
 func family(cs []*Comparison) []*MetricComparison {
 	var out []*MetricComparison
 	for _, c := range cs {
-		if c == nil || c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != "" {
+		if refused(c) {
 			continue
 		}
 		for i := range c.Metrics {
@@ -72,7 +72,7 @@ func adjust(cs []*Comparison) {
 		}
 	}
 	for _, c := range cs {
-		if c == nil || c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != "" {
+		if refused(c) {
 			continue
 		}
 		c.Multiplicity = desc
@@ -80,10 +80,16 @@ func adjust(cs []*Comparison) {
 	}
 }
 
+// refused is a comparison that was not made (no baseline, a refused one): it has no metrics
+// to control.
+func refused(c *Comparison) bool {
+	return c == nil || c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != ""
+}
+
 func armsCompared(cs []*Comparison) int {
 	n := 0
 	for _, c := range cs {
-		if c != nil && !(c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != "") {
+		if !refused(c) {
 			n++
 		}
 	}

@@ -83,11 +83,7 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 	if cmp == nil {
 		return nil
 	}
-	msg := cmp.Message
-	if msg == "" && len(cmp.Notes) > 0 {
-		msg = strings.Join(cmp.Notes, "; ")
-	}
-	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(msg, statusMaxMessage)}
+	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage)}
 	if cmp.MinChangePercent > 0 {
 		c.MinMeaningfulChangePercent = fixed(&cmp.MinChangePercent, 2)
 	}

@@ -185,12 +185,6 @@ func TestQuoteEscapesLabelValues(t *testing.T) {
 	}
 }
 
-// result builds a result with one scenario "s" (p95 and error rate) and a query "q".
-func result(p95, errPct float64) *Result {
-	return &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "s", RequestStats: RequestStats{P95: &p95, ErrorPercent: &errPct}}},
-		Total: RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
-}
-
 func TestObjectivesAndVerdict(t *testing.T) {
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 	pct := func(v int32) *int32 { return &v }
