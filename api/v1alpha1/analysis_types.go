@@ -68,10 +68,10 @@ type Analysis struct {
 
 // PrimaryMetric names a metric the comparison's headline is decided on.
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'Max' && self.metric != 'Query'",message="a primary metric needs an interval: Max and Query have one value per run; use Avg, P50, P75, P90, P95, P99, ErrorRate or Rate"
 type PrimaryMetric struct {
 	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate.
 	// +required
-	// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;ErrorRate;Rate
 	Metric ObjectiveMetric `json:"metric"`
 
 	// scenario the metric is taken from; empty means every scenario (one primary metric each).
