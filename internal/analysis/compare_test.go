@@ -283,11 +283,18 @@ func TestSingleRunBootstrap(t *testing.T) {
 			t.Errorf("headline %s", c.Change)
 		}
 	})
-	t.Run("the stored intervals survive results.json", func(t *testing.T) {
-		b, err := json.Marshal(base)
+	t.Run("the stored intervals survive results.json, compactly", func(t *testing.T) {
+		b, err := json.MarshalIndent(base, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
+		// results.json is written indented; one scenario's 20 intervals must stay a few KB so
+		// dozens of series fit the report ConfigMap.
+		series, _ := json.MarshalIndent(base.Intervals.Series[0], "", "  ")
+		if len(series) > 12*1024 || len(base.Intervals.Series[0].Bounds) < 30 {
+			t.Errorf("one series of %d buckets takes %d bytes", len(base.Intervals.Series[0].Bounds), len(series))
+		}
+		t.Logf("one series: %d intervals, %d buckets, %d bytes in results.json", len(base.Intervals.Series[0].Requests), len(base.Intervals.Series[0].Bounds), len(series))
 		var back Result
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
@@ -399,5 +406,39 @@ func TestComparisonStatusPrimaryFirstAndBounded(t *testing.T) {
 	}
 	if s.MinMeaningfulChangePercent != "5" || s.Method != MethodRuns {
 		t.Errorf("%+v", s)
+	}
+}
+
+func TestStoredIntervalsAreBounded(t *testing.T) {
+	build := func(scenarios, requests int) (*IntervalData, *Result) {
+		d, r := &IntervalData{StepSeconds: 30}, &Result{}
+		d.Series = append(d.Series, IntervalSeries{Scenario: allScenarios})
+		for s := range scenarios {
+			sr := ScenarioResult{Name: fmt.Sprint("s", s)}
+			d.Series = append(d.Series, IntervalSeries{Scenario: sr.Name})
+			for q := range requests {
+				sr.Requests = append(sr.Requests, RequestResult{Name: fmt.Sprint("r", q)})
+				d.Series = append(d.Series, IntervalSeries{Scenario: sr.Name, Request: fmt.Sprint("r", q)})
+			}
+			r.Scenarios = append(r.Scenarios, sr)
+		}
+		return d, r
+	}
+	tests := []struct {
+		name                string
+		scenarios, requests int
+		want                int
+	}{
+		{"one scenario keeps its ten most frequent request names", 1, 15, 1 + 1 + 10},
+		{"three scenarios", 3, 12, 1 + 3 + 30},
+		{"sixteen scenarios stay within the budget", 16, 20, 1 + 16 + 16*1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := stored(build(tc.scenarios, tc.requests))
+			if len(got.Series) != tc.want || len(got.Series) > maxStoredSeries {
+				t.Errorf("%d series stored, want %d", len(got.Series), tc.want)
+			}
+		})
 	}
 }

@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -341,18 +344,26 @@ func timeline(d *IntervalData, start time.Time, scenarios []string) *Timeline {
 	return t
 }
 
+// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
+// most a quarter of the report ConfigMap.
+const maxStoredSeries = 48
+
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
-// together, each scenario, and its most frequent request names (those a comparison shows).
-// A full run's request names could run into the hundreds; the report would not fit.
+// together, each scenario, and its most frequent request names (those a comparison shows),
+// as many as fit maxStoredSeries. A run's request names could run into the hundreds.
 func stored(d *IntervalData, r *Result) *IntervalData {
 	if d == nil || len(d.Series) == 0 {
 		return nil
 	}
 	keep := map[intervalKey]bool{{scenario: allScenarios}: true}
+	perScenario := topRequestsCompared
+	if n := len(r.Scenarios); n > 0 {
+		perScenario = min(perScenario, max(0, (maxStoredSeries-1-n)/n))
+	}
 	for _, s := range r.Scenarios {
 		keep[intervalKey{scenario: s.Name}] = true
 		for i, rr := range s.Requests {
-			if i == topRequestsCompared {
+			if i == perScenario {
 				break
 			}
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
@@ -365,4 +376,100 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 		}
 	}
 	return out
+}
+
+// intervalSeriesJSON is IntervalSeries as results.json holds it: every list of numbers as one
+// space-separated string, one per interval for the histogram counts. The report is written
+// indented, which would put each of a run's thousands of bucket counts on its own line.
+type intervalSeriesJSON struct {
+	Scenario string   `json:"scenario"`
+	Request  string   `json:"request,omitempty"`
+	Requests string   `json:"requests"`
+	Failed   string   `json:"failed"`
+	Bounds   string   `json:"bounds,omitempty"`
+	Counts   []string `json:"counts,omitempty"`
+	Sums     string   `json:"sums,omitempty"`
+}
+
+// MarshalJSON writes the compact form.
+func (s IntervalSeries) MarshalJSON() ([]byte, error) {
+	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
+	flat := make([]float64, 0, 2*len(s.Bounds))
+	for _, b := range s.Bounds {
+		flat = append(flat, b[0], b[1])
+	}
+	w.Bounds = numbers(flat)
+	if len(s.Counts) > 0 {
+		w.Counts = make([]string, len(s.Counts))
+		for i, c := range s.Counts {
+			w.Counts[i] = numbers(c)
+		}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the compact form.
+func (s *IntervalSeries) UnmarshalJSON(b []byte) error {
+	var w intervalSeriesJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var err error
+	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request}
+	if out.Requests, err = parseNumbers(w.Requests); err != nil {
+		return err
+	}
+	if out.Failed, err = parseNumbers(w.Failed); err != nil {
+		return err
+	}
+	if out.Sums, err = parseNumbers(w.Sums); err != nil {
+		return err
+	}
+	flat, err := parseNumbers(w.Bounds)
+	if err != nil {
+		return err
+	}
+	if len(flat)%2 != 0 {
+		return fmt.Errorf("interval series %s/%s: an odd number of bucket bounds", w.Scenario, w.Request)
+	}
+	for i := 0; i < len(flat); i += 2 {
+		out.Bounds = append(out.Bounds, [2]float64{flat[i], flat[i+1]})
+	}
+	for _, c := range w.Counts {
+		row, err := parseNumbers(c)
+		if err != nil {
+			return err
+		}
+		if len(row) > len(out.Bounds) {
+			return fmt.Errorf("interval series %s/%s: %d counts for %d buckets", w.Scenario, w.Request, len(row), len(out.Bounds))
+		}
+		out.Counts = append(out.Counts, row)
+	}
+	*s = out
+	return nil
+}
+
+// numbers writes floats with the shortest text that reads back the same.
+func numbers(vs []float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
+func parseNumbers(s string) ([]float64, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading interval data: %w", err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
