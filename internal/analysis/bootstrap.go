@@ -293,7 +293,8 @@ func blockBootstrap(cur, base *IntervalSeries, curStep, baseStep float64, minCha
 	fc, fb := full(c), full(b)
 	few := ""
 	if nc < minBootstrapIntervals || nb < minBootstrapIntervals {
-		few = fmtFew(nc, nb, minBootstrapIntervals, "intervals with requests")
+		// Intervals are 1/20 of the window but at least 15 s: 8 need 2 minutes of load.
+		few = fmtFew(nc, nb, minBootstrapIntervals, "intervals with requests") + " (measure at least 2 minutes, or repeat the runs)"
 	}
 	type pair struct{ cur, base runStats }
 	var reps []pair
