@@ -46,7 +46,7 @@ type effect struct {
 	point, low, high float64
 	// logScale is true when point/low/high are natural logs of the ratio cur/base.
 	logScale bool
-	// threshold is δ on the decision scale (log(1+δ) upwards, log(1-δ) downwards for ratios).
+	// up and down are +δ and -δ on the decision scale: log(1+δ) and log(1-δ) for ratios.
 	up, down float64
 	// pNoChange is the two-sided p-value of "no change", a detail for the report.
 	pNoChange float64

@@ -62,6 +62,9 @@ func adjust(cs []*Comparison) {
 	if n := armsCompared(cs); n > 1 {
 		desc += fmt.Sprintf(" of %d arms", n)
 	}
+	if len(fam) == 0 {
+		desc = "Holm (no primary metric had a change that could be claimed, so nothing to adjust)"
+	}
 	for i, mc := range fam {
 		mc.AdjustedP = num(adj[i])
 		mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
