@@ -344,6 +344,13 @@ func TestCompareRuns(t *testing.T) {
 			t.Errorf("%+v", c)
 		}
 	})
+	t.Run("one run each without stored intervals: unknown, with the reason", func(t *testing.T) {
+		old := *base[0]
+		old.Intervals = nil
+		if c := CompareRuns([]*Result{&old}, base[1:2], CompareOptions{}); c.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(c.Message, "no per-interval data") {
+			t.Errorf("%+v", c)
+		}
+	})
 	t.Run("no runs", func(t *testing.T) {
 		if c := CompareRuns(nil, base, CompareOptions{}); c.Change != perfexpv1alpha1.ChangeUnknown || c.Message == "" {
 			t.Errorf("%+v", c)

@@ -57,6 +57,10 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		}
 	}
 	if len(base) == 1 && len(cur) == 1 {
+		if base[0].Intervals == nil || cur[0].Intervals == nil {
+			c.Message = "one valid run per side, and its results hold no per-interval data to compare (analysed by an older perfexp); repeat the runs"
+			return c
+		}
 		b := &Baseline{Name: base[0].Experiment, TestID: base[0].TestID, Result: base[0]}
 		single := compare(cur[0], cur[0].Intervals, b, base[0].Intervals, o)
 		single.Notes = append(single.Notes, notes...)
