@@ -213,6 +213,31 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	for _, s := range exp.Spec.Load.Scenarios {
 		in.Scenarios = append(in.Scenarios, s.Name)
 	}
+	// The results record the load shape with a hash of each script, so a later run can
+	// check it ran the same; a ConfigMap script that is gone has an unknown hash, not a
+	// different one.
+	scripts := map[string]string{}
+	for _, s := range exp.Spec.Load.Scenarios {
+		ref := s.Script.ConfigMap
+		if ref == nil {
+			continue
+		}
+		cm := &corev1.ConfigMap{}
+		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: ref.Name}, cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return in, err
+		}
+		key := ref.Key
+		if key == "" {
+			key = "script.js"
+		}
+		if text, ok := cm.Data[key]; ok {
+			scripts[s.Name] = text
+		}
+	}
+	in.LoadShape = analysis.LoadShape(exp.Spec.Load, scripts)
 	for _, p := range exp.Status.PhaseHistory {
 		in.Phases = append(in.Phases, analysis.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
 	}
@@ -402,6 +427,9 @@ func (a *PrometheusAnalyzer) baseline(ctx context.Context, exp, b *perfexpv1alph
 	for _, s := range b.Spec.Load.Scenarios {
 		out.Scenarios = append(out.Scenarios, s.Name)
 	}
+	// Its load shape as its spec says, for results that do not record one; its ConfigMap
+	// scripts may have changed since it ran, so only inline scripts are hashed here.
+	out.LoadShape = analysis.LoadShape(b.Spec.Load, nil)
 	// The full results are in the baseline's report; its status holds the top request names.
 	if ref := b.Status.ReportRef; ref != nil {
 		cm := &corev1.ConfigMap{}

@@ -209,7 +209,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 			t.Fatalf("%+v %v", res, err)
 		}
 		c := later.Status.Comparison
-		if c == nil || c.Message != "" || len(c.Metrics) == 0 || c.Change != perfexpv1alpha1.ChangeNoSignificantChange {
+		if c == nil || c.Message != "" || len(c.Metrics) == 0 || c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 			t.Fatalf("comparison %+v", c)
 		}
 		for _, m := range c.Metrics {
@@ -245,13 +245,18 @@ func TestPrometheusAnalyzer(t *testing.T) {
 	})
 }
 
-// Every PerfExperiment in docs/analysis.md is accepted by the API server as written.
+// Every PerfExperiment in docs/analysis.md and docs/comparison.md is accepted by the API
+// server as written.
 func TestAnalysisDocsExamples(t *testing.T) {
 	env := testenv.Start(t)
 	env.Namespace(t, "perfexp-demo")
-	data, err := os.ReadFile(filepath.Join(testenv.Root(), "docs", "analysis.md"))
-	if err != nil {
-		t.Fatal(err)
+	var data []byte
+	for _, page := range []string{"analysis.md", "comparison.md"} {
+		b, err := os.ReadFile(filepath.Join(testenv.Root(), "docs", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
 	}
 	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(data), -1)
 	n := 0
@@ -271,7 +276,7 @@ func TestAnalysisDocsExamples(t *testing.T) {
 			}
 		})
 	}
-	if n < 2 {
-		t.Errorf("found %d examples in docs/analysis.md", n)
+	if n < 3 {
+		t.Errorf("found %d examples in docs/analysis.md and docs/comparison.md", n)
 	}
 }

@@ -48,6 +48,41 @@ type Analysis struct {
 	// +optional
 	// +kubebuilder:default="5"
 	MaxErrorRatePercent *resource.Quantity `json:"maxErrorRatePercent,omitempty"`
+
+	// minMeaningfulChangePercent is the smallest relative change (percent of the baseline)
+	// that matters, δ: a metric is Regressed or Improved only when the whole 95 % interval of
+	// its change lies beyond ±δ, NoMeaningfulChange when it lies inside ±δ, else
+	// Inconclusive. Error rates are compared in percentage points, with δ percent of the
+	// baseline's rate but at least 0.1 points. Defaults to 5; a value outside (0, 100) is
+	// replaced by the default, and the comparison says so.
+	// +optional
+	MinMeaningfulChangePercent *resource.Quantity `json:"minMeaningfulChangePercent,omitempty"`
+
+	// primaryMetrics are the metrics the comparison's headline (status.comparison.change) is
+	// decided on; every other compared metric is reported but never flips it. Defaults to
+	// each scenario's P95 and ErrorRate.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	PrimaryMetrics []PrimaryMetric `json:"primaryMetrics,omitempty"`
+}
+
+// PrimaryMetric names a metric the comparison's headline is decided on.
+// +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'Max' && self.metric != 'Query'",message="a primary metric needs an interval: Max and Query have one value per run; use Avg, P50, P75, P90, P95, P99, ErrorRate or Rate"
+type PrimaryMetric struct {
+	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate.
+	// +required
+	Metric ObjectiveMetric `json:"metric"`
+
+	// scenario the metric is taken from; empty means every scenario (one primary metric each).
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	Scenario string `json:"scenario,omitempty"`
+
+	// request narrows the metric to one request name (the k6 `name` tag) of the scenario.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Request string `json:"request,omitempty"`
 }
 
 // ObservedWorkloads chooses workloads to observe, possibly in another namespace.

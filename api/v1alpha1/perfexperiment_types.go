@@ -174,7 +174,7 @@ const (
 	// VerdictFail means at least one objective was missed.
 	VerdictFail Verdict = "Fail"
 	// VerdictInconclusive means an objective could not be judged (data absent, or a relative
-	// objective without a significant difference to decide on).
+	// objective whose interval straddles its bound).
 	VerdictInconclusive Verdict = "Inconclusive"
 	// VerdictInvalid means the results cannot be trusted (for example a scenario exceeded the
 	// maximum error rate), whatever the objectives say.

@@ -215,31 +215,50 @@ type ObjectiveResult struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Change is the direction of a significant difference from the baseline.
-// +kubebuilder:validation:Enum=Improved;Regressed;NoSignificantChange;Unknown
+// Change is how a run compares with its baseline.
+// +kubebuilder:validation:Enum=Improved;Regressed;NoMeaningfulChange;Inconclusive;Unknown
 type Change string
 
-// The change values.
+// The change values. A change is decided on the 95 % interval of the relative change and the
+// minimum meaningful change δ (spec.analysis.minMeaningfulChangePercent).
 const (
-	ChangeImproved            Change = "Improved"
-	ChangeRegressed           Change = "Regressed"
-	ChangeNoSignificantChange Change = "NoSignificantChange"
-	ChangeUnknown             Change = "Unknown"
+	// ChangeImproved: the whole interval lies beyond δ in the better direction.
+	ChangeImproved Change = "Improved"
+	// ChangeRegressed: the whole interval lies beyond δ in the worse direction.
+	ChangeRegressed Change = "Regressed"
+	// ChangeNoMeaningfulChange: the whole interval lies inside ±δ (equivalence).
+	ChangeNoMeaningfulChange Change = "NoMeaningfulChange"
+	// ChangeInconclusive: the interval straddles ±δ (too few samples, or too noisy to tell).
+	ChangeInconclusive Change = "Inconclusive"
+	// ChangeUnknown: no comparison could be made (no data, no usable baseline).
+	ChangeUnknown Change = "Unknown"
 )
 
 // Comparison compares the experiment with its baseline.
 type Comparison struct {
 	// baseline is the name of the baseline experiment.
 	Baseline string `json:"baseline"`
-	// change is the overall direction: Regressed if any compared metric regressed, Improved if
-	// any improved and none regressed.
+	// change is the headline, decided on the primary metrics only (by default each
+	// scenario's p95 and error rate) with Holm's multiplicity control across them: Regressed
+	// or Improved when a primary metric changed beyond the minimum meaningful change,
+	// NoMeaningfulChange when every primary metric stayed inside it, else Inconclusive;
+	// Unknown when the baseline could not be compared with (message says why).
 	// +optional
 	Change Change `json:"change,omitempty"`
-	// metrics lists the compared metrics (the most important; all are in the report).
+	// method says how the intervals were computed: BlockBootstrap (one run per side,
+	// resampling blocks of intervals: between-run noise is not in its intervals, so repeat
+	// runs before trusting a single-run verdict) or Runs (repeated runs, the run is the unit).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Method string `json:"method,omitempty"`
+	// minMeaningfulChangePercent is the minimum meaningful change δ the verdicts used.
+	// +optional
+	MinMeaningfulChangePercent string `json:"minMeaningfulChangePercent,omitempty"`
+	// metrics lists the compared metrics, primary metrics first (all are in the report).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	Metrics []MetricComparison `json:"metrics,omitempty"`
-	// message explains why a comparison could not be made.
+	// message explains why a comparison could not be made (change Unknown).
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
@@ -249,6 +268,9 @@ type Comparison struct {
 type MetricComparison struct {
 	// metric compared, e.g. "checkout p95".
 	Metric string `json:"metric"`
+	// primary is true for the metrics the headline is decided on.
+	// +optional
+	Primary bool `json:"primary,omitempty"`
 	// baseline value.
 	// +optional
 	Baseline string `json:"baseline,omitempty"`
@@ -261,10 +283,33 @@ type MetricComparison struct {
 	// deltaPercent is delta as a percentage of the baseline.
 	// +optional
 	DeltaPercent string `json:"deltaPercent,omitempty"`
-	// pValue of the Mann-Whitney U test on per-interval samples of both runs.
+	// low and high bound the 95 % interval of the change: in percent of the baseline, or
+	// in percentage points for error rates (scale says which).
+	// +optional
+	Low string `json:"low,omitempty"`
+	// high is the upper bound of the 95 % interval, on the same scale as low.
+	// +optional
+	High string `json:"high,omitempty"`
+	// scale of low and high: Percent (relative change) or Points (absolute difference of
+	// error rates in percentage points).
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Scale string `json:"scale,omitempty"`
+	// n is the number of samples of this experiment (intervals, or runs), baselineN the
+	// baseline's.
+	// +optional
+	N int32 `json:"n,omitempty"`
+	// baselineN is the number of samples of the baseline.
+	// +optional
+	BaselineN int32 `json:"baselineN,omitempty"`
+	// pValue of the test of no change, a detail: the verdict is decided on the interval.
 	// +optional
 	PValue string `json:"pValue,omitempty"`
 	// change is the judged direction.
 	// +optional
 	Change Change `json:"change,omitempty"`
+	// why explains an Inconclusive or Unknown change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Why string `json:"why,omitempty"`
 }

@@ -22,6 +22,9 @@ type Input struct {
 	Start, WarmUpEnd, End time.Time
 	// Scenarios are the declared scenario names.
 	Scenarios []string
+	// LoadShape is the load shape of every scenario (LoadShape(spec.load, scripts)), recorded
+	// in the results so later runs can check they ran the same.
+	LoadShape []ScenarioShape
 	// Analysis is spec.analysis.
 	Analysis perfexpv1alpha1.Analysis
 	// Workloads are the touched and observed workloads with their containers' resources.
@@ -49,6 +52,9 @@ type Baseline struct {
 	Start, WarmUpEnd, End time.Time
 	// Scenarios are its declared scenario names.
 	Scenarios []string
+	// LoadShape is its load shape from its spec, for a baseline whose results do not record
+	// one (older than this field).
+	LoadShape []ScenarioShape
 	// Result is its full result (from its report) or what its status holds.
 	Result *Result
 }
@@ -228,24 +234,34 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 
 	r.judgeValidity(maxErrorRate(in.Analysis))
 
+	r.LoadShape = in.LoadShape
 	step := intervalLength(in.End.Sub(ms))
 	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step)
 	if err != nil {
 		return nil, err
 	}
-	r.Timeline = timeline(cur, ms, step, in.Scenarios)
+	r.Timeline = timeline(cur, ms, in.Scenarios)
+	r.Intervals = stored(cur, r)
 	if b := in.Baseline; b != nil {
-		var base intervalSamples
+		opts, note := OptionsFor(in.Analysis)
+		var base *IntervalData
 		if baselineProblem(r, b) == "" {
-			bms := b.Start
-			if !b.WarmUpEnd.IsZero() {
-				bms = b.WarmUpEnd
-			}
-			if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step); err != nil {
-				return nil, err
+			// A baseline's own stored intervals are used when it has them: Prometheus may
+			// no longer hold its samples.
+			if base = b.Result.Intervals; base == nil {
+				bms := b.Start
+				if !b.WarmUpEnd.IsZero() {
+					bms = b.WarmUpEnd
+				}
+				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step); err != nil {
+					return nil, err
+				}
 			}
 		}
-		r.Comparison = compare(r, cur, b, base)
+		r.Comparison = compare(r, cur, b, base, opts)
+		if note != "" {
+			r.Comparison.Notes = append(r.Comparison.Notes, note)
+		}
 	}
 	r.Objectives = judgeObjectives(r, in.Analysis.Objectives)
 	r.Verdict = verdict(r)

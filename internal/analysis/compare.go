@@ -1,27 +1,20 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// Alpha is the significance level of the Mann-Whitney U test: a p-value below it is a
-// significant change.
-const Alpha = 0.05
-
-// minSamples is the fewest per-interval samples per run the test is run on: with four each the
-// smallest two-sided p-value is 2/70 = 0.029, so a change can be significant at all.
-const minSamples = 4
-
 // topRequestsCompared is how many request names per scenario (the most frequent) are compared.
 const topRequestsCompared = 10
+
+// singleRunNote is said of every single-run comparison: its interval is the noise within the
+// two runs, not the noise between runs of the same configuration, which is often larger.
+const singleRunNote = "one run per side: the intervals show the noise within the two runs, not the noise between runs of the same configuration (another pod placement, a noisy neighbour, cache and database state); repeat the runs (a PerfSweep with repeats >= 2) to include it"
 
 // metricUnit is the unit of a metric in results and objectives.
 func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
@@ -104,13 +97,75 @@ func (r *Result) query(name string) *QueryResult {
 	return nil
 }
 
-// baselineProblem says why a baseline cannot be compared with, or "".
+// CompareOptions configure a comparison with a baseline.
+type CompareOptions struct {
+	// MinChangePercent is the smallest relative change that matters, δ (default 5): a metric
+	// is Regressed or Improved only when its whole 95 % interval lies beyond ±δ, and
+	// NoMeaningfulChange when the whole interval lies inside it.
+	MinChangePercent float64
+	// Primary are the metrics the headline is decided on; default each scenario's P95 and
+	// ErrorRate.
+	Primary []perfexpv1alpha1.PrimaryMetric
+	// Objectives are the experiment's objectives: a relative one is judged on the same
+	// interval, so its metric is compared even when it is not in the default list.
+	Objectives []perfexpv1alpha1.Objective
+	// Resamples is the number of bootstrap resamples of a single-run comparison (default
+	// DefaultResamples).
+	Resamples int
+}
+
+// OptionsFor reads the comparison's options from spec.analysis. The second value is a note
+// when a setting was out of range and the default was used.
+func OptionsFor(a perfexpv1alpha1.Analysis) (CompareOptions, string) {
+	o := CompareOptions{MinChangePercent: DefaultMinChangePercent, Primary: a.PrimaryMetrics, Objectives: a.Objectives}
+	if q := a.MinMeaningfulChangePercent; q != nil {
+		v := q.AsApproximateFloat64()
+		if v <= 0 || v >= 100 {
+			return o, fmt.Sprintf("minMeaningfulChangePercent %s is outside (0, 100); the default %g%% was used", q.String(), DefaultMinChangePercent)
+		}
+		o.MinChangePercent = v
+	}
+	return o, ""
+}
+
+func (o CompareOptions) withDefaults() CompareOptions {
+	if o.MinChangePercent <= 0 || o.MinChangePercent >= 100 {
+		o.MinChangePercent = DefaultMinChangePercent
+	}
+	if o.Resamples <= 0 {
+		o.Resamples = DefaultResamples
+	}
+	return o
+}
+
+// primary reports whether a metric of a scenario/request is one of the primary metrics.
+func (o CompareOptions) primary(scenario, request string, m perfexpv1alpha1.ObjectiveMetric) bool {
+	if len(o.Primary) == 0 {
+		return request == "" && scenario != "" && (m == perfexpv1alpha1.MetricP95 || m == perfexpv1alpha1.MetricErrorRate)
+	}
+	for _, p := range o.Primary {
+		if p.Metric == m && p.Request == request && (p.Scenario == scenario || p.Scenario == "" && request == "" && scenario != "") {
+			return true
+		}
+	}
+	return false
+}
+
+// baselineProblem says why a baseline cannot be compared with, or "": it is not there, it is
+// not Valid (fast 404s are not fast responses), it ran other scenarios, or it ran them with
+// another load shape.
 func baselineProblem(r *Result, b *Baseline) string {
 	switch {
 	case b.Problem != "":
 		return b.Problem
 	case b.Result == nil:
 		return fmt.Sprintf("baseline %s has no results", b.Name)
+	case b.Result.Validity != perfexpv1alpha1.Valid:
+		why := ""
+		if len(b.Result.InvalidReasons) > 0 {
+			why = ": " + strings.Join(b.Result.InvalidReasons, "; ")
+		}
+		return fmt.Sprintf("baseline %s is not valid (%s)%s", b.Name, orNone(string(b.Result.Validity)), why)
 	}
 	mine, theirs := scenarioNames(r.Scenarios), slices.Clone(b.Scenarios)
 	if len(theirs) == 0 {
@@ -120,7 +175,21 @@ func baselineProblem(r *Result, b *Baseline) string {
 	if !slices.Equal(mine, theirs) {
 		return fmt.Sprintf("baseline %s ran the scenarios [%s], this experiment [%s]", b.Name, strings.Join(theirs, ", "), strings.Join(mine, ", "))
 	}
+	shape := b.Result.LoadShape
+	if len(shape) == 0 {
+		shape = b.LoadShape
+	}
+	if d := shapeDifference(r.LoadShape, shape); d != "" {
+		return fmt.Sprintf("baseline %s ran another load shape: %s", b.Name, d)
+	}
 	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no validity recorded"
+	}
+	return s
 }
 
 func scenarioNames(ss []ScenarioResult) []string {
@@ -132,39 +201,57 @@ func scenarioNames(ss []ScenarioResult) []string {
 	return out
 }
 
-// compare compares the result with its baseline, metric by metric.
-func compare(r *Result, cur intervalSamples, b *Baseline, base intervalSamples) *Comparison {
-	c := &Comparison{Baseline: b.Name}
-	if msg := baselineProblem(r, b); msg != "" {
-		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
-		return c
+// scenarioMetrics are compared for every scenario (and all together), in the report's order.
+var scenarioMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricAvg,
+	perfexpv1alpha1.MetricP50, perfexpv1alpha1.MetricP90, perfexpv1alpha1.MetricP99, perfexpv1alpha1.MetricRate, perfexpv1alpha1.MetricMax}
+
+// requestMetrics are compared for the most frequent request names.
+var requestMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
+
+// row names one compared metric.
+type row struct {
+	scenario, request string
+	kind              perfexpv1alpha1.ObjectiveMetric
+}
+
+func (w row) label() string {
+	label := w.scenario
+	if w.scenario == "" {
+		label = "all"
 	}
-	scenarioMetrics := []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg, perfexpv1alpha1.MetricP50,
-		perfexpv1alpha1.MetricP99, perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricRate, perfexpv1alpha1.MetricMax}
-	add := func(scenario, request string, m perfexpv1alpha1.ObjectiveMetric) {
-		label := scenario
-		if scenario == "" {
-			label = "all"
-		}
-		if request != "" {
-			label += "/" + request
-		}
-		key := intervalKey{scenario: scenario, request: request}
-		if scenario == "" {
-			key.scenario = allScenarios
-		}
-		mc := MetricComparison{Metric: label + " " + strings.ToLower(string(m)), Scenario: scenario, Request: request, Kind: m, Unit: metricUnit(m)}
-		mc.Value, mc.Baseline = statOf(r.lookup(scenario, request), m), statOf(b.Result.lookup(scenario, request), m)
-		fillDelta(&mc)
-		judge(&mc, cur[key][m], base[key][m])
-		c.Metrics = append(c.Metrics, mc)
+	if w.request != "" {
+		label += "/" + w.request
 	}
-	for _, m := range scenarioMetrics {
-		add("", "", m)
+	return label + " " + strings.ToLower(string(w.kind))
+}
+
+func (w row) key() intervalKey {
+	if w.scenario == "" {
+		return intervalKey{scenario: allScenarios}
+	}
+	return intervalKey{scenario: w.scenario, request: w.request}
+}
+
+// rows lists what to compare for a result: all scenarios together (when there are several),
+// each scenario, its most frequent request names found in the baseline too, and every primary
+// metric and relative objective not among those.
+func rows(r, base *Result, o CompareOptions) []row {
+	var out []row
+	seen := map[row]bool{}
+	add := func(w row) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	if len(r.Scenarios) > 1 {
+		for _, m := range scenarioMetrics {
+			add(row{kind: m})
+		}
 	}
 	for _, s := range r.Scenarios {
 		for _, m := range scenarioMetrics {
-			add(s.Name, "", m)
+			add(row{scenario: s.Name, kind: m})
 		}
 	}
 	for _, s := range r.Scenarios {
@@ -173,26 +260,133 @@ func compare(r *Result, cur intervalSamples, b *Baseline, base intervalSamples) 
 			if n == topRequestsCompared {
 				break
 			}
-			if b.Result.lookup(s.Name, rr.Name) == nil {
+			if base.lookup(s.Name, rr.Name) == nil {
 				continue
 			}
 			n++
-			for _, m := range []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg} {
-				add(s.Name, rr.Name, m)
+			for _, m := range requestMetrics {
+				add(row{scenario: s.Name, request: rr.Name, kind: m})
 			}
 		}
 	}
-	for _, qr := range r.Queries {
-		mc := MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value, Change: perfexpv1alpha1.ChangeUnknown,
-			Why: "custom queries have no per-interval samples to test"}
-		if bq := b.Result.query(qr.Name); bq != nil {
+	for _, p := range o.Primary {
+		if p.Scenario != "" {
+			add(row{scenario: p.Scenario, request: p.Request, kind: p.Metric})
+			continue
+		}
+		for _, s := range r.Scenarios {
+			add(row{scenario: s.Name, kind: p.Metric})
+		}
+	}
+	for _, ob := range o.Objectives {
+		if (ob.MaxIncreasePercent != nil || ob.MaxDecreasePercent != nil) && ob.Metric != perfexpv1alpha1.MetricQuery {
+			add(row{scenario: ob.Scenario, request: ob.Request, kind: ob.Metric})
+		}
+	}
+	return out
+}
+
+// compare compares a single run with a single baseline run, metric by metric, with a
+// moving-block bootstrap over both runs' per-interval data.
+func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o CompareOptions) *Comparison {
+	o = o.withDefaults()
+	c := &Comparison{Baseline: b.Name, Method: MethodBlockBootstrap, Runs: 1, BaselineRuns: 1, MinChangePercent: o.MinChangePercent}
+	if msg := baselineProblem(r, b); msg != "" {
+		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
+		return c
+	}
+	c.Notes = []string{singleRunNote}
+	baseID := b.TestID
+	if baseID == "" {
+		baseID = b.Result.TestID
+	}
+	effects := map[intervalKey]map[perfexpv1alpha1.ObjectiveMetric]*effect{}
+	effectOf := func(k intervalKey, m perfexpv1alpha1.ObjectiveMetric) (*effect, string) {
+		if _, done := effects[k]; !done {
+			cs, bs := cur.find(k), base.find(k)
+			if cs == nil || bs == nil {
+				effects[k] = nil
+			} else {
+				effects[k] = blockBootstrap(cs, bs, cur.StepSeconds, base.StepSeconds, o.MinChangePercent, o.Resamples,
+					seedOf(r.TestID, baseID, k.scenario, k.request))
+			}
+		}
+		if effects[k] == nil {
+			return nil, "no per-interval data for it in one of the runs"
+		}
+		if e := effects[k][m]; e != nil {
+			return e, ""
+		}
+		return nil, "no data for it in one of the runs"
+	}
+	for _, w := range rows(r, b.Result, o) {
+		mc := newMetricComparison(w, o)
+		mc.Value, mc.Baseline = statOf(r.lookup(w.scenario, w.request), w.kind), statOf(b.Result.lookup(w.scenario, w.request), w.kind)
+		fillDelta(&mc)
+		switch w.kind {
+		case perfexpv1alpha1.MetricMax:
+			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+		default:
+			e, why := effectOf(w.key(), w.kind)
+			if e == nil {
+				mc.setUnknown(why)
+				break
+			}
+			mc.fill(e, MethodBlockBootstrap, "intervals")
+		}
+		c.Metrics = append(c.Metrics, mc)
+	}
+	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
+	finish(c)
+	return c
+}
+
+// queryRows compare custom queries on their value alone: one value per run has no interval.
+func queryRows(qs []QueryResult, base *Result) []MetricComparison {
+	out := make([]MetricComparison, 0, len(qs))
+	for _, qr := range qs {
+		mc := MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
+		mc.setUnknown("a custom query has one value per run: no interval to decide on")
+		if bq := base.query(qr.Name); bq != nil {
 			mc.Baseline = bq.Value
 		}
 		fillDelta(&mc)
-		c.Metrics = append(c.Metrics, mc)
+		out = append(out, mc)
 	}
-	c.Change = overall(c.Metrics)
-	return c
+	return out
+}
+
+// finish puts primary metrics first and decides the headline with Holm across them.
+func finish(c *Comparison) {
+	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
+	adjust([]*Comparison{c})
+}
+
+func newMetricComparison(w row, o CompareOptions) MetricComparison {
+	return MetricComparison{Metric: w.label(), Scenario: w.scenario, Request: w.request, Kind: w.kind, Unit: metricUnit(w.kind),
+		Primary: o.primary(w.scenario, w.request, w.kind)}
+}
+
+func (mc *MetricComparison) setUnknown(why string) {
+	mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, why
+	mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
+}
+
+// fill records an effect and its verdict before any multiplicity control.
+func (mc *MetricComparison) fill(e *effect, method, sampleUnit string) {
+	mc.Method, mc.SampleUnit, mc.Samples, mc.BaselineSamples = method, sampleUnit, e.n, e.baseN
+	mc.Scale = ScalePercent
+	if !e.logScale {
+		mc.Scale = ScalePoints
+	}
+	mc.Threshold = num(e.toDisplay(e.up))
+	mc.Constant = e.constant
+	if e.few == "" {
+		mc.Estimate, mc.Low, mc.High = num(e.toDisplay(e.point)), num(e.toDisplay(e.low)), num(e.toDisplay(e.high))
+		mc.PValue, mc.PBeyond = num(e.pNoChange), num(e.pBeyond)
+	}
+	mc.Unadjusted, mc.UnadjustedWhy = decide(e, mc.Kind, sampleUnit)
+	mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
 }
 
 func fillDelta(mc *MetricComparison) {
@@ -206,64 +400,6 @@ func fillDelta(mc *MetricComparison) {
 	}
 }
 
-// judge runs the two-sided Mann-Whitney U test (go-moremath, the implementation benchstat used)
-// on the per-interval samples and names the direction of a significant change.
-func judge(mc *MetricComparison, cur, base []float64) {
-	cur, base = present(cur), present(base)
-	mc.Samples, mc.BaselineSamples = len(cur), len(base)
-	if mc.Kind == perfexpv1alpha1.MetricMax {
-		mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, "a maximum has no per-interval samples to test"
-		return
-	}
-	if len(cur) < minSamples || len(base) < minSamples {
-		mc.Change = perfexpv1alpha1.ChangeUnknown
-		mc.Why = fmt.Sprintf("%d and %d per-interval samples; the test needs at least %d of each", len(cur), len(base), minSamples)
-		return
-	}
-	res, err := stats.MannWhitneyUTest(cur, base, stats.LocationDiffers)
-	switch {
-	case errors.Is(err, stats.ErrSamplesEqual):
-		mc.PValue, mc.Change = num(1), perfexpv1alpha1.ChangeNoSignificantChange
-		return
-	case err != nil:
-		mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, err.Error()
-		return
-	}
-	mc.PValue = num(res.P)
-	if res.P >= Alpha {
-		mc.Change = perfexpv1alpha1.ChangeNoSignificantChange
-		return
-	}
-	// U counts the pairs in which this run's sample is the larger: above half of all pairs,
-	// this run tends higher.
-	higher := res.U > float64(res.N1*res.N2)/2
-	if higher == higherIsBetter(mc.Kind) {
-		mc.Change = perfexpv1alpha1.ChangeImproved
-	} else {
-		mc.Change = perfexpv1alpha1.ChangeRegressed
-	}
-}
-
-func overall(ms []MetricComparison) perfexpv1alpha1.Change {
-	var improved, regressed, known bool
-	for _, m := range ms {
-		switch m.Change {
-		case perfexpv1alpha1.ChangeRegressed:
-			regressed = true
-		case perfexpv1alpha1.ChangeImproved:
-			improved = true
-		}
-		if m.Change != perfexpv1alpha1.ChangeUnknown && m.Change != "" {
-			known = true
-		}
-	}
-	switch {
-	case regressed:
-		return perfexpv1alpha1.ChangeRegressed
-	case improved:
-		return perfexpv1alpha1.ChangeImproved
-	case known:
-		return perfexpv1alpha1.ChangeNoSignificantChange
-	}
-	return perfexpv1alpha1.ChangeUnknown
+func fmtFew(n, baseN, need int, what string) string {
+	return fmt.Sprintf("too few samples: %d and %d %s, at least %d of each are needed", n, baseN, what, need)
 }

@@ -2,24 +2,27 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"math"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
-
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// Per-interval samples are the input of the significance test: one value per interval of the
-// measured window (the p95 of that interval's requests, their mean, the interval's error rate
-// and throughput), for each scenario, for all scenarios together, and for each request name.
+// Per-interval data is the input of a single-run comparison: for each interval of the
+// measured window, the requests, the failed requests and the latency histogram, for each
+// scenario, for all scenarios together, and for each request name. A comparison resamples
+// blocks of these intervals (bootstrap.go); the report's charts show their p95, throughput and
+// error rate.
 //
 // Two range queries read every series' cumulative value at each interval boundary; the
-// increments, their sums per scenario and request name, and the percentiles are computed here.
-// That is exact where rate() would extrapolate, and far cheaper: Prometheus 2.42 evaluates
-// rate() over native histograms slowly (seconds per query for a few hundred series).
+// increments and their sums per scenario and request name are computed here. That is exact
+// where rate() would extrapolate, and far cheaper: Prometheus 2.42 evaluates rate() over
+// native histograms slowly (seconds per query for a few hundred series).
 
 // allScenarios labels the samples of all scenarios together; no scenario can have this name.
 const allScenarios = "*"
@@ -27,19 +30,113 @@ const allScenarios = "*"
 // intervalKey names a sample series: a scenario (or allScenarios), and a request name or "".
 type intervalKey struct{ scenario, request string }
 
-// intervalSamples hold one value per interval, in time order; NaN where an interval had no
-// data (no requests), so the samples stay aligned with time.
-type intervalSamples map[intervalKey]map[perfexpv1alpha1.ObjectiveMetric][]float64
+// IntervalData is a run's per-interval counts and latency histograms: what a later comparison
+// needs, kept in results.json so a baseline older than Prometheus' retention can still be
+// compared with.
+type IntervalData struct {
+	// StepSeconds is the length of one interval.
+	StepSeconds float64 `json:"stepSeconds"`
+	// Series are per scenario ("*" is all scenarios together) and per compared request name.
+	Series []IntervalSeries `json:"series"`
+}
 
-// present drops the intervals without data.
-func present(vs []float64) []float64 {
-	out := make([]float64, 0, len(vs))
-	for _, v := range vs {
-		if finite(v) {
-			out = append(out, v)
+// IntervalSeries is one scenario's (or request name's) per-interval data. Interval i of every
+// slice is the same interval of the window.
+type IntervalSeries struct {
+	Scenario string `json:"scenario"`
+	Request  string `json:"request,omitempty"`
+	// Requests and Failed count the requests of each interval.
+	Requests []float64 `json:"requests"`
+	Failed   []float64 `json:"failed"`
+	// Bounds are the latency histogram's buckets ([lower, upper] in seconds) that hold any
+	// observation, shared by all intervals; Counts[i][j] is bucket j's count in interval i
+	// (trailing zeros dropped), Sums[i] the sum of interval i's latencies in seconds.
+	Bounds [][2]float64 `json:"bounds,omitempty"`
+	Counts [][]float64  `json:"counts,omitempty"`
+	Sums   []float64    `json:"sums,omitempty"`
+}
+
+func (d *IntervalData) find(k intervalKey) *IntervalSeries {
+	if d == nil {
+		return nil
+	}
+	for i := range d.Series {
+		if d.Series[i].Scenario == k.scenario && d.Series[i].Request == k.request {
+			return &d.Series[i]
 		}
 	}
-	return out
+	return nil
+}
+
+// histogram is interval i's latency histogram, nil when it had none.
+func (s *IntervalSeries) histogram(i int) *Histogram {
+	if i >= len(s.Counts) || len(s.Counts[i]) == 0 {
+		return nil
+	}
+	h := NewHistogram()
+	for j, c := range s.Counts[i] {
+		if c != 0 {
+			h.buckets[bucketKey{lower: s.Bounds[j][0], upper: s.Bounds[j][1]}] += c
+			h.Count += c
+		}
+	}
+	if i < len(s.Sums) {
+		h.Sum = s.Sums[i]
+	}
+	return h
+}
+
+// newIntervalSeries packs per-interval counts and histograms.
+func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) IntervalSeries {
+	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Requests: make([]float64, n), Failed: make([]float64, n)}
+	if c != nil {
+		copy(s.Requests, c.all)
+		copy(s.Failed, c.failed)
+	}
+	pos := map[[2]float64]int{}
+	for _, h := range hs {
+		if h == nil {
+			continue
+		}
+		for bk, v := range h.buckets {
+			if key := [2]float64{bk.lower, bk.upper}; v > 0 {
+				if _, ok := pos[key]; !ok {
+					pos[key] = 0
+					s.Bounds = append(s.Bounds, key)
+				}
+			}
+		}
+	}
+	if len(s.Bounds) == 0 {
+		return s
+	}
+	sort.Slice(s.Bounds, func(i, j int) bool {
+		if s.Bounds[i][1] != s.Bounds[j][1] {
+			return s.Bounds[i][1] < s.Bounds[j][1]
+		}
+		return s.Bounds[i][0] < s.Bounds[j][0]
+	})
+	for i, b := range s.Bounds {
+		pos[b] = i
+	}
+	s.Counts, s.Sums = make([][]float64, n), make([]float64, n)
+	for i, h := range hs {
+		if i >= n || h == nil {
+			continue
+		}
+		row := make([]float64, len(s.Bounds))
+		last := -1
+		for bk, v := range h.buckets {
+			if v > 0 {
+				j := pos[[2]float64{bk.lower, bk.upper}]
+				row[j] += v
+				last = max(last, j)
+			}
+		}
+		s.Counts[i] = row[:last+1]
+		s.Sums[i] = h.Sum
+	}
+	return s
 }
 
 // intervalLength aims at 20 intervals per window, at least 15 s (three k6 pushes at its default
@@ -48,10 +145,10 @@ func intervalLength(w time.Duration) time.Duration {
 	return max((w / 20).Round(time.Second), 15*time.Second)
 }
 
-// Both runs of a comparison use the same interval length, since the spread of a per-interval
-// percentile depends on how many requests an interval holds.
-func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration) (intervalSamples, error) {
-	out := intervalSamples{}
+// readIntervals reads a run's per-interval data. Both runs of a comparison read from
+// Prometheus use the same interval length, so their blocks hold alike amounts of time.
+func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration) (*IntervalData, error) {
+	out := &IntervalData{StepSeconds: step.Seconds()}
 	if end.Sub(ms) < step {
 		return out, nil
 	}
@@ -66,8 +163,24 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 		return nil, err
 	}
 	g := intervalGrid{start: ms, step: step, steps: int(end.Sub(ms)/step) + 1}
-	out.addRequestRates(sumRequestIncrements(reqs, g), step)
-	out.addLatencies(sumHistogramIncrements(hists, g))
+	counts, hs := sumRequestIncrements(reqs, g), sumHistogramIncrements(hists, g)
+	keys := map[intervalKey]bool{}
+	for k := range counts {
+		keys[k] = true
+	}
+	for k := range hs {
+		keys[k] = true
+	}
+	for k := range keys {
+		out.Series = append(out.Series, newIntervalSeries(k, g.steps-1, counts[k], hs[k]))
+	}
+	sort.Slice(out.Series, func(i, j int) bool {
+		a, b := out.Series[i], out.Series[j]
+		if a.Scenario != b.Scenario {
+			return a.Scenario < b.Scenario
+		}
+		return a.Request < b.Request
+	})
 	return out, nil
 }
 
@@ -177,59 +290,6 @@ func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*Histogram {
 	return out
 }
 
-func (s intervalSamples) add(k intervalKey, m perfexpv1alpha1.ObjectiveMetric, v float64) {
-	if s[k] == nil {
-		s[k] = map[perfexpv1alpha1.ObjectiveMetric][]float64{}
-	}
-	s[k][m] = append(s[k][m], v)
-}
-
-// addRequestRates adds each interval's throughput and error rate; the error rate of an
-// interval without requests is NaN, not 0.
-func (s intervalSamples) addRequestRates(perKey map[intervalKey]*requestCounts, step time.Duration) {
-	for k, c := range perKey {
-		for i := range c.all {
-			s.add(k, perfexpv1alpha1.MetricRate, c.all[i]/step.Seconds())
-			errRate := math.NaN()
-			if c.all[i] > 0 {
-				errRate = 100 * c.failed[i] / c.all[i]
-			}
-			s.add(k, perfexpv1alpha1.MetricErrorRate, errRate)
-		}
-	}
-}
-
-// intervalQuantiles are the percentiles read from each interval's histogram.
-var intervalQuantiles = []struct {
-	m perfexpv1alpha1.ObjectiveMetric
-	q float64
-}{{perfexpv1alpha1.MetricP50, 0.5}, {perfexpv1alpha1.MetricP95, 0.95}, {perfexpv1alpha1.MetricP99, 0.99}}
-
-// addLatencies adds each interval's mean and percentiles in milliseconds; NaN for an interval
-// without requests.
-func (s intervalSamples) addLatencies(perKey map[intervalKey][]*Histogram) {
-	for k, hs := range perKey {
-		for _, h := range hs {
-			avg := math.NaN()
-			if h != nil {
-				if m, ok := h.Mean(); ok {
-					avg = 1000 * m
-				}
-			}
-			s.add(k, perfexpv1alpha1.MetricAvg, avg)
-			for _, p := range intervalQuantiles {
-				v := math.NaN()
-				if h != nil {
-					if x, ok := h.Quantile(p.q); ok {
-						v = 1000 * x
-					}
-				}
-				s.add(k, p.m, v)
-			}
-		}
-	}
-}
-
 // increments turns a counter's values at each step into per-interval increments. A step
 // without a sample carries the last value (nothing new within the lookback); a value below the
 // previous one is a reset, so all of it is new.
@@ -253,26 +313,163 @@ func increments(at []float64, seen []bool, diff func(a, b float64) (float64, boo
 	return out
 }
 
-// timeline keeps the scenario-level samples for the report's charts.
-func timeline(cur intervalSamples, start time.Time, step time.Duration, scenarios []string) *Timeline {
-	t := &Timeline{Start: start, StepSeconds: step.Seconds()}
-	ptrs := func(vs []float64) []*float64 {
-		out := make([]*float64, len(vs))
-		for i, v := range vs {
-			out[i] = num(v)
-		}
-		return out
-	}
-	for _, s := range append([]string{allScenarios}, scenarios...) {
-		m := cur[intervalKey{scenario: s}]
-		if m == nil {
+// timeline keeps the scenario-level per-interval p95, throughput and error rate for the
+// report's charts.
+func timeline(d *IntervalData, start time.Time, scenarios []string) *Timeline {
+	t := &Timeline{Start: start, StepSeconds: d.StepSeconds}
+	for _, sc := range append([]string{allScenarios}, scenarios...) {
+		s := d.find(intervalKey{scenario: sc})
+		if s == nil {
 			continue
 		}
-		t.Series = append(t.Series, TimelineSeries{Scenario: s, P95: ptrs(m[perfexpv1alpha1.MetricP95]),
-			Rate: ptrs(m[perfexpv1alpha1.MetricRate]), ErrorRate: ptrs(m[perfexpv1alpha1.MetricErrorRate])})
+		ts := TimelineSeries{Scenario: sc}
+		for i := range s.Requests {
+			var p95, errRate *float64
+			if h := s.histogram(i); h != nil {
+				if x, ok := h.Quantile(0.95); ok {
+					p95 = num(1000 * x)
+				}
+			}
+			if s.Requests[i] > 0 {
+				errRate = num(100 * s.Failed[i] / s.Requests[i])
+			}
+			ts.P95, ts.ErrorRate = append(ts.P95, p95), append(ts.ErrorRate, errRate)
+			ts.Rate = append(ts.Rate, num(s.Requests[i]/d.StepSeconds))
+		}
+		t.Series = append(t.Series, ts)
 	}
 	if len(t.Series) == 0 {
 		return nil
 	}
 	return t
+}
+
+// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
+// most a quarter of the report ConfigMap.
+const maxStoredSeries = 48
+
+// stored keeps the per-interval data a later comparison with this run needs: all scenarios
+// together, each scenario, and its most frequent request names (those a comparison shows),
+// as many as fit maxStoredSeries. A run's request names could run into the hundreds.
+func stored(d *IntervalData, r *Result) *IntervalData {
+	if d == nil || len(d.Series) == 0 {
+		return nil
+	}
+	keep := map[intervalKey]bool{{scenario: allScenarios}: true}
+	perScenario := topRequestsCompared
+	if n := len(r.Scenarios); n > 0 {
+		perScenario = min(perScenario, max(0, (maxStoredSeries-1-n)/n))
+	}
+	for _, s := range r.Scenarios {
+		keep[intervalKey{scenario: s.Name}] = true
+		for i, rr := range s.Requests {
+			if i == perScenario {
+				break
+			}
+			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
+		}
+	}
+	out := &IntervalData{StepSeconds: d.StepSeconds}
+	for _, s := range d.Series {
+		if keep[intervalKey{scenario: s.Scenario, request: s.Request}] {
+			out.Series = append(out.Series, s)
+		}
+	}
+	return out
+}
+
+// intervalSeriesJSON is IntervalSeries as results.json holds it: every list of numbers as one
+// space-separated string, one per interval for the histogram counts. The report is written
+// indented, which would put each of a run's thousands of bucket counts on its own line.
+type intervalSeriesJSON struct {
+	Scenario string   `json:"scenario"`
+	Request  string   `json:"request,omitempty"`
+	Requests string   `json:"requests"`
+	Failed   string   `json:"failed"`
+	Bounds   string   `json:"bounds,omitempty"`
+	Counts   []string `json:"counts,omitempty"`
+	Sums     string   `json:"sums,omitempty"`
+}
+
+// MarshalJSON writes the compact form.
+func (s IntervalSeries) MarshalJSON() ([]byte, error) {
+	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
+	flat := make([]float64, 0, 2*len(s.Bounds))
+	for _, b := range s.Bounds {
+		flat = append(flat, b[0], b[1])
+	}
+	w.Bounds = numbers(flat)
+	if len(s.Counts) > 0 {
+		w.Counts = make([]string, len(s.Counts))
+		for i, c := range s.Counts {
+			w.Counts[i] = numbers(c)
+		}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the compact form.
+func (s *IntervalSeries) UnmarshalJSON(b []byte) error {
+	var w intervalSeriesJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var err error
+	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request}
+	if out.Requests, err = parseNumbers(w.Requests); err != nil {
+		return err
+	}
+	if out.Failed, err = parseNumbers(w.Failed); err != nil {
+		return err
+	}
+	if out.Sums, err = parseNumbers(w.Sums); err != nil {
+		return err
+	}
+	flat, err := parseNumbers(w.Bounds)
+	if err != nil {
+		return err
+	}
+	if len(flat)%2 != 0 {
+		return fmt.Errorf("interval series %s/%s: an odd number of bucket bounds", w.Scenario, w.Request)
+	}
+	for i := 0; i < len(flat); i += 2 {
+		out.Bounds = append(out.Bounds, [2]float64{flat[i], flat[i+1]})
+	}
+	for _, c := range w.Counts {
+		row, err := parseNumbers(c)
+		if err != nil {
+			return err
+		}
+		if len(row) > len(out.Bounds) {
+			return fmt.Errorf("interval series %s/%s: %d counts for %d buckets", w.Scenario, w.Request, len(row), len(out.Bounds))
+		}
+		out.Counts = append(out.Counts, row)
+	}
+	*s = out
+	return nil
+}
+
+// numbers writes floats with the shortest text that reads back the same.
+func numbers(vs []float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(parts, " ")
+}
+
+func parseNumbers(s string) ([]float64, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading interval data: %w", err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }

@@ -48,10 +48,10 @@ func spaced(unit string) string {
 }
 
 // judgeObjectives decides each objective. Absolute bounds are in the metric's unit (latency
-// ms, ErrorRate percent, Rate requests per second, Query the query's unit). A relative bound is
-// missed only when it is exceeded and the Mann-Whitney test says the change is significant;
-// exceeded without significance is Unknown (the run cannot tell). Max and custom queries have
-// no per-interval samples and are judged on the difference alone.
+// ms, ErrorRate percent, Rate requests per second, Query the query's unit). A relative bound
+// is judged on the 95 % interval of the change, as comparisons are: Missed only when the whole
+// interval lies beyond the bound, Met only when it lies within it, else Unknown with the
+// reason. Max and custom queries have no interval and are judged on the difference alone.
 func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveResult {
 	out := make([]ObjectiveResult, 0, len(specs))
 	for _, o := range specs {
@@ -108,32 +108,69 @@ func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string)
 			why = r.Comparison.Message
 		}
 		return nil, []string{"no comparison with the baseline: " + why}
-	case mc == nil || mc.DeltaPercent == nil:
+	case mc == nil || mc.Baseline == nil || mc.Value == nil:
 		return nil, []string{"no baseline value to compare with"}
 	}
-	testable := mc.Kind != perfexpv1alpha1.MetricMax && mc.Kind != perfexpv1alpha1.MetricQuery
-	significant := mc.Change == perfexpv1alpha1.ChangeImproved || mc.Change == perfexpv1alpha1.ChangeRegressed
-	check := func(exceeded bool, what string) {
+	if mc.Low == nil || mc.High == nil {
+		return relativeOnDelta(mc, o)
+	}
+	// The bound on the row's scale: a percentage of the baseline, or for error rates
+	// (compared in points) that percentage of the baseline's rate.
+	bound := func(pct int32) float64 {
+		if mc.Scale == ScalePoints {
+			return float64(pct) / 100 * *mc.Baseline
+		}
+		return float64(pct)
+	}
+	unit := "%"
+	if mc.Scale == ScalePoints {
+		unit = " points"
+	}
+	interval := fmt.Sprintf("95%% interval [%+.1f, %+.1f]%s", *mc.Low, *mc.High, unit)
+	if o.MaxIncreasePercent != nil {
+		b := bound(*o.MaxIncreasePercent)
 		switch {
-		case !exceeded:
-		case significant || !testable:
-			missed = append(missed, what)
-		default:
-			p := "untested"
-			if mc.PValue != nil {
-				p = fmt.Sprintf("p=%.3f", *mc.PValue)
-			}
-			unknown = append(unknown, fmt.Sprintf("%s, but the difference is not significant (%s)", what, p))
+		case *mc.Low > b:
+			missed = append(missed, fmt.Sprintf("%s lies above +%d%%", interval, *o.MaxIncreasePercent))
+		case *mc.High > b:
+			unknown = append(unknown, fmt.Sprintf("%s straddles +%d%%: %s", interval, *o.MaxIncreasePercent, orReason(mc.Why, "cannot tell")))
 		}
 	}
-	d := *mc.DeltaPercent
-	if o.MaxIncreasePercent != nil {
-		check(d > float64(*o.MaxIncreasePercent), fmt.Sprintf("%+.1f%% vs baseline exceeds +%d%%", d, *o.MaxIncreasePercent))
-	}
 	if o.MaxDecreasePercent != nil {
-		check(-d > float64(*o.MaxDecreasePercent), fmt.Sprintf("%+.1f%% vs baseline exceeds -%d%%", d, *o.MaxDecreasePercent))
+		b := -bound(*o.MaxDecreasePercent)
+		switch {
+		case *mc.High < b:
+			missed = append(missed, fmt.Sprintf("%s lies below -%d%%", interval, *o.MaxDecreasePercent))
+		case *mc.Low < b:
+			unknown = append(unknown, fmt.Sprintf("%s straddles -%d%%: %s", interval, *o.MaxDecreasePercent, orReason(mc.Why, "cannot tell")))
+		}
 	}
 	return missed, unknown
+}
+
+// relativeOnDelta judges a metric without an interval (max, a custom query) on its difference.
+func relativeOnDelta(mc *MetricComparison, o perfexpv1alpha1.Objective) (missed, unknown []string) {
+	if mc.DeltaPercent == nil {
+		return nil, []string{"no baseline value to compare with"}
+	}
+	if mc.Kind != perfexpv1alpha1.MetricMax && mc.Kind != perfexpv1alpha1.MetricQuery {
+		return nil, []string{"no interval for the change: " + orReason(mc.Why, "unknown")}
+	}
+	d := *mc.DeltaPercent
+	if o.MaxIncreasePercent != nil && d > float64(*o.MaxIncreasePercent) {
+		missed = append(missed, fmt.Sprintf("%+.1f%% vs baseline exceeds +%d%% (one value per run: no interval)", d, *o.MaxIncreasePercent))
+	}
+	if o.MaxDecreasePercent != nil && -d > float64(*o.MaxDecreasePercent) {
+		missed = append(missed, fmt.Sprintf("%+.1f%% vs baseline exceeds -%d%% (one value per run: no interval)", d, *o.MaxDecreasePercent))
+	}
+	return missed, unknown
+}
+
+func orReason(why, fallback string) string {
+	if why == "" {
+		return fallback
+	}
+	return why
 }
 
 func (r *Result) findComparison(o perfexpv1alpha1.Objective) *MetricComparison {

@@ -47,6 +47,10 @@ type Result struct {
 	Verdict perfexpv1alpha1.Verdict `json:"verdict"`
 	// Timeline holds per-interval values over the measured window, for charts.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// LoadShape is the load shape of every scenario, so a later run can check it ran the same.
+	LoadShape []ScenarioShape `json:"loadShape,omitempty"`
+	// Intervals hold the per-interval counts and histograms a later comparison needs.
+	Intervals *IntervalData `json:"intervals,omitempty"`
 	// Queries made to Prometheus for this analysis.
 	PrometheusQueries int `json:"prometheusQueries"`
 	// Phases is the experiment's timeline.
@@ -213,12 +217,23 @@ type QuerySeries struct {
 	Value  *float64          `json:"value,omitempty"`
 }
 
-// Comparison compares a run with its baseline.
+// Comparison compares a run (or the runs of an arm) with its baseline.
 type Comparison struct {
-	Baseline string                 `json:"baseline"`
-	Change   perfexpv1alpha1.Change `json:"change,omitempty"`
-	Message  string                 `json:"message,omitempty"`
-	Metrics  []MetricComparison     `json:"metrics,omitempty"`
+	Baseline string `json:"baseline"`
+	// Change is the headline, from the primary metrics after the multiplicity control.
+	Change  perfexpv1alpha1.Change `json:"change,omitempty"`
+	Message string                 `json:"message,omitempty"`
+	// Method is MethodBlockBootstrap or MethodRuns; Runs and BaselineRuns count the runs.
+	Method       string `json:"method,omitempty"`
+	Runs         int    `json:"runs,omitempty"`
+	BaselineRuns int    `json:"baselineRuns,omitempty"`
+	// MinChangePercent is δ, the minimum meaningful change.
+	MinChangePercent float64 `json:"minChangePercent,omitempty"`
+	// Multiplicity says how the headline's family of tests was controlled.
+	Multiplicity string `json:"multiplicity,omitempty"`
+	// Notes are caveats of the method (e.g. between-run noise is not in a single-run interval).
+	Notes   []string           `json:"notes,omitempty"`
+	Metrics []MetricComparison `json:"metrics,omitempty"`
 }
 
 // MetricComparison compares one metric with the baseline.
@@ -229,18 +244,43 @@ type MetricComparison struct {
 	Request  string                          `json:"request,omitempty"`
 	Kind     perfexpv1alpha1.ObjectiveMetric `json:"kind"`
 	Unit     string                          `json:"unit"`
-	Baseline *float64                        `json:"baseline,omitempty"`
-	Value    *float64                        `json:"value,omitempty"`
-	Delta    *float64                        `json:"delta,omitempty"`
+	// Primary metrics decide the headline.
+	Primary  bool     `json:"primary,omitempty"`
+	Baseline *float64 `json:"baseline,omitempty"`
+	Value    *float64 `json:"value,omitempty"`
+	Delta    *float64 `json:"delta,omitempty"`
 	// DeltaPercent is Delta as a percentage of Baseline.
 	DeltaPercent *float64 `json:"deltaPercent,omitempty"`
-	// PValue of the two-sided Mann-Whitney U test on per-interval samples; Samples counts them.
-	PValue          *float64               `json:"pValue,omitempty"`
-	Samples         int                    `json:"samples,omitempty"`
-	BaselineSamples int                    `json:"baselineSamples,omitempty"`
-	Change          perfexpv1alpha1.Change `json:"change"`
-	// Why explains an Unknown change.
-	Why string `json:"why,omitempty"`
+	// Estimate, Low and High are the change and its 95 % interval on Scale: ScalePercent
+	// (relative to the baseline) or ScalePoints (error rates, percentage points).
+	Estimate *float64 `json:"estimate,omitempty"`
+	Low      *float64 `json:"low,omitempty"`
+	High     *float64 `json:"high,omitempty"`
+	Scale    string   `json:"scale,omitempty"`
+	// Threshold is δ on Scale (upwards; downwards it is the same relative change, -δ).
+	Threshold *float64 `json:"threshold,omitempty"`
+	// Method is MethodBlockBootstrap or MethodRuns; Samples and BaselineSamples count the
+	// intervals or runs behind the estimate (SampleUnit says which).
+	Method          string `json:"method,omitempty"`
+	Samples         int    `json:"samples,omitempty"`
+	BaselineSamples int    `json:"baselineSamples,omitempty"`
+	SampleUnit      string `json:"sampleUnit,omitempty"`
+	// PValue is the two-sided p-value of "no change", a detail. PBeyond is the p-value of
+	// "the change lies within ±δ" (below 0.05 exactly when the interval lies beyond ±δ);
+	// AdjustedP is PBeyond after Holm, for primary metrics.
+	PValue    *float64 `json:"pValue,omitempty"`
+	PBeyond   *float64 `json:"pBeyond,omitempty"`
+	AdjustedP *float64 `json:"adjustedP,omitempty"`
+	// Constant is true when both sides are the same constant (no errors at all): no change can
+	// be claimed, so the metric spends none of the multiplicity budget.
+	Constant bool `json:"constant,omitempty"`
+	// Change is the verdict; for a primary metric after the multiplicity control, whose
+	// verdict before it is Unadjusted.
+	Change     perfexpv1alpha1.Change `json:"change"`
+	Unadjusted perfexpv1alpha1.Change `json:"unadjusted,omitempty"`
+	// Why explains an Inconclusive or Unknown change; UnadjustedWhy the unadjusted one's.
+	Why           string `json:"why,omitempty"`
+	UnadjustedWhy string `json:"unadjustedWhy,omitempty"`
 }
 
 // ObjectiveResult is one objective's outcome.

@@ -73,31 +73,45 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 	if r.Comparison == nil {
 		return out, nil
 	}
-	c := &perfexpv1alpha1.Comparison{Baseline: r.Comparison.Baseline, Change: r.Comparison.Change, Message: truncate(r.Comparison.Message, statusMaxMessage)}
-	// Scenario-level p95, average, error rate and throughput first: the numbers a reader looks
-	// for; request names and the rest follow while there is room.
+	return out, r.Comparison.Status()
+}
+
+// Status is the comparison's bounded form for the experiment's status: primary metrics
+// first, then scenario-level p95, error rate, average and throughput, then request names'
+// p95, then the rest while there is room.
+func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
+	if cmp == nil {
+		return nil
+	}
+	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage)}
+	if cmp.MinChangePercent > 0 {
+		c.MinMeaningfulChangePercent = fixed(&cmp.MinChangePercent, 2)
+	}
 	rank := func(m MetricComparison) int {
 		switch {
+		case m.Primary:
+			return 0
 		case m.Request == "" && m.Kind != perfexpv1alpha1.MetricQuery && (m.Kind == perfexpv1alpha1.MetricP95 || m.Kind == perfexpv1alpha1.MetricAvg ||
 			m.Kind == perfexpv1alpha1.MetricErrorRate || m.Kind == perfexpv1alpha1.MetricRate):
-			return 0
-		case m.Request != "" && m.Kind == perfexpv1alpha1.MetricP95:
 			return 1
+		case m.Request != "" && m.Kind == perfexpv1alpha1.MetricP95:
+			return 2
 		}
-		return 2
+		return 3
 	}
-	for level := 0; level <= 2; level++ {
-		for _, m := range r.Comparison.Metrics {
+	for level := 0; level <= 3; level++ {
+		for _, m := range cmp.Metrics {
 			if rank(m) != level || len(c.Metrics) == statusMaxMetrics {
 				continue
 			}
 			c.Metrics = append(c.Metrics, perfexpv1alpha1.MetricComparison{
-				Metric: m.Metric, Baseline: fixed(m.Baseline, 3), Value: fixed(m.Value, 3), Delta: fixed(m.Delta, 3),
-				DeltaPercent: fixed(m.DeltaPercent, 1), PValue: sig(m.PValue), Change: m.Change,
+				Metric: truncate(m.Metric, 256), Primary: m.Primary, Baseline: fixed(m.Baseline, 3), Value: fixed(m.Value, 3), Delta: fixed(m.Delta, 3),
+				DeltaPercent: fixed(m.DeltaPercent, 1), Low: fixed(m.Low, 2), High: fixed(m.High, 2), Scale: m.Scale,
+				N: int32(m.Samples), BaselineN: int32(m.BaselineSamples), PValue: sig(m.PValue), Change: m.Change, Why: truncate(m.Why, 256),
 			})
 		}
 	}
-	return out, c
+	return c
 }
 
 func statusStats(s RequestStats) perfexpv1alpha1.RequestStats {

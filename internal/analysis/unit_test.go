@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -186,93 +185,14 @@ func TestQuoteEscapesLabelValues(t *testing.T) {
 	}
 }
 
-func TestJudgeChange(t *testing.T) {
-	lo := []float64{10, 11, 10.5, 10.2, 10.8, 10.1, 10.9, 10.4}
-	hi := []float64{20, 21, 20.5, 20.2, 20.8, 20.1, 20.9, 20.4}
-	tests := []struct {
-		name      string
-		kind      perfexpv1alpha1.ObjectiveMetric
-		cur, base []float64
-		want      perfexpv1alpha1.Change
-	}{
-		{"latency went up: regressed", perfexpv1alpha1.MetricP95, hi, lo, perfexpv1alpha1.ChangeRegressed},
-		{"latency went down: improved", perfexpv1alpha1.MetricP95, lo, hi, perfexpv1alpha1.ChangeImproved},
-		{"throughput went up: improved", perfexpv1alpha1.MetricRate, hi, lo, perfexpv1alpha1.ChangeImproved},
-		{"errors went up: regressed", perfexpv1alpha1.MetricErrorRate, hi, lo, perfexpv1alpha1.ChangeRegressed},
-		{"same distribution: no significant change", perfexpv1alpha1.MetricAvg, lo, []float64{10.3, 10.6, 10.0, 11.0, 10.7, 10.15, 10.85, 10.45}, perfexpv1alpha1.ChangeNoSignificantChange},
-		{"all equal: no significant change", perfexpv1alpha1.MetricErrorRate, []float64{0, 0, 0, 0}, []float64{0, 0, 0, 0}, perfexpv1alpha1.ChangeNoSignificantChange},
-		{"too few intervals: unknown", perfexpv1alpha1.MetricP95, hi[:3], lo, perfexpv1alpha1.ChangeUnknown},
-		{"max cannot be tested", perfexpv1alpha1.MetricMax, hi, lo, perfexpv1alpha1.ChangeUnknown},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			mc := MetricComparison{Kind: tc.kind}
-			judge(&mc, tc.cur, tc.base)
-			if mc.Change != tc.want {
-				t.Errorf("change = %s (p %v, why %q), want %s", mc.Change, deref(mc.PValue), mc.Why, tc.want)
-			}
-		})
-	}
-}
-
-func TestOverallChange(t *testing.T) {
-	mc := func(cs ...perfexpv1alpha1.Change) []MetricComparison {
-		var out []MetricComparison
-		for _, c := range cs {
-			out = append(out, MetricComparison{Change: c})
-		}
-		return out
-	}
-	tests := []struct {
-		in   []MetricComparison
-		want perfexpv1alpha1.Change
-	}{
-		{mc(perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.ChangeRegressed},
-		{mc(perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoSignificantChange), perfexpv1alpha1.ChangeImproved},
-		{mc(perfexpv1alpha1.ChangeNoSignificantChange, perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.ChangeNoSignificantChange},
-		{mc(perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.ChangeUnknown},
-		{nil, perfexpv1alpha1.ChangeUnknown},
-	}
-	for _, tc := range tests {
-		if got := overall(tc.in); got != tc.want {
-			t.Errorf("overall(%v) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
-// result builds a result with one scenario "s" (p95 and error rate) and a query "q".
-func result(p95, errPct float64) *Result {
-	return &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "s", RequestStats: RequestStats{P95: &p95, ErrorPercent: &errPct}}},
-		Total: RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
-}
-
-func TestBaselineProblem(t *testing.T) {
-	tests := []struct {
-		name string
-		b    Baseline
-		want string
-	}{
-		{"usable", Baseline{Name: "b", Scenarios: []string{"s"}, Result: result(1, 0)}, ""},
-		{"not found", Baseline{Name: "b", Problem: "baseline b not found"}, "not found"},
-		{"no results", Baseline{Name: "b", Scenarios: []string{"s"}}, "has no results"},
-		{"other scenarios", Baseline{Name: "b", Scenarios: []string{"t"}, Result: result(1, 0)}, "ran the scenarios [t], this experiment [s]"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := baselineProblem(result(1, 0), &tc.b)
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("problem = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestObjectivesAndVerdict(t *testing.T) {
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 	pct := func(v int32) *int32 { return &v }
-	withComparison := func(r *Result, delta float64, change perfexpv1alpha1.Change) *Result {
-		r.Comparison = &Comparison{Baseline: "b", Metrics: []MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", DeltaPercent: &delta, PValue: ptr(0.2), Change: change},
-			{Kind: perfexpv1alpha1.MetricQuery, Metric: "query q", DeltaPercent: &delta, Change: perfexpv1alpha1.ChangeUnknown}}}
+	// withComparison gives the p95 row a change of delta % with the interval [low, high].
+	withComparison := func(r *Result, delta, low, high float64) *Result {
+		r.Comparison = &Comparison{Baseline: "b", Metrics: []MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", Value: ptr(1), Baseline: ptr(1),
+			DeltaPercent: &delta, Estimate: &delta, Low: &low, High: &high, Scale: ScalePercent, PValue: ptr(0.2)},
+			{Kind: perfexpv1alpha1.MetricQuery, Metric: "query q", Value: ptr(1), Baseline: ptr(1), DeltaPercent: &delta, Change: perfexpv1alpha1.ChangeUnknown}}}
 		return r
 	}
 	tests := []struct {
@@ -289,10 +209,11 @@ func TestObjectivesAndVerdict(t *testing.T) {
 		{"query under its min", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", Min: q("4")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
 		{"no data is unknown", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP99, Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
 		{"unknown request", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "nope", Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: +30% and significant", withComparison(result(1, 0), 30, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative: +30% but not significant", withComparison(result(1, 0), 30, perfexpv1alpha1.ChangeNoSignificantChange), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: +5% within +10%", withComparison(result(1, 0), 5, perfexpv1alpha1.ChangeRegressed), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"relative: query judged on the delta alone", withComparison(result(1, 0), -30, perfexpv1alpha1.ChangeUnknown), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: interval wholly above the bound is missed", withComparison(result(1, 0), 30, 20, 40), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: interval straddling the bound is unknown", withComparison(result(1, 0), 30, -5, 65), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"relative: interval wholly within the bound is met", withComparison(result(1, 0), 5, 1, 9), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"relative: a decrease beyond the bound is missed", withComparison(result(1, 0), -30, -40, -21), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: query judged on the delta alone", withComparison(result(1, 0), -30, 0, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
 		{"relative without a usable baseline", func() *Result {
 			r := result(1, 0)
 			r.Comparison = &Comparison{Baseline: "b", Message: "baseline b not found"}

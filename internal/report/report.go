@@ -125,21 +125,95 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 	}
 }
 
+// comparison is the table of compared metrics, primary metrics first, and one paragraph that
+// says how the verdicts were reached.
 func (m *markdown) comparison(c *analysis.Comparison) {
-	if c == nil || len(c.Metrics) == 0 {
+	if c == nil {
 		return
 	}
-	m.printf("## Compared with baseline %s\n\nChange: **%s**. Mann-Whitney U test on per-interval samples, two-sided, significant below p = %g.\n\n", c.Baseline, c.Change, analysis.Alpha)
-	m.printf("| Metric | Baseline | This run | Delta | Delta %% | p | Change |\n|---|---:|---:|---:|---:|---:|---|\n")
-	for _, mc := range c.Metrics {
-		change := string(mc.Change)
-		if mc.Why != "" {
-			change += " (" + mc.Why + ")"
+	m.printf("## Compared with baseline %s\n\n", c.Baseline)
+	if len(c.Metrics) == 0 {
+		m.printf("Change: **%s**", c.Change)
+		if c.Message != "" {
+			m.printf(": %s", c.Message)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", cell(mc.Metric), withUnit(mc.Baseline, mc.Unit), withUnit(mc.Value, mc.Unit),
-			signed(mc.Delta, 3), signed(mc.DeltaPercent, 1), pval(mc.PValue), cell(change))
+		m.printf(".\n\n")
+		return
+	}
+	m.printf("Change: **%s** (decided on the primary metrics, marked ★).", c.Change)
+	if c.Message != "" {
+		m.printf(" %s.", strings.TrimSuffix(c.Message, "."))
+	}
+	m.printf("\n\n%s\n\n", method(c))
+	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | p |\n|---|---:|---:|---|---:|---|---:|\n")
+	for _, mc := range c.Metrics {
+		name := cell(mc.Metric)
+		if mc.Primary {
+			name = "★ " + name
+		}
+		verdict := string(mc.Change)
+		if mc.Why != "" {
+			verdict += " (" + mc.Why + ")"
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, withUnit(mc.Baseline, mc.Unit), withUnit(mc.Value, mc.Unit),
+			changeCell(mc), samples(mc), cell(verdict), pval(mc.PValue))
 	}
 	m.printf("\n")
+}
+
+// method is the paragraph that explains the comparison's method, δ and multiplicity control.
+func method(c *analysis.Comparison) string {
+	var b strings.Builder
+	switch c.Method {
+	case analysis.MethodRuns:
+		fmt.Fprintf(&b, "Method: the run is the unit (%d runs against %d baseline runs): each run gives one value per metric, and the "+
+			"change is the ratio of the runs' geometric means with Welch's t interval on the logs; error rates are compared as the "+
+			"difference of the runs' mean rates in percentage points.", c.Runs, c.BaselineRuns)
+	default:
+		b.WriteString("Method: one run per side, a moving-block bootstrap over the runs' per-interval histograms and counts " +
+			"(blocks of neighbouring intervals keep their correlation; a resampled p95 is the p95 of the merged histograms). " +
+			"Between-run noise is not in this interval: repeat the runs to include it.")
+	}
+	fmt.Fprintf(&b, " A metric is Regressed or Improved only when its whole 95 %% interval lies beyond ±%g %% (the minimum meaningful change), "+
+		"NoMeaningfulChange when it lies inside ±%g %%, otherwise Inconclusive; error rates use ±%g %% of the baseline's rate but at least 0.1 "+
+		"percentage points. p tests no change and is a detail.", c.MinChangePercent, c.MinChangePercent, c.MinChangePercent)
+	if c.Multiplicity != "" {
+		fmt.Fprintf(&b, " The headline is decided on the primary metrics with %s (a primary metric without errors on either side cannot change and is not counted); other metrics never change it.", c.Multiplicity)
+	}
+	for _, n := range c.Notes {
+		if !strings.HasPrefix(n, "one run per side") {
+			fmt.Fprintf(&b, " %s.", strings.TrimSuffix(n, "."))
+		}
+	}
+	return b.String()
+}
+
+// changeCell is the change with its interval: "+12.3 % [+8.1, +16.6]", or points for error
+// rates.
+func changeCell(mc analysis.MetricComparison) string {
+	if mc.Estimate == nil || mc.Low == nil || mc.High == nil {
+		if mc.DeltaPercent != nil {
+			return signed(mc.DeltaPercent, 1) + " %"
+		}
+		return "-"
+	}
+	unit := " %"
+	decimals := 1
+	if mc.Scale == analysis.ScalePoints {
+		unit, decimals = " pt", 2
+	}
+	return fmt.Sprintf("%s%s [%s, %s]", signed(mc.Estimate, decimals), unit, signed(mc.Low, decimals), signed(mc.High, decimals))
+}
+
+func samples(mc analysis.MetricComparison) string {
+	if mc.Samples == 0 && mc.BaselineSamples == 0 {
+		return "-"
+	}
+	unit := ""
+	if mc.SampleUnit == "runs" {
+		unit = " runs"
+	}
+	return fmt.Sprintf("%d vs %d%s", mc.Samples, mc.BaselineSamples, unit)
 }
 
 // workloads has the services' CPU, then their memory.

@@ -49,10 +49,18 @@ func sample() *analysis.Result {
 		},
 		Slices: []analysis.SliceResult{{Name: "last-5m", Start: start.Add(6 * time.Minute), End: start.Add(11 * time.Minute), Total: stats(24000, 2, 45),
 			Scenarios: []analysis.ScenarioResult{{Name: "checkinout", RequestStats: stats(24000, 2, 45)}}}},
-		Comparison: &analysis.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeImproved, Metrics: []analysis.MetricComparison{
-			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(60), Value: f(41.5), Delta: f(-18.5), DeltaPercent: f(-30.8333), PValue: f(0.00012), Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeImproved},
-			{Metric: "checkinout max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "ms", Baseline: f(200), Value: f(207.5), Delta: f(7.5), DeltaPercent: f(3.75), Change: perfexpv1alpha1.ChangeUnknown, Why: "a maximum has no per-interval samples to test"},
-		}},
+		Comparison: &analysis.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeImproved, Method: analysis.MethodBlockBootstrap, Runs: 1, BaselineRuns: 1,
+			MinChangePercent: 5, Multiplicity: "Holm across 1 primary metric", Notes: []string{"one run per side: ..."}, Metrics: []analysis.MetricComparison{
+				{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Primary: true, Baseline: f(60), Value: f(41.5), Delta: f(-18.5), DeltaPercent: f(-30.8333),
+					Estimate: f(-30.2), Low: f(-35.1), High: f(-24.9), Scale: analysis.ScalePercent, PValue: f(0.00012), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeImproved},
+				{Metric: "checkinout errorrate", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricErrorRate, Unit: "%", Primary: true, Baseline: f(0), Value: f(0), Delta: f(0),
+					Estimate: f(0), Low: f(0), High: f(0), Scale: analysis.ScalePoints, Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Constant: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+				{Metric: "checkinout avg", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricAvg, Unit: "ms", Baseline: f(15), Value: f(14.6), Delta: f(-0.4), DeltaPercent: f(-2.6),
+					Estimate: f(-2.6), Low: f(-9.3), High: f(+4.4), Scale: analysis.ScalePercent, PValue: f(0.41), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
+					Why: "the 95% interval [-9.3, +4.4]% straddles ±5%"},
+				{Metric: "checkinout max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "ms", Baseline: f(200), Value: f(207.5), Delta: f(7.5), DeltaPercent: f(3.75), Change: perfexpv1alpha1.ChangeUnknown,
+					Why: "a maximum is one request's latency: it has no interval to decide on"},
+			}},
 		Objectives: []analysis.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
 		Verdict:    perfexpv1alpha1.VerdictPass, PrometheusQueries: 31,
 		Timeline: &analysis.Timeline{Start: warm, StepSeconds: 30, Series: []analysis.TimelineSeries{
