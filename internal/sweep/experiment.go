@@ -30,8 +30,8 @@ func (p *Plan) Experiment(s *perfexpv1alpha1.PerfSweep, run Run) (*perfexpv1alph
 			Namespace: s.Namespace,
 			Name:      run.Name,
 			Labels: map[string]string{
-				perfexpv1alpha1.LabelSweep:  fit(s.Name, 63),
-				perfexpv1alpha1.LabelArm:    fit(arm.Name, 63),
+				perfexpv1alpha1.LabelSweep:  LabelValue(s.Name),
+				perfexpv1alpha1.LabelArm:    LabelValue(arm.Name),
 				perfexpv1alpha1.LabelRepeat: strconv.Itoa(run.Repeat),
 			},
 			Annotations: orderAnnotations(s, run.Sequence),

@@ -143,3 +143,7 @@ func orderAnnotations(s *perfexpv1alpha1.PerfSweep, seq int) map[string]string {
 		annotationSequence:   strconv.Itoa(seq),
 	}
 }
+
+// LabelValue is a name made fit for a label value (at most 63 characters), as the sweep and arm
+// labels of the runs carry them.
+func LabelValue(name string) string { return fit(name, 63) }
