@@ -9,6 +9,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="(has(self.arms) && size(self.arms) > 0) || (has(self.matrix) && size(self.matrix) > 0)",message="a sweep needs something to compare with the baseline: set arms, matrix or both"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, b.name == a.name))",message="arm names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix) || self.matrix.all(d, self.matrix.exists_one(e, e.name == d.name))",message="matrix dimension names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, (has(a.variant) ? has(b.variant) && a.variant == b.variant : !has(b.variant)) && (has(a.load) ? has(b.load) && a.load == b.load : !has(b.load))))",message="two arms are equal: every arm must differ from the others in its variant or load"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || !self.arms.exists(a, has(a.load) && has(a.load.scenarios) && !a.load.scenarios.all(n, self.template.load.scenarios.exists(s, s.name == n)))",message="every scenario an arm's load names must be one of template.load.scenarios"
 type PerfSweepSpec struct {
 	// queue names the environment lock every run of the sweep waits for, as a PerfExperiment's
