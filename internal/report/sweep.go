@@ -216,7 +216,7 @@ type CapacityPoint struct {
 
 // CapacityPoints lists a sweep over load's points, by scenario and then by load.
 func CapacityPoints(r *SweepResult) []CapacityPoint {
-	var out []CapacityPoint
+	out := make([]CapacityPoint, 0, len(r.Arms))
 	for _, name := range sweepScenarios(r) {
 		var pts []CapacityPoint
 		for _, a := range r.Arms {

@@ -41,7 +41,7 @@ func TestSweepMarkdown(t *testing.T) {
 	}
 	// The capacity table is ordered by load, whatever the order of the arms.
 	capacity := md[strings.Index(md, "## Capacity"):]
-	if i1, i5, i20 := strings.Index(capacity, "| 1 | checkinout"), strings.Index(capacity, "| 5 | checkinout"), strings.Index(capacity, "| 20 | checkinout"); !(i1 >= 0 && i1 < i5 && i5 < i20) {
+	if i1, i5, i20 := strings.Index(capacity, "| 1 | checkinout"), strings.Index(capacity, "| 5 | checkinout"), strings.Index(capacity, "| 20 | checkinout"); i1 < 0 || i1 > i5 || i5 > i20 {
 		t.Errorf("capacity rows not ordered by load (%d, %d, %d):\n%s", i1, i5, i20, capacity)
 	}
 }

@@ -312,7 +312,7 @@ func describe(v *perfexpv1alpha1.Variant, lo *perfexpv1alpha1.LoadOverride) (par
 		case lo.Rate != nil:
 			add("rate", strconv.Itoa(int(*lo.Rate)))
 		case len(lo.Stages) > 0:
-			var st []string
+			st := make([]string, 0, len(lo.Stages))
 			for _, s := range lo.Stages {
 				st = append(st, fmt.Sprintf("%s@%d", s.Duration.Duration, s.Target))
 			}
@@ -329,7 +329,7 @@ func describe(v *perfexpv1alpha1.Variant, lo *perfexpv1alpha1.LoadOverride) (par
 }
 
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	var out []corev1.ResourceName
+	out := make([]corev1.ResourceName, 0, len(l))
 	for n := range l {
 		out = append(out, n)
 	}

@@ -55,7 +55,7 @@ func TestRunName(t *testing.T) {
 		if a != sweep.RunName(long, "arm-with-a-long-name", 1) {
 			t.Error("the same run got two names")
 		}
-		if last := a[len(a)-1]; !(last >= 'a' && last <= 'z' || last >= '0' && last <= '9') {
+		if last := a[len(a)-1]; (last < 'a' || last > 'z') && (last < '0' || last > '9') {
 			t.Errorf("%q does not end in a letter or digit", a)
 		}
 	})

@@ -49,7 +49,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 
 	base := results[perfexpv1alpha1.BaselineArm]
 	opts := analysis.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
-	var comparisons []*analysis.Comparison
+	comparisons := make([]*analysis.Comparison, 0, len(out.Arms)-1)
 	for i := range out.Arms[1:] {
 		a := &out.Arms[i+1]
 		a.Comparison = analysis.CompareRuns(base, results[a.Name], opts)
