@@ -3,6 +3,8 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,10 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
@@ -328,6 +332,22 @@ func TestSweep(t *testing.T) {
 		})
 		if lab.restores("del-baseline-1") == 0 {
 			t.Error("the running run went without restoring the environment")
+		}
+	})
+
+	t.Run("the demo sweep is accepted by the API server", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-demo")
+		data, err := os.ReadFile(filepath.Join(testenv.Root(), "scenarios", "demo-sweep", "pool-size-sweep.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
+			t.Fatalf("the demo sweep was refused: %v", err)
 		}
 	})
 
