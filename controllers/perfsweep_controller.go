@@ -96,6 +96,10 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil
 	}
 	s.plan = plan
+	if sw.Status.Phase == perfexpv1alpha1.SweepFailed {
+		// A new generation of a refused sweep: judge it afresh.
+		sw.Status.Phase = perfexpv1alpha1.SweepRunning
+	}
 
 	if sw.Spec.Abort {
 		return r.reconcileSweepAbort(ctx, s)

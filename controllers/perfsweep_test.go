@@ -366,6 +366,21 @@ func TestSweep(t *testing.T) {
 		if runs := runsOf(t, c, ns); len(runs) > 0 {
 			t.Errorf("a refused sweep created runs: %v", keys(runs))
 		}
+
+		t.Log("Corrected, the same sweep runs.")
+		got.Spec.Baseline = nil
+		if err := c.Update(t.Context(), got); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the corrected sweep creates its runs", func() error {
+			if runs := runsOf(t, c, ns); len(runs) != 2 {
+				return fmt.Errorf("runs %v", keys(runs))
+			}
+			if s := getSweep(t, c, ns, "same"); s.Status.Phase != perfexpv1alpha1.SweepRunning {
+				return fmt.Errorf("phase %s (%s)", s.Status.Phase, s.Status.Message)
+			}
+			return nil
+		})
 	})
 }
 
