@@ -29,6 +29,13 @@ const compareExamples = `  # The comparison table of experiment pool-10 against 
   # The sweep's full results, for tools
   kubectl perfexp compare maxpoolsize -o json`
 
+// The output formats of compare.
+const (
+	outputTable    = "table"
+	outputMarkdown = "md"
+	outputJSON     = "json"
+)
+
 func compareCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var output string
 	var minChange float64
@@ -45,7 +52,7 @@ average and p95, the change of p95 against the baseline and the arm's verdict.`,
 		Example: compareExamples,
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "md" && output != "json" {
+			if output != outputTable && output != outputMarkdown && output != outputJSON {
 				return fmt.Errorf("unknown output %q: use table, md or json", output)
 			}
 			conn, err := connect(flags)
@@ -58,17 +65,17 @@ average and p95, the change of p95 against the baseline and the arm's verdict.`,
 			return printExperimentComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], args[1], output, minChange)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, md or json")
+	cmd.Flags().StringVarP(&output, "output", "o", outputTable, "table, md or json")
 	cmd.Flags().Float64Var(&minChange, "min-change", 5, "smallest relative change, in percent, that counts (when the comparison is computed here)")
 	return cmd
 }
 
 // experimentResult reads an experiment's results: its report's results.json, or the summary in
 // its status when the report is gone.
-func experimentResult(ctx context.Context, conn *connection, name string) (*perfexpv1alpha1.PerfExperiment, *analysis.Result, error) {
+func experimentResult(ctx context.Context, conn *connection, name string) (*analysis.Result, error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if exp.Status.ReportRef != nil {
 		cm := &corev1.ConfigMap{}
@@ -76,24 +83,24 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*perf
 		switch {
 		case err == nil:
 			if r, perr := report.ParseJSON([]byte(cm.Data[report.KeyJSON])); perr == nil {
-				return exp, r, nil
+				return r, nil
 			}
 		case !apierrors.IsNotFound(err):
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if r := analysis.ResultFromStatus(exp.Status.Results); r != nil {
-		return exp, r, nil
+		return r, nil
 	}
-	return nil, nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
+	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
 }
 
 func printExperimentComparison(ctx context.Context, out io.Writer, conn *connection, baseName, name, output string, minChange float64) error {
-	_, base, err := experimentResult(ctx, conn, baseName)
+	base, err := experimentResult(ctx, conn, baseName)
 	if err != nil {
 		return err
 	}
-	_, cur, err := experimentResult(ctx, conn, name)
+	cur, err := experimentResult(ctx, conn, name)
 	if err != nil {
 		return err
 	}
@@ -104,14 +111,14 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 		source = "computed now from one run each: the noise between runs is not in the intervals"
 	}
 	switch output {
-	case "json":
+	case outputJSON:
 		b, err := report.JSON(&analysis.Result{Experiment: name, Namespace: conn.namespace, Comparison: c})
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintln(out, string(b))
 		return err
-	case "md":
+	case outputMarkdown:
 		return writeComparisonMarkdown(out, baseName, name, source, c)
 	}
 	return writeComparisonTable(out, baseName, name, source, c)
@@ -202,10 +209,10 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		return fmt.Errorf("reading the sweep report %s: %w", sw.Status.ReportRef.Name, err)
 	}
 	switch output {
-	case "json":
+	case outputJSON:
 		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepJSON], "\n")+"\n")
 		return err
-	case "md":
+	case outputMarkdown:
 		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepMarkdown], "\n")+"\n")
 		return err
 	}
