@@ -130,8 +130,8 @@ func comparisonRow(m analysis.MetricComparison) []string {
 		delta = fmt.Sprintf("%+.1f %%", *m.DeltaPercent)
 	}
 	interval := "-"
-	if lo, hi, ok := report.Interval(m); ok {
-		interval = fmt.Sprintf("[%+.1f, %+.1f] %%", lo, hi)
+	if lo, hi, unit, ok := report.Interval(m); ok {
+		interval = fmt.Sprintf("[%+.1f, %+.1f] %s", lo, hi, unit)
 	}
 	n := "-"
 	if m.Samples > 0 || m.BaselineSamples > 0 {

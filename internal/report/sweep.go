@@ -122,45 +122,40 @@ func scenarioDelta(c *analysis.Comparison, scenario string) string {
 			return s
 		}
 		s += " %"
-		if lo, hi, ok := Interval(m); ok {
+		if lo, hi, unit, ok := Interval(m); ok {
 			s += fmt.Sprintf(" [%+.1f, %+.1f]", lo, hi)
+			if unit != "%" {
+				s += " " + unit
+			}
 		}
 		return s
 	}
 	return "-"
 }
 
-// Interval returns the 95 % interval of a metric's relative change, in percent, when the
-// comparison carries one. The comparison's statistics are computed in internal/analysis; this
-// reads the interval from the metric's JSON form, so the sweep report needs no change when the
-// comparison adds or renames fields around it. It recognises deltaPercentLow/deltaPercentHigh
-// and an "interval" object with low/high.
-func Interval(m analysis.MetricComparison) (lo, hi float64, ok bool) {
+// Interval returns the 95 % interval of a metric's change and its unit: "%" for a change
+// relative to the baseline, "pp" for percentage points (error rates). The statistics live in
+// internal/analysis; this reads the interval from the metric's JSON form (low, high and scale,
+// as the run-level comparison writes them), so the sweep report does not depend on how the
+// comparison's Go fields are arranged around it.
+func Interval(m analysis.MetricComparison) (lo, hi float64, unit string, ok bool) {
 	b, err := json.Marshal(m)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(b, &fields) != nil {
-		return 0, 0, false
+	var fields struct {
+		Low   *float64 `json:"low"`
+		High  *float64 `json:"high"`
+		Scale string   `json:"scale"`
 	}
-	pair := func(raw map[string]json.RawMessage, l, h string) (float64, float64, bool) {
-		var a, b *float64
-		if json.Unmarshal(raw[l], &a) != nil || json.Unmarshal(raw[h], &b) != nil || a == nil || b == nil {
-			return 0, 0, false
-		}
-		return *a, *b, true
+	if json.Unmarshal(b, &fields) != nil || fields.Low == nil || fields.High == nil {
+		return 0, 0, "", false
 	}
-	if lo, hi, ok := pair(fields, "deltaPercentLow", "deltaPercentHigh"); ok {
-		return lo, hi, true
+	unit = "%"
+	if strings.EqualFold(fields.Scale, "points") || strings.EqualFold(fields.Scale, "pp") {
+		unit = "pp"
 	}
-	if raw, found := fields["interval"]; found {
-		var in map[string]json.RawMessage
-		if json.Unmarshal(raw, &in) == nil {
-			return pair(in, "low", "high")
-		}
-	}
-	return 0, 0, false
+	return *fields.Low, *fields.High, unit, true
 }
 
 // SweepMarkdown renders the sweep report: the table the reference reports wrote by hand (arm,

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -84,7 +85,34 @@ func TestSweepJSONRoundTrip(t *testing.T) {
 
 func TestInterval(t *testing.T) {
 	// The interval is read from the comparison's JSON form; a metric without one has none.
-	if _, _, ok := Interval(analysis.MetricComparison{DeltaPercent: f(3)}); ok {
+	if _, _, _, ok := Interval(analysis.MetricComparison{DeltaPercent: f(3)}); ok {
 		t.Error("an interval was found where the comparison gives none")
+	}
+}
+
+func TestIntervalFromTheComparison(t *testing.T) {
+	tests := []struct {
+		name     string
+		js       string
+		lo, hi   float64
+		wantUnit string
+	}{
+		{"a relative change", `{"metric":"s p95","deltaPercent":12,"low":4.5,"high":19.5,"scale":"percent"}`, 4.5, 19.5, "%"},
+		{"an error rate in points", `{"metric":"s errors","low":-0.2,"high":1.1,"scale":"points"}`, -0.2, 1.1, "pp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m analysis.MetricComparison
+			if err := json.Unmarshal([]byte(tt.js), &m); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.Marshal(m); !strings.Contains(string(b), `"low"`) {
+				t.Skip("analysis.MetricComparison carries no interval yet (the statistics change adds low/high/scale)")
+			}
+			lo, hi, unit, ok := Interval(m)
+			if !ok || lo != tt.lo || hi != tt.hi || unit != tt.wantUnit {
+				t.Errorf("Interval = %v, %v, %q, %v; want %v, %v, %q", lo, hi, unit, ok, tt.lo, tt.hi, tt.wantUnit)
+			}
+		})
 	}
 }
