@@ -183,8 +183,8 @@ func SweepMarkdown(r *SweepResult) string {
 			continue
 		}
 		m.printf("- **%s** (%s = %s): %s", a.Name, a.Parameter, a.Value, orDash(string(a.Comparison.Change)))
-		if a.Comparison.Message != "" {
-			m.printf(": %s", a.Comparison.Message)
+		if why := VerdictReason(a.Comparison); why != "" {
+			m.printf(": %s", why)
 		}
 		m.printf("\n")
 	}
@@ -198,8 +198,24 @@ func SweepMarkdown(r *SweepResult) string {
 			m.printf("| %s | %s | %s | %s |\n", num(&p.Load, 0), cell(p.Scenario), num(p.Rate, 1), withUnit(p.P95, "ms"))
 		}
 	}
+	m.printf("\n")
 	m.notes(r.Notes)
 	return m.String()
+}
+
+// VerdictReason is the comparison's own message or, when it has none, the reasons its scenarios'
+// p95 give (why a change is Inconclusive: too few runs, too noisy).
+func VerdictReason(c *analysis.Comparison) string {
+	if c.Message != "" {
+		return c.Message
+	}
+	var whys []string
+	for _, m := range c.Metrics {
+		if m.Request == "" && m.Kind == perfexpv1alpha1.MetricP95 && m.Why != "" {
+			whys = append(whys, m.Metric+": "+m.Why)
+		}
+	}
+	return strings.Join(whys, "; ")
 }
 
 // CapacityPoint is one point of a capacity curve: a load level and what one scenario did at it.

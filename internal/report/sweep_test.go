@@ -14,9 +14,13 @@ func sweepSample() *SweepResult {
 		return []SweepScenarioStats{{Name: "checkinout", Runs: 2, Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}}
 	}
 	cmp := func(change perfexpv1alpha1.Change, delta float64) *analysis.Comparison {
-		return &analysis.Comparison{Baseline: "s-baseline-1", Change: change, Message: "judged on p95", Metrics: []analysis.MetricComparison{
-			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(delta)},
+		c := &analysis.Comparison{Baseline: "s-baseline-1", Change: change, Message: "judged on p95", Metrics: []analysis.MetricComparison{
+			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(delta), Why: "why " + string(change)},
 		}}
+		if change == perfexpv1alpha1.ChangeRegressed {
+			c.Message = "" // the reason then comes from the metrics
+		}
+		return c
 	}
 	return &SweepResult{Sweep: "s", Namespace: "perf", Repeats: 2, MinMeaningfulChangePercent: 5, LoadParameter: perfexpv1alpha1.LoadVUs, BestArm: "users-1",
 		Arms: []SweepArmResult{
@@ -34,6 +38,7 @@ func TestSweepMarkdown(t *testing.T) {
 		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed |",
 		"Best arm: **users-1**",
 		"- **users-1** (vus = 1): Improved: judged on p95",
+		"- **users-20** (vus = 20): Regressed: checkinout p95: why Regressed",
 		"## Capacity",
 	} {
 		if !strings.Contains(md, want) {
