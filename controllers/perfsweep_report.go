@@ -48,7 +48,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		a := &sw.Status.Arms[i]
 		for _, ar := range result.Arms {
 			if ar.Name == a.Name && ar.Comparison != nil {
-				a.Change, a.Message = ar.Comparison.Change, truncate(report.VerdictReason(ar.Comparison), 1024)
+				a.Change, a.Message = ar.Comparison.Change, truncate(report.VerdictReason(ar.Comparison), 512)
 			}
 		}
 	}

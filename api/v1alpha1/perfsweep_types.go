@@ -369,9 +369,9 @@ type SweepArmStatus struct {
 	// change is the arm's verdict against the baseline, once every run has ended.
 	// +optional
 	Change Change `json:"change,omitempty"`
-	// message explains the change in one line.
+	// message explains the change in one line; the report has the full reasons.
 	// +optional
-	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
 }
 
