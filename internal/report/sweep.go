@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -240,11 +242,7 @@ func CapacityPoints(r *SweepResult) []CapacityPoint {
 				}
 			}
 		}
-		for i := 1; i < len(pts); i++ {
-			for j := i; j > 0 && pts[j].Load < pts[j-1].Load; j-- {
-				pts[j], pts[j-1] = pts[j-1], pts[j]
-			}
-		}
+		slices.SortStableFunc(pts, func(a, b CapacityPoint) int { return cmp.Compare(a.Load, b.Load) })
 		out = append(out, pts...)
 	}
 	return out

@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -329,16 +331,7 @@ func describe(v *perfexpv1alpha1.Variant, lo *perfexpv1alpha1.LoadOverride) (par
 }
 
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for n := range l {
-		out = append(out, n)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
+	return slices.Sorted(maps.Keys(l))
 }
 
 // clip keeps a description short enough for a status field and a table cell.
