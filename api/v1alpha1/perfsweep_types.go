@@ -105,15 +105,18 @@ type SweepBaseline struct {
 	Variant *Variant `json:"variant,omitempty"`
 }
 
-// SweepArm is one variant compared with the baseline.
+// SweepArm is one variant compared with the baseline. An arm that changes both the environment
+// and the load is compared with the baseline at the same load, which the sweep adds (an arm
+// baseline-<load>) unless another arm already runs that load as the baseline does.
 // +kubebuilder:validation:XValidation:rule="has(self.variant) || has(self.load)",message="an arm must change something compared with the baseline: set variant, load or both"
 type SweepArm struct {
-	// name of the arm, used in the names of its runs and in the report. "baseline" is reserved.
+	// name of the arm, used in the names of its runs and in the report. Names starting with
+	// "baseline" are reserved for the baselines.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	// +kubebuilder:validation:XValidation:rule="self != 'baseline'",message="the arm name baseline is reserved for the baseline"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('baseline')",message="arm names starting with baseline are reserved for the baselines"
 	Name string `json:"name"`
 
 	// variant is what this arm changes in the environment (the same type as a PerfExperiment's
@@ -171,6 +174,7 @@ type SweepDimension struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=20
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('baseline')",message="dimension names starting with baseline are reserved: arm names are made of them"
 	Name string `json:"name"`
 
 	// env sets one environment variable to each of its values.
@@ -392,7 +396,7 @@ type PerfSweepStatus struct {
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// total is the number of runs: (1 + arms) x repeats.
+	// total is the number of runs: (baselines + arms) x repeats.
 	// +optional
 	Total int32 `json:"total,omitempty"`
 	// done is the number of runs that have ended, whatever the outcome.

@@ -37,6 +37,8 @@ type SweepArmResult struct {
 	Value     string `json:"value"`
 	// LoadValue is the arm's VUs or rate in a sweep over load.
 	LoadValue *float64 `json:"loadValue,omitempty"`
+	// Baseline names the arm this one was compared with; absent for a baseline.
+	Baseline string `json:"baseline,omitempty"`
 	// Experiments names the arm's runs, by repeat; Succeeded counts those whose results are used.
 	Experiments []string `json:"experiments"`
 	Succeeded   int      `json:"succeeded"`
@@ -184,7 +186,11 @@ func SweepMarkdown(r *SweepResult) string {
 		if a.Comparison == nil {
 			continue
 		}
-		m.printf("- **%s** (%s = %s): %s", a.Name, a.Parameter, a.Value, orDash(string(a.Comparison.Change)))
+		m.printf("- **%s** (%s = %s", a.Name, a.Parameter, a.Value)
+		if a.Baseline != "" && a.Baseline != perfexpv1alpha1.BaselineArm {
+			m.printf(", against %s", a.Baseline)
+		}
+		m.printf("): %s", orDash(string(a.Comparison.Change)))
 		if why := VerdictReason(a.Comparison); why != "" {
 			m.printf(": %s", why)
 		}

@@ -39,6 +39,51 @@ func expandArms(s *perfexpv1alpha1.PerfSweep) ([]Arm, error) {
 	return arms, nil
 }
 
+// addLoadBaselines gives every arm the arm it is compared with. An arm that changes the
+// environment and also the load is compared with the baseline at the same load: latencies at
+// different loads answer different questions, and the comparison refuses runs whose load
+// shapes differ. Such a baseline is an arm that already runs that load as the baseline does,
+// or else a new baseline arm, baseline-<load>, placed right after the baseline. Every other arm
+// is compared with the baseline; baselines are compared with nothing.
+func addLoadBaselines(arms []Arm) []Arm {
+	main := arms[0]
+	var added []Arm
+	for i := range arms[1:] {
+		a := &arms[i+1]
+		a.Baseline = main.Name
+		if a.Load == nil || sameVariant(a.Variant, main.Variant) {
+			continue
+		}
+		want := Arm{Variant: main.Variant.DeepCopy(), Load: a.Load.DeepCopy()}
+		found := ""
+		for _, b := range append(append([]Arm{}, added...), arms[1:]...) {
+			if b.Name != a.Name && sameArm(want, b) {
+				found = b.Name
+				break
+			}
+		}
+		if found == "" {
+			param, value := describe(nil, a.Load)
+			want.Name = fit(main.Name + "-" + slug(param+"-"+value))
+			want.Parameter, want.Value = describe(want.Variant, want.Load)
+			added = append(added, want)
+			found = want.Name
+		}
+		a.Baseline = found
+	}
+	if len(added) == 0 {
+		return arms
+	}
+	out := make([]Arm, 0, len(arms)+len(added))
+	out = append(out, main)
+	out = append(out, added...)
+	return append(out, arms[1:]...)
+}
+
+func sameVariant(a, b *perfexpv1alpha1.Variant) bool {
+	return equality.Semantic.DeepEqual(withoutDescription(a), withoutDescription(b))
+}
+
 // level is one value of one matrix dimension.
 type level struct {
 	name, parameter, value string
@@ -94,7 +139,7 @@ func expandMatrix(dims []perfexpv1alpha1.SweepDimension) ([]Arm, error) {
 				arm.Load = l.load
 			}
 		}
-		arm.Name = fit(strings.Join(names, "-"), 63)
+		arm.Name = fit(strings.Join(names, "-"))
 		arm.Parameter, arm.Value = clip(strings.Join(params, " x ")), clip(strings.Join(values, " x "))
 		arms = append(arms, arm)
 	}
@@ -210,8 +255,7 @@ func checkArms(s *perfexpv1alpha1.PerfSweep, arms []Arm) error {
 }
 
 func sameArm(a, b Arm) bool {
-	return equality.Semantic.DeepEqual(withoutDescription(a.Variant), withoutDescription(b.Variant)) &&
-		equality.Semantic.DeepEqual(a.Load, b.Load)
+	return sameVariant(a.Variant, b.Variant) && equality.Semantic.DeepEqual(a.Load, b.Load)
 }
 
 func withoutDescription(v *perfexpv1alpha1.Variant) *perfexpv1alpha1.Variant {
@@ -354,6 +398,9 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func loadParameter(s *perfexpv1alpha1.PerfSweep, arms []Arm) perfexpv1alpha1.LoadParameter {
 	var param perfexpv1alpha1.LoadParameter
 	for _, a := range arms[1:] {
+		if a.Baseline == "" {
+			continue
+		}
 		if a.Variant != nil || a.Load == nil || len(a.Load.Scenarios) > 0 || len(a.Load.Stages) > 0 {
 			return ""
 		}
@@ -371,6 +418,9 @@ func loadParameter(s *perfexpv1alpha1.PerfSweep, arms []Arm) perfexpv1alpha1.Loa
 	}
 	for i := range arms[1:] {
 		a := &arms[i+1]
+		if a.Baseline == "" {
+			continue
+		}
 		v := a.Load.VUs
 		if param == perfexpv1alpha1.LoadRate {
 			v = a.Load.Rate

@@ -75,3 +75,66 @@ func TestMatrixExpansion(t *testing.T) {
 		}
 	})
 }
+
+func TestBaselinesAtOtherLoads(t *testing.T) {
+	pool := perfexpv1alpha1.SweepDimension{Name: "pool", Env: &perfexpv1alpha1.EnvDimension{
+		WorkloadSelector: circulation, Variable: "HTTP_MAXPOOLSIZE", Values: []string{"1", "50"}}}
+	users := perfexpv1alpha1.SweepDimension{Name: "users", Load: &perfexpv1alpha1.LoadDimension{Parameter: perfexpv1alpha1.LoadVUs, Values: []int32{1, 20}}}
+	tests := []struct {
+		name string
+		s    *perfexpv1alpha1.PerfSweep
+		want string // arm<baseline, in plan order
+	}{
+		{"a variant x load matrix gets a baseline per load, right after the baseline", newSweep(withMatrix(pool, users)),
+			"baseline< baseline-vus-1< baseline-vus-20< pool-1-users-1<baseline-vus-1 pool-1-users-20<baseline-vus-20 " +
+				"pool-50-users-1<baseline-vus-1 pool-50-users-20<baseline-vus-20"},
+		{"an arm that already runs that load as the baseline does is used as its baseline",
+			newSweep(withArms(perfexpv1alpha1.SweepArm{Name: "alone", Load: &perfexpv1alpha1.LoadOverride{Scenarios: []string{"checkinout"}}},
+				perfexpv1alpha1.SweepArm{Name: "alone-pool-1", Variant: envVariant("1"), Load: &perfexpv1alpha1.LoadOverride{Scenarios: []string{"checkinout"}}})),
+			"baseline< alone<baseline alone-pool-1<alone"},
+		{"arms that change only the load, or only the variant, are compared with the baseline",
+			newSweep(withArms(envArm("pool-1", "1"), perfexpv1alpha1.SweepArm{Name: "more", Load: &perfexpv1alpha1.LoadOverride{VUs: ptr(int32(9))}})),
+			"baseline< pool-1<baseline more<baseline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := sweep.NewPlan(tt.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range p.Arms {
+				got = append(got, a.Name+"<"+a.Baseline)
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("arms\n got %s\nwant %s", strings.Join(got, " "), tt.want)
+			}
+		})
+	}
+
+	t.Run("a run is compared with the run of its arm's baseline in the same repeat, and a load baseline runs that load", func(t *testing.T) {
+		s := newSweep(withMatrix(pool, users), withRepeats(2))
+		p, err := sweep.NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Runs {
+			if r.Name == "pool-pool-50-users-20-2" && r.Baseline != "pool-baseline-vus-20-2" {
+				t.Errorf("run %s compared with %s, want pool-baseline-vus-20-2", r.Name, r.Baseline)
+			}
+			if r.Name != "pool-baseline-vus-20-2" {
+				continue
+			}
+			exp, err := p.Experiment(s, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exp.Spec.Variant != nil || exp.Spec.Baseline != nil || *exp.Spec.Load.Scenarios[0].VUs != 20 {
+				t.Errorf("the load baseline runs variant %+v, baseline %+v, vus %d; want none, none, 20", exp.Spec.Variant, exp.Spec.Baseline, *exp.Spec.Load.Scenarios[0].VUs)
+			}
+		}
+		if len(p.Runs) != 2*7 {
+			t.Errorf("%d runs, want (1 + 2 load baselines + 4 cells) x 2 = 14", len(p.Runs))
+		}
+	})
+}

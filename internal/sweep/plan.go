@@ -34,7 +34,12 @@ type Arm struct {
 	Load *perfexpv1alpha1.LoadOverride
 	// LoadValue is the arm's VUs or rate when the sweep is a sweep over load (Plan.LoadParameter).
 	LoadValue *float64
+	// Baseline names the arm this one is compared with; empty for a baseline.
+	Baseline string
 }
+
+// IsBaseline reports whether the arm is a baseline (the sweep's, or one at another load).
+func (a Arm) IsBaseline() bool { return a.Baseline == "" }
 
 // Run is one PerfExperiment of the sweep.
 type Run struct {
@@ -46,13 +51,14 @@ type Run struct {
 	Name string
 	// Sequence is the run's place in the interleaved order, from 0.
 	Sequence int
-	// Baseline is the name of the baseline run of the same repeat; empty for a baseline run.
+	// Baseline is the name of the run of the same repeat this one is compared with (its arm's
+	// baseline); empty for a baseline run.
 	Baseline string
 }
 
 // Plan is what a sweep runs.
 type Plan struct {
-	// Arms, the baseline first.
+	// Arms: the baseline first, then the baselines at other loads, then the arms compared.
 	Arms []Arm
 	// Runs in the order they are to run: B, V1, V2, ..., B, V1, V2, ...
 	Runs []Run
@@ -71,6 +77,10 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	if err := checkArms(s, arms); err != nil {
 		return nil, err
 	}
+	arms = addLoadBaselines(arms)
+	if len(arms) > MaxArms {
+		return nil, fmt.Errorf("the sweep has %d arms with its baselines (one per load that arms with a variant run); at most %d are allowed", len(arms), MaxArms)
+	}
 	repeats := int(s.Spec.Repeats)
 	if repeats < 1 {
 		repeats = 1
@@ -81,11 +91,10 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	p := &Plan{Arms: arms}
 	p.LoadParameter = loadParameter(s, arms)
 	for r := 1; r <= repeats; r++ {
-		base := RunName(s.Name, perfexpv1alpha1.BaselineArm, r)
 		for _, a := range arms {
 			run := Run{Arm: a.Name, Repeat: r, Name: RunName(s.Name, a.Name, r), Sequence: len(p.Runs)}
-			if a.Name != perfexpv1alpha1.BaselineArm {
-				run.Baseline = base
+			if !a.IsBaseline() {
+				run.Baseline = RunName(s.Name, a.Baseline, r)
 			}
 			p.Runs = append(p.Runs, run)
 		}
@@ -118,17 +127,21 @@ func (p *Plan) RunsOf(arm string) []Run {
 // values and prefixes of the run's Jobs and ConfigMaps, so they are kept to 63 characters: a
 // longer name is cut and ends in a hash of the full name, so it stays unique and stable.
 func RunName(sweep, arm string, repeat int) string {
-	return fit(fmt.Sprintf("%s-%s-%d", sweep, arm, repeat), 63)
+	return fit(fmt.Sprintf("%s-%s-%d", sweep, arm, repeat))
 }
 
-// fit shortens s to at most max characters, replacing its tail by 8 hex digits of its hash
+// maxName is the longest name a run, an arm or a label value may have: run names become label
+// values and prefixes of the run's Jobs and ConfigMaps.
+const maxName = 63
+
+// fit shortens s to at most maxName characters, replacing its tail by 8 hex digits of its hash
 // when it is too long. The result ends in a letter or digit, as names and label values must.
-func fit(s string, max int) string {
-	if len(s) <= max {
+func fit(s string) string {
+	if len(s) <= maxName {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
-	head := strings.TrimRight(s[:max-9], "-.")
+	head := strings.TrimRight(s[:maxName-9], "-.")
 	return head + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
@@ -146,4 +159,4 @@ func orderAnnotations(s *perfexpv1alpha1.PerfSweep, seq int) map[string]string {
 
 // LabelValue is a name made fit for a label value (at most 63 characters), as the sweep and arm
 // labels of the runs carry them.
-func LabelValue(name string) string { return fit(name, 63) }
+func LabelValue(name string) string { return fit(name) }

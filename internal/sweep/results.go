@@ -27,7 +27,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 	}
 	results := map[string][]*analysis.Result{}
 	for _, arm := range p.Arms {
-		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue}
+		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
 			a.Experiments = append(a.Experiments, run.Name)
 			o, ok := outcomes[run.Name]
@@ -47,12 +47,14 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		out.Arms = append(out.Arms, a)
 	}
 
-	base := results[perfexpv1alpha1.BaselineArm]
 	opts := analysis.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
 	comparisons := make([]*analysis.Comparison, 0, len(out.Arms)-1)
-	for i := range out.Arms[1:] {
-		a := &out.Arms[i+1]
-		a.Comparison = analysis.CompareRuns(base, results[a.Name], opts)
+	for i := range out.Arms {
+		a := &out.Arms[i]
+		if a.Baseline == "" {
+			continue
+		}
+		a.Comparison = analysis.CompareRuns(results[a.Baseline], results[a.Name], opts)
 		comparisons = append(comparisons, a.Comparison)
 	}
 	analysis.AdjustArms(comparisons)

@@ -62,3 +62,32 @@ func TestCompare(t *testing.T) {
 		t.Errorf("capacity: parameter %q, load values %v %v", r.LoadParameter, r.Arms[0].LoadValue, r.Arms[2].LoadValue)
 	}
 }
+
+func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
+	s := newSweep(withArms(
+		perfexpv1alpha1.SweepArm{Name: "pool-1", Variant: envVariant("1")},
+		perfexpv1alpha1.SweepArm{Name: "pool-1-busy", Variant: envVariant("1"), Load: &perfexpv1alpha1.LoadOverride{VUs: ptr(int32(20))}},
+	))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]sweep.Outcome{}
+	for _, r := range p.Runs {
+		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: result(r.Name, 100, 50)}
+	}
+	r := sweep.Compare(s, p, outcomes)
+	want := map[string]string{"pool-1": "pool-baseline-1", "pool-1-busy": "pool-baseline-vus-20-1"}
+	for _, a := range r.Arms {
+		w, compared := want[a.Name]
+		switch {
+		case !compared && a.Comparison != nil:
+			t.Errorf("baseline %s was compared with %s", a.Name, a.Comparison.Baseline)
+		case compared && (a.Comparison == nil || a.Comparison.Baseline != w):
+			t.Errorf("arm %s compared with %+v, want the runs of %s", a.Name, a.Comparison, w)
+		}
+	}
+	if len(r.Arms) != 4 || r.Arms[1].Name != "baseline-vus-20" {
+		t.Errorf("arms %+v, want the baseline at 20 VUs second", r.Arms)
+	}
+}
