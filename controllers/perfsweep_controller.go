@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,6 +94,9 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		sw.Status.Message = "refused: " + err.Error()
 		setSweepCondition(sw, perfexpv1alpha1.ConditionExperimentsCreated, metav1.ConditionFalse, perfexpv1alpha1.ReasonInvalidSweep, "%v", err)
 		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonInvalidSweep, "%v", err)
+		if r.Recorder != nil && original.Status.Phase != perfexpv1alpha1.SweepFailed {
+			r.Recorder.Eventf(sw, nil, corev1.EventTypeWarning, perfexpv1alpha1.ReasonInvalidSweep, "Plan", "%v", err)
+		}
 		return ctrl.Result{}, nil
 	}
 	s.plan = plan
