@@ -93,7 +93,8 @@ func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string
 }
 
 func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
-	m := queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}
+	m := queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}.
+		WithOrderAnnotations(exp.Annotations)
 	if exp.Spec.Baseline != nil {
 		m.Baseline = exp.Spec.Baseline.Name
 	}

@@ -22,7 +22,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &PerfExperiment{}, &PerfExperimentList{})
+	s.AddKnownTypes(GroupVersion, &PerfExperiment{}, &PerfExperimentList{}, &PerfSweep{}, &PerfSweepList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

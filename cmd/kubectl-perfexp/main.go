@@ -1,6 +1,7 @@
 // Command kubectl-perfexp is the kubectl plugin for perfexp: `kubectl perfexp report NAME`
 // prints an experiment's report, `kubectl perfexp queue` shows who waits for which
-// environment, and `kubectl perfexp abort NAME` stops an experiment.
+// environment, `kubectl perfexp abort NAME` stops an experiment, and `kubectl perfexp compare`
+// prints the comparison table of two experiments or of a sweep.
 package main
 
 import (

@@ -80,7 +80,8 @@ func newRootCommand(connect clientFactory) *cobra.Command {
 	root.PersistentFlags().StringVar(&flags.kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
 	root.PersistentFlags().StringVar(&flags.context, "context", "", "kubeconfig context to use")
 	root.PersistentFlags().StringVarP(&flags.namespace, "namespace", "n", "", "namespace of the experiments (default: the context's)")
-	root.AddCommand(reportCommand(connect, flags), queueCommand(connect, flags), abortCommand(connect, flags))
+	root.AddCommand(reportCommand(connect, flags), queueCommand(connect, flags), abortCommand(connect, flags),
+		compareCommand(connect, flags))
 	return root
 }
 

@@ -158,6 +158,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
 	}
+	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp")}
+	if err := sweeps.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the PerfSweep controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

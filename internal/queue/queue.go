@@ -1,7 +1,8 @@
 // Package queue keeps experiments on one environment from overlapping. Each queue has a lock,
 // a coordination.k8s.io Lease in the API server whose holder is the UID of the experiment that
 // runs, so the lock survives operator restarts and is visible with kubectl. Waiting experiments
-// are ordered by priority (highest first), then creation time, then namespace and name.
+// are ordered by priority (highest first), then creation time, then an explicit sequence (a
+// PerfSweep's interleaved order), then namespace and name.
 package queue
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -23,6 +25,18 @@ import (
 // AnnotationHolder names the holding experiment (namespace/name) on the Lease, for people.
 const AnnotationHolder = "perfexp.dev/holder"
 
+// Annotations that place an experiment in its queue as if it had been created at another time
+// and in an explicit order. A PerfSweep creates all its runs in one reconcile, so they share a
+// creation second: it stamps each run with the sweep's creation time and the run's position in
+// the interleaved order (B, V1, V2, ..., B, V1, V2, ...), and the queue keeps that order.
+const (
+	// AnnotationEnqueuedAt (RFC 3339) replaces the creation time in the queue order.
+	AnnotationEnqueuedAt = "perfexp.dev/enqueued-at"
+	// AnnotationSequence (a non-negative integer) orders experiments of equal priority and
+	// equal (enqueued) creation time, before their names do.
+	AnnotationSequence = "perfexp.dev/sequence"
+)
+
 // Member is what ordering needs to know of a waiting experiment.
 type Member struct {
 	UID       types.UID
@@ -30,12 +44,32 @@ type Member struct {
 	Name      string
 	Priority  int32
 	Created   time.Time
+	// Sequence orders members of equal priority and creation time; 0 when unset.
+	Sequence int
 	// Baseline names (in Namespace) the experiment this one is compared with, if any.
 	Baseline string
 }
 
+// WithOrderAnnotations returns m with Created and Sequence taken from the annotations above,
+// where they are present and well formed (a malformed value is ignored, not an error: the
+// experiment still runs, in its ordinary place).
+func (m Member) WithOrderAnnotations(annotations map[string]string) Member {
+	if v, ok := annotations[AnnotationEnqueuedAt]; ok {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			m.Created = t
+		}
+	}
+	if v, ok := annotations[AnnotationSequence]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			m.Sequence = n
+		}
+	}
+	return m
+}
+
 // Order sorts waiting members into the order they will run: priority (highest first), then
-// creation time (oldest first), then namespace and name, so the order is total and stable.
+// creation time (oldest first), then sequence, then namespace and name, so the order is total
+// and stable.
 // One exception: an experiment never runs before a baseline it names that waits in the same
 // queue, so a whole queue applied at once (GitOps) measures the baseline first.
 func Order(members []Member) {
@@ -51,6 +85,9 @@ func sortByRank(members []Member) {
 		}
 		if !a.Created.Equal(b.Created) {
 			return a.Created.Before(b.Created)
+		}
+		if a.Sequence != b.Sequence {
+			return a.Sequence < b.Sequence
 		}
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +61,52 @@ func TestLeaseName(t *testing.T) {
 	if got := queue.LeaseName(long); len(got) > 63 || got == queue.LeaseName(long+"x") {
 		t.Errorf("LeaseName of a long queue = %q: want at most 63 characters and distinct per queue", got)
 	}
+}
+
+func TestOrderAnnotations(t *testing.T) {
+	sweepCreated := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	stamped := sweepCreated.Add(3 * time.Second) // runs created a little after their sweep
+	run := func(name string, seq int) queue.Member {
+		return queue.Member{UID: types.UID(name), Namespace: "perf", Name: name, Created: stamped}.
+			WithOrderAnnotations(map[string]string{
+				queue.AnnotationEnqueuedAt: sweepCreated.Format(time.RFC3339),
+				queue.AnnotationSequence:   strconv.Itoa(seq),
+			})
+	}
+	plain := func(name string, created time.Time) queue.Member {
+		return queue.Member{UID: types.UID(name), Namespace: "perf", Name: name, Created: created}
+	}
+	tests := []struct {
+		name    string
+		members []queue.Member
+		want    string
+	}{
+		{"the sequence wins over names (interleaved B, V1, V2, B, V1, V2)",
+			[]queue.Member{run("s-v2-1", 2), run("s-baseline-2", 3), run("s-v1-2", 4), run("s-baseline-1", 0), run("s-v1-1", 1), run("s-v2-2", 5)},
+			"s-baseline-1 s-v1-1 s-v2-1 s-baseline-2 s-v1-2 s-v2-2"},
+		{"an experiment applied between the sweep and its stamping runs after the whole sweep",
+			[]queue.Member{plain("between", sweepCreated.Add(time.Second)), run("s-b", 0), run("s-v", 1)}, "s-b s-v between"},
+		{"an experiment applied before the sweep runs first",
+			[]queue.Member{run("s-b", 0), plain("earlier", sweepCreated.Add(-time.Second))}, "earlier s-b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members := slices.Clone(tt.members)
+			queue.Order(members)
+			var got []string
+			for _, mm := range members {
+				got = append(got, mm.Name)
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("order %v, want %s", got, tt.want)
+			}
+		})
+	}
+
+	t.Run("malformed annotations are ignored", func(t *testing.T) {
+		m := plain("x", stamped).WithOrderAnnotations(map[string]string{queue.AnnotationEnqueuedAt: "yesterday", queue.AnnotationSequence: "-3"})
+		if !m.Created.Equal(stamped) || m.Sequence != 0 {
+			t.Errorf("got created %v sequence %d, want the creation time and 0", m.Created, m.Sequence)
+		}
+	})
 }

@@ -1,0 +1,518 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PerfSweepSpec declares a whole study: one template of the runs, a baseline, and the arms
+// (variants) to compare with it, each run `repeats` times in an interleaved order.
+// +kubebuilder:validation:XValidation:rule="(has(self.arms) && size(self.arms) > 0) || (has(self.matrix) && size(self.matrix) > 0)",message="a sweep needs something to compare with the baseline: set arms, matrix or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, b.name == a.name))",message="arm names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.matrix) || self.matrix.all(d, self.matrix.exists_one(e, e.name == d.name))",message="matrix dimension names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, (has(a.variant) ? has(b.variant) && a.variant == b.variant : !has(b.variant)) && (has(a.load) ? has(b.load) && a.load == b.load : !has(b.load))))",message="two arms are equal: every arm must differ from the others in its variant or load"
+// +kubebuilder:validation:XValidation:rule="!has(self.arms) || !self.arms.exists(a, has(a.load) && has(a.load.scenarios) && !a.load.scenarios.all(n, self.template.load.scenarios.exists(s, s.name == n)))",message="every scenario an arm's load names must be one of template.load.scenarios"
+type PerfSweepSpec struct {
+	// queue names the environment lock every run of the sweep waits for, as a PerfExperiment's
+	// spec.queue. Defaults to the target namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Queue string `json:"queue,omitempty"`
+
+	// priority of every run of the sweep in its queue: higher runs first.
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=-1000
+	// +kubebuilder:validation:Maximum=1000
+	Priority int32 `json:"priority,omitempty"`
+
+	// template holds what every run shares: the target, the setup, the load, the analysis and
+	// the timeouts. Arms change the environment (variant) and, optionally, the load.
+	// +required
+	Template SweepTemplate `json:"template"`
+
+	// baseline is the arm every other arm is compared with. Omit it (or its variant) to use the
+	// environment as it is.
+	// +optional
+	Baseline *SweepBaseline `json:"baseline,omitempty"`
+
+	// arms lists the variants to compare with the baseline, one by one.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Arms []SweepArm `json:"arms,omitempty"`
+
+	// matrix makes one arm per combination of its dimensions' values (the cross product), for
+	// example an env var over 50/100/200, or a CPU limit times a replica count. The arms of the
+	// matrix are added after the explicit arms.
+	// +optional
+	// +kubebuilder:validation:MaxItems=3
+	Matrix []SweepDimension `json:"matrix,omitempty"`
+
+	// repeats is how many runs each arm (the baseline included) gets. With 2 or more the run is
+	// the unit of comparison, so the noise between runs enters the intervals.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Repeats int32 `json:"repeats,omitempty"`
+
+	// minMeaningfulChangePercent is the smallest relative change that matters: an arm is
+	// Regressed or Improved only when the whole interval of a change lies beyond it.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MinMeaningfulChangePercent int32 `json:"minMeaningfulChangePercent,omitempty"`
+
+	// abort, when set to true, aborts every run of the sweep that has not ended: running load is
+	// stopped and the environment restored. Runs not yet created are not created.
+	// +optional
+	Abort bool `json:"abort,omitempty"`
+}
+
+// SweepTemplate is the part of a PerfExperiment's spec every run of a sweep shares.
+// +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="template.load.warmUp.scenario must name one of template.load.scenarios"
+type SweepTemplate struct {
+	// targetNamespace is the namespace of the environment under test. Defaults to the sweep's
+	// own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// setup is an optional data-preparation Job run before the load of every run.
+	// +optional
+	Setup *Setup `json:"setup,omitempty"`
+
+	// load is the k6 load of every run, unless an arm overrides part of it.
+	// +required
+	Load Load `json:"load"`
+
+	// analysis configures how every run's results are read and judged. Objectives relative to
+	// a baseline apply to the arms only (the baseline runs have no baseline of their own).
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
+
+	// timeouts bound each step of every run.
+	// +optional
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+}
+
+// SweepBaseline is the arm the others are compared with.
+type SweepBaseline struct {
+	// variant the baseline runs with; usually omitted: the environment as it is.
+	// +optional
+	Variant *Variant `json:"variant,omitempty"`
+}
+
+// SweepArm is one variant compared with the baseline. An arm that changes both the environment
+// and the load is compared with the baseline at the same load, which the sweep adds (an arm
+// baseline-<load>) unless another arm already runs that load as the baseline does.
+// +kubebuilder:validation:XValidation:rule="has(self.variant) || has(self.load)",message="an arm must change something compared with the baseline: set variant, load or both"
+type SweepArm struct {
+	// name of the arm, used in the names of its runs and in the report. Names starting with
+	// "baseline" are reserved for the baselines.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('baseline')",message="arm names starting with baseline are reserved for the baselines"
+	Name string `json:"name"`
+
+	// variant is what this arm changes in the environment (the same type as a PerfExperiment's
+	// spec.variant). Omit it for an arm that only changes the load.
+	// +optional
+	Variant *Variant `json:"variant,omitempty"`
+
+	// load changes the template's load for this arm: the virtual users, the arrival rate, the
+	// stages, or the set of scenarios that run.
+	// +optional
+	Load *LoadOverride `json:"load,omitempty"`
+}
+
+// LoadOverride changes part of the template's load for one arm. vus, rate and stages apply to
+// every scenario that runs (after scenarios has chosen them) and that has the matching shape:
+// vus to vus-with-duration scenarios, rate to arrivalRate scenarios; stages replace the shape
+// of every vus-with-duration or stages scenario.
+// +kubebuilder:validation:XValidation:rule="has(self.scenarios) || has(self.vus) || has(self.rate) || has(self.stages)",message="an arm's load must change something: set scenarios, vus, rate or stages"
+// +kubebuilder:validation:XValidation:rule="[has(self.vus), has(self.rate), has(self.stages)].filter(x, x).size() <= 1",message="an arm's load sets at most one of vus, rate and stages"
+type LoadOverride struct {
+	// scenarios names the template scenarios this arm runs; the others are left out (e.g.
+	// check-in/check-out alone against check-in/check-out plus a data import).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=40
+	Scenarios []string `json:"scenarios,omitempty"`
+
+	// vus sets the virtual users of every scenario that runs with vus and duration.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	VUs *int32 `json:"vus,omitempty"`
+
+	// rate sets the iterations per timeUnit of every scenario that runs with an arrivalRate.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Rate *int32 `json:"rate,omitempty"`
+
+	// stages replace the shape of every scenario that runs with vus or stages (ramping-vus).
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Stages []Stage `json:"stages,omitempty"`
+}
+
+// SweepDimension is one axis of a sweep's matrix: one parameter and the values it takes. Exactly
+// one of env, resources, replicas, image and load is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.env), has(self.resources), has(self.replicas), has(self.image), has(self.load)].filter(x, x).size() == 1",message="a matrix dimension takes exactly one of env, resources, replicas, image or load"
+type SweepDimension struct {
+	// name of the dimension; arm names are made of it and the values (pool-10, cpu-500m-replicas-2).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('baseline')",message="dimension names starting with baseline are reserved: arm names are made of them"
+	Name string `json:"name"`
+
+	// env sets one environment variable to each of its values.
+	// +optional
+	Env *EnvDimension `json:"env,omitempty"`
+
+	// resources sets one request or limit to each of its values.
+	// +optional
+	Resources *ResourcesDimension `json:"resources,omitempty"`
+
+	// replicas sets the replica count to each of its values.
+	// +optional
+	Replicas *ReplicasDimension `json:"replicas,omitempty"`
+
+	// image sets the image of the named containers to each of its values.
+	// +optional
+	Image *ImageDimension `json:"image,omitempty"`
+
+	// load sets the virtual users or the arrival rate of the load to each of its values (a
+	// capacity curve: latency and throughput against load).
+	// +optional
+	Load *LoadDimension `json:"load,omitempty"`
+}
+
+// EnvDimension is an environment variable over values.
+type EnvDimension struct {
+	WorkloadSelector `json:",inline"`
+
+	// containers to change; empty means every container of the pod template.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	Containers []string `json:"containers,omitempty"`
+
+	// variable is the name of the environment variable.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Variable string `json:"variable"`
+
+	// values the variable takes, one arm each.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	Values []string `json:"values"`
+}
+
+// ResourceTarget says which of a container's resource settings a dimension changes.
+// +kubebuilder:validation:Enum=Limit;Request
+type ResourceTarget string
+
+// The resource settings a matrix dimension can change.
+const (
+	ResourceLimit   ResourceTarget = "Limit"
+	ResourceRequest ResourceTarget = "Request"
+)
+
+// ResourcesDimension is one resource request or limit over values.
+// +kubebuilder:validation:XValidation:rule="self.values.all(v, v == 'none' || isQuantity(v))",message="every value of a resources dimension must be a quantity (500m, 1, 512Mi) or none"
+type ResourcesDimension struct {
+	WorkloadSelector `json:",inline"`
+
+	// containers to change; empty means every container of the pod template.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	Containers []string `json:"containers,omitempty"`
+
+	// resource is the resource name.
+	// +required
+	// +kubebuilder:validation:Enum=cpu;memory
+	Resource string `json:"resource"`
+
+	// target is whether the limit (default) or the request changes.
+	// +optional
+	// +kubebuilder:default=Limit
+	Target ResourceTarget `json:"target,omitempty"`
+
+	// values the setting takes, one arm each: quantities, or "none" to remove it (no CPU limit).
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=32
+	Values []string `json:"values"`
+}
+
+// ReplicasDimension is a replica count over values.
+type ReplicasDimension struct {
+	WorkloadSelector `json:",inline"`
+
+	// values the replica count takes, one arm each.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=0
+	// +kubebuilder:validation:items:Maximum=1000
+	Values []int32 `json:"values"`
+}
+
+// ImageDimension is a container image over values (release A, release B, ...).
+type ImageDimension struct {
+	WorkloadSelector `json:",inline"`
+
+	// containers whose image changes.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	Containers []string `json:"containers"`
+
+	// values are the images, one arm each.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=512
+	Values []string `json:"values"`
+}
+
+// LoadParameter is the load setting a load dimension varies.
+// +kubebuilder:validation:Enum=VUs;Rate
+type LoadParameter string
+
+// The load settings a matrix dimension can vary.
+const (
+	// LoadVUs varies the virtual users of vus-with-duration scenarios.
+	LoadVUs LoadParameter = "VUs"
+	// LoadRate varies the iterations per timeUnit of arrivalRate scenarios.
+	LoadRate LoadParameter = "Rate"
+)
+
+// LoadDimension is the load over values.
+type LoadDimension struct {
+	// parameter is what varies: VUs or Rate.
+	// +required
+	Parameter LoadParameter `json:"parameter"`
+
+	// values the parameter takes, one arm each.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1000000
+	Values []int32 `json:"values"`
+}
+
+// SweepPhase is where a sweep is.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Aborted
+type SweepPhase string
+
+// The phases of a sweep.
+const (
+	// SweepPending: the sweep has not been looked at yet.
+	SweepPending SweepPhase = "Pending"
+	// SweepRunning: its runs are created and at least one has not ended.
+	SweepRunning SweepPhase = "Running"
+	// SweepSucceeded: every run ended and the sweep report was written. Some runs may have
+	// failed; the report says which and leaves them out.
+	SweepSucceeded SweepPhase = "Succeeded"
+	// SweepFailed: the sweep cannot run as declared (see the Ready condition), or its report
+	// could not be written.
+	SweepFailed SweepPhase = "Failed"
+	// SweepAborted: spec.abort was set and every run has ended.
+	SweepAborted SweepPhase = "Aborted"
+)
+
+// IsTerminal reports whether the sweep has ended.
+func (p SweepPhase) IsTerminal() bool {
+	return p == SweepSucceeded || p == SweepFailed || p == SweepAborted
+}
+
+// SweepArmStatus is the progress and outcome of one arm.
+type SweepArmStatus struct {
+	// name of the arm; "baseline" for the baseline.
+	Name string `json:"name"`
+	// parameter the arm changes, for people ("HTTP_MAXPOOLSIZE", "cpu limit x replicas").
+	// +optional
+	Parameter string `json:"parameter,omitempty"`
+	// value of the parameter in this arm ("10", "500m x 2").
+	// +optional
+	Value string `json:"value,omitempty"`
+	// runs is how many runs the arm has; succeeded and failed how many ended so.
+	Runs int32 `json:"runs"`
+	// +optional
+	Succeeded int32 `json:"succeeded,omitempty"`
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// change is the arm's verdict against the baseline, once every run has ended.
+	// +optional
+	Change Change `json:"change,omitempty"`
+	// message explains the change in one line; the report has the full reasons.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+}
+
+// PerfSweepStatus is the observed state of a PerfSweep.
+type PerfSweepStatus struct {
+	// phase is where the sweep is.
+	// +optional
+	Phase SweepPhase `json:"phase,omitempty"`
+
+	// observedGeneration is the generation of the spec the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: ExperimentsCreated, Reported and Ready; see the constants.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// total is the number of runs: (baselines + arms) x repeats.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// done is the number of runs that have ended, whatever the outcome.
+	// +optional
+	Done int32 `json:"done,omitempty"`
+	// failed is the number of runs that failed or were aborted.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// progress is done/total, for kubectl get.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// currentArm is the arm of the run that holds the environment now, if any.
+	// +optional
+	CurrentArm string `json:"currentArm,omitempty"`
+	// currentExperiment is the PerfExperiment that holds the environment now, if any.
+	// +optional
+	CurrentExperiment string `json:"currentExperiment,omitempty"`
+
+	// bestArm is the Improved arm with the largest improvement of its primary latency, once
+	// the report is written; empty when no arm improved.
+	// +optional
+	BestArm string `json:"bestArm,omitempty"`
+
+	// arms holds each arm's progress and outcome, the baseline first.
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	Arms []SweepArmStatus `json:"arms,omitempty"`
+
+	// reportRef names the ConfigMap holding the sweep report (report.md, report.html,
+	// results.json).
+	// +optional
+	ReportRef *LocalObjectReference `json:"reportRef,omitempty"`
+
+	// message is a one-line human summary of the current state or outcome.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PerfSweep is a whole study from one manifest: a baseline and arms (variants, or load levels)
+// over one template, each repeated, run in an interleaved order (B, V1, V2, ..., B, V1, V2, ...)
+// as owned PerfExperiments in one queue, and summarised in one report.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=psweep,categories=perfexp
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Done",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentArm`
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.bestArm`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PerfSweep struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the sweep.
+	// +required
+	Spec PerfSweepSpec `json:"spec"`
+
+	// status is the sweep's observed state.
+	// +optional
+	Status PerfSweepStatus `json:"status,omitempty"`
+}
+
+// PerfSweepList contains a list of PerfSweep.
+// +kubebuilder:object:root=true
+type PerfSweepList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PerfSweep `json:"items"`
+}
+
+// Condition types of a PerfSweep.
+const (
+	// ConditionExperimentsCreated is True once every run of the sweep exists as a
+	// PerfExperiment, False while they are being created or when one could not be (see the
+	// reason and message).
+	ConditionExperimentsCreated = "ExperimentsCreated"
+
+	// ConditionReported is True once the sweep report was written, False while runs are in
+	// progress or when it could not be written.
+	ConditionReported = "Reported"
+
+	// (ConditionReady, shared with PerfExperiment: True when the sweep succeeded, False when it
+	// failed, was refused or aborted, Unknown while it runs.)
+)
+
+// Condition reasons of a PerfSweep (see conditions.go for the shared ones).
+const (
+	// ReasonInvalidSweep: the sweep cannot run as declared (two arms equal, an arm that changes
+	// nothing, too many runs); the message says what to fix.
+	ReasonInvalidSweep = "InvalidSweep"
+	// ReasonCreating: runs are being created.
+	ReasonCreating = "Creating"
+	// ReasonCreated: every run exists.
+	ReasonCreated = "Created"
+	// ReasonCreateFailed: the API server refused a run (the message quotes it).
+	ReasonCreateFailed = "CreateFailed"
+	// ReasonRunsInProgress: some runs have not ended yet.
+	ReasonRunsInProgress = "RunsInProgress"
+	// ReasonReportFailed: the sweep report could not be written.
+	ReasonReportFailed = "ReportFailed"
+	// ReasonReported: the sweep report was written.
+	ReasonReported = "Reported"
+)
+
+// Labels and annotations on a sweep's runs.
+const (
+	// LabelSweep names the sweep that created a PerfExperiment.
+	LabelSweep = "perfexp.dev/sweep"
+	// LabelArm names the arm of a sweep's run ("baseline" for the baseline).
+	LabelArm = "perfexp.dev/arm"
+	// LabelRepeat is the 1-based repeat of a sweep's run.
+	LabelRepeat = "perfexp.dev/repeat"
+	// SweepFinalizer keeps a sweep until its runs are deleted (and have restored the
+	// environment), so `kubectl delete psweep` returns once the environment is back.
+	SweepFinalizer = "perfexp.dev/sweep-runs"
+	// BaselineArm is the name of a sweep's baseline arm.
+	BaselineArm = "baseline"
+)

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/report"
+)
+
+const compareExamples = `  # The comparison table of experiment pool-10 against experiment baseline
+  kubectl perfexp compare baseline pool-10 -n perf
+
+  # The same, judging changes under 10 % as not meaningful, as Markdown
+  kubectl perfexp compare baseline pool-10 --min-change 10 -o md
+
+  # The table of a whole sweep: every arm against the baseline
+  kubectl perfexp compare maxpoolsize -n perf
+
+  # The sweep's full results, for tools
+  kubectl perfexp compare maxpoolsize -o json`
+
+// The output formats of compare.
+const (
+	outputTable    = "table"
+	outputMarkdown = "md"
+	outputJSON     = "json"
+)
+
+func compareCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
+	var output string
+	var minChange float64
+	cmd := &cobra.Command{
+		Use:   "compare (BASELINE EXPERIMENT | SWEEP)",
+		Short: "Print the comparison table of one experiment against another, or of every arm of a sweep against its baseline",
+		Long: `With two names, compare prints how the second experiment compares with the first: each metric's
+value in both, its relative change with the 95 % interval, the verdict and the number of samples.
+When the second experiment was analysed against the first, its own comparison is shown; otherwise
+the two runs' results are compared now (one run each: between-run noise is not in the interval).
+
+With one name, compare prints the table of a PerfSweep: arm, parameter, value, each scenario's
+average and p95, the change of p95 against the baseline and the arm's verdict.`,
+		Example: compareExamples,
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != outputTable && output != outputMarkdown && output != outputJSON {
+				return fmt.Errorf("unknown output %q: use table, md or json", output)
+			}
+			conn, err := connect(flags)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				return printSweepComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], output)
+			}
+			return printExperimentComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], args[1], output, minChange)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", outputTable, "table, md or json")
+	cmd.Flags().Float64Var(&minChange, "min-change", 5, "smallest relative change, in percent, that counts (when the comparison is computed here)")
+	return cmd
+}
+
+// experimentResult reads an experiment's results: its report's results.json, or the summary in
+// its status when the report is gone.
+func experimentResult(ctx context.Context, conn *connection, name string) (*analysis.Result, error) {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
+		return nil, err
+	}
+	if exp.Status.ReportRef != nil {
+		cm := &corev1.ConfigMap{}
+		err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: exp.Status.ReportRef.Name}, cm)
+		switch {
+		case err == nil:
+			if r, perr := report.ParseJSON([]byte(cm.Data[report.KeyJSON])); perr == nil {
+				return r, nil
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
+	if r := analysis.ResultFromStatus(exp.Status.Results); r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
+}
+
+func printExperimentComparison(ctx context.Context, out io.Writer, conn *connection, baseName, name, output string, minChange float64) error {
+	base, err := experimentResult(ctx, conn, baseName)
+	if err != nil {
+		return err
+	}
+	cur, err := experimentResult(ctx, conn, name)
+	if err != nil {
+		return err
+	}
+	c := cur.Comparison
+	source := fmt.Sprintf("as analysed when %s ran", name)
+	if c == nil || c.Baseline != baseName {
+		c = analysis.CompareRuns([]*analysis.Result{base}, []*analysis.Result{cur}, analysis.CompareOptions{MinChangePercent: minChange})
+		source = "computed now from one run each: the noise between runs is not in the intervals"
+	}
+	switch output {
+	case outputJSON:
+		b, err := report.JSON(&analysis.Result{Experiment: name, Namespace: conn.namespace, Comparison: c})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(b))
+		return err
+	case outputMarkdown:
+		return writeComparisonMarkdown(out, baseName, name, source, c)
+	}
+	return writeComparisonTable(out, baseName, name, source, c)
+}
+
+func comparisonRow(m analysis.MetricComparison) []string {
+	delta := "-"
+	if m.DeltaPercent != nil {
+		delta = fmt.Sprintf("%+.1f %%", *m.DeltaPercent)
+	}
+	interval := "-"
+	if lo, hi, unit, ok := report.Interval(m); ok {
+		interval = fmt.Sprintf("[%+.1f, %+.1f] %s", lo, hi, unit)
+	}
+	n := "-"
+	if m.Samples > 0 || m.BaselineSamples > 0 {
+		n = fmt.Sprintf("%d vs %d", m.BaselineSamples, m.Samples)
+	}
+	return []string{m.Metric, value(m.Baseline, m.Unit), value(m.Value, m.Unit), delta, interval, orDash(string(m.Change)), n}
+}
+
+func value(v *float64, unit string) string {
+	if v == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%.4g", *v)
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+var comparisonHeader = []string{"METRIC", "BASELINE", "VALUE", "DELTA", "95% INTERVAL", "CHANGE", "N"}
+
+func writeComparisonTable(out io.Writer, baseName, name, source string, c *analysis.Comparison) error {
+	if _, err := fmt.Fprintf(out, "%s against %s: %s (%s)\n", name, baseName, orDash(string(c.Change)), source); err != nil {
+		return err
+	}
+	if c.Message != "" {
+		if _, err := fmt.Fprintln(out, c.Message); err != nil {
+			return err
+		}
+	}
+	if len(c.Metrics) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(w, strings.Join(comparisonHeader, "\t")); err != nil {
+		return err
+	}
+	for _, m := range c.Metrics {
+		if _, err := fmt.Fprintln(w, strings.Join(comparisonRow(m), "\t")); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+func writeComparisonMarkdown(out io.Writer, baseName, name, source string, c *analysis.Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s against %s: %s\n\n_%s_\n\n", name, baseName, orDash(string(c.Change)), source)
+	if c.Message != "" {
+		fmt.Fprintf(&b, "%s\n\n", c.Message)
+	}
+	if len(c.Metrics) > 0 {
+		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(comparisonHeader, " | "), strings.Repeat("---|", len(comparisonHeader)))
+		for _, m := range c.Metrics {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(comparisonRow(m), " | "))
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, name, output string) error {
+	sw := &perfexpv1alpha1.PerfSweep{}
+	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, sw); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("no PerfSweep %s in namespace %s (to compare two experiments: kubectl perfexp compare BASELINE EXPERIMENT)", name, conn.namespace)
+		}
+		return err
+	}
+	if sw.Status.ReportRef == nil {
+		return printSweepProgress(out, sw)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: sw.Status.ReportRef.Name}, cm); err != nil {
+		return fmt.Errorf("reading the sweep report %s: %w", sw.Status.ReportRef.Name, err)
+	}
+	switch output {
+	case outputJSON:
+		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepJSON], "\n")+"\n")
+		return err
+	case outputMarkdown:
+		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepMarkdown], "\n")+"\n")
+		return err
+	}
+	res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(w, "ARM\tPARAMETER\tVALUE\tSCENARIO\tRUNS\tAVG\tP95\tDELTA P95 [95% INTERVAL]\tVERDICT"); err != nil {
+		return err
+	}
+	for _, r := range report.SweepRows(res) {
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Arm, r.Parameter, r.Value, r.Scenario, r.Runs, r.Avg, r.P95, r.Delta, r.Verdict); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	best := "no arm improved on the baseline"
+	if res.BestArm != "" {
+		best = "best arm: " + res.BestArm
+	}
+	_, err = fmt.Fprintf(out, "\n%s; %d run(s) per arm; changes under %.0f %% do not count\n", best, res.Repeats, res.MinMeaningfulChangePercent)
+	return err
+}
+
+// printSweepProgress shows a sweep that has no report yet: each arm's runs so far.
+func printSweepProgress(out io.Writer, sw *perfexpv1alpha1.PerfSweep) error {
+	phase := string(sw.Status.Phase)
+	if phase == "" {
+		phase = string(perfexpv1alpha1.SweepPending)
+	}
+	if _, err := fmt.Fprintf(out, "sweep %s/%s has no report yet (phase %s, %s runs ended): %s\n", sw.Namespace, sw.Name, phase,
+		orDash(sw.Status.Progress), orDash(sw.Status.Message)); err != nil {
+		return err
+	}
+	if len(sw.Status.Arms) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(w, "ARM\tPARAMETER\tVALUE\tRUNS\tSUCCEEDED\tFAILED"); err != nil {
+		return err
+	}
+	for _, a := range sw.Status.Arms {
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\n", a.Name, a.Parameter, a.Value, a.Runs, a.Succeeded, a.Failed); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// Story: after a study, an engineer prints the comparison of two experiments and the table of a
+// sweep from kubectl.
+func TestCompare(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.Namespace(t, "compare")
+	conn := &connection{client: env.Client, namespace: ns}
+	ctx := t.Context()
+	f := func(v float64) *float64 { return &v }
+	create := func(obj client.Object) {
+		t.Helper()
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finished := func(name string, res *analysis.Result) {
+		t.Helper()
+		exp := newExperiment(ns, name)
+		create(exp)
+		js, err := report.JSON(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-report"}, Data: map[string]string{report.KeyJSON: string(js)}})
+		exp.Status.Phase = perfexpv1alpha1.PhaseSucceeded
+		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: name + "-report"}
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scenario := func(p95 float64) []analysis.ScenarioResult {
+		return []analysis.ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: analysis.RequestStats{P95: f(p95)}}}
+	}
+	finished("base", &analysis.Result{Experiment: "base", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(100)})
+	finished("variant", &analysis.Result{Experiment: "variant", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(130),
+		Comparison: &analysis.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeRegressed, Message: "s p95 rose", Metrics: []analysis.MetricComparison{
+			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(130), DeltaPercent: f(30),
+				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeRegressed},
+		}}})
+	finished("other", &analysis.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
+
+	// A finished sweep with its report, and one still running.
+	sweepResult := &report.SweepResult{Sweep: "pool", Namespace: ns, Repeats: 2, MinMeaningfulChangePercent: 5, BestArm: "pool-10", Arms: []report.SweepArmResult{
+		{Name: "baseline", Parameter: "-", Value: "as deployed", Scenarios: []report.SweepScenarioStats{{Name: "s", Runs: 2, Avg: f(50), P95: f(100)}}},
+		{Name: "pool-10", Parameter: "HTTP_MAXPOOLSIZE", Value: "10", Scenarios: []report.SweepScenarioStats{{Name: "s", Runs: 2, Avg: f(40), P95: f(80)}},
+			Comparison: &analysis.Comparison{Change: perfexpv1alpha1.ChangeImproved, Metrics: []analysis.MetricComparison{{Scenario: "s", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(-20)}}}},
+	}}
+	js, err := report.SweepJSON(sweepResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool-report"},
+		Data: map[string]string{report.KeySweepJSON: string(js), report.KeySweepMarkdown: report.SweepMarkdown(sweepResult)}})
+	newSweep := func(name string) *perfexpv1alpha1.PerfSweep {
+		s := &perfexpv1alpha1.PerfSweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		s.Spec.Template.Load = newExperiment(ns, "x").Spec.Load
+		s.Spec.Arms = []perfexpv1alpha1.SweepArm{{Name: "more", Load: &perfexpv1alpha1.LoadOverride{VUs: ptr(int32(2))}}}
+		create(s)
+		return s
+	}
+	pool := newSweep("pool")
+	pool.Status.Phase, pool.Status.ReportRef = perfexpv1alpha1.SweepSucceeded, &perfexpv1alpha1.LocalObjectReference{Name: "pool-report"}
+	if err := env.Client.Status().Update(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	running := newSweep("running")
+	running.Status.Phase, running.Status.Progress, running.Status.Message = perfexpv1alpha1.SweepRunning, "3/4", "3 of 4 runs ended"
+	running.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "baseline", Runs: 2, Succeeded: 2}, {Name: "more", Parameter: "vus", Value: "2", Runs: 2, Succeeded: 1}}
+	if err := env.Client.Status().Update(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name    string
+		args    []string
+		want    []string
+		wantErr string
+	}{
+		{"an experiment against the baseline it was analysed with", []string{"compare", "base", "variant"},
+			[]string{"variant against base: Regressed (as analysed when variant ran)", "s p95 rose", "METRIC", "s p95", "100 ms", "130 ms", "+30.0 %", "Regressed", "20 vs 20"}, ""},
+		{"as Markdown", []string{"compare", "base", "variant", "-o", "md"}, []string{"## variant against base: Regressed", "| s p95 | 100 ms | 130 ms | +30.0 % |"}, ""},
+		{"two experiments never compared are compared now, and it says so", []string{"compare", "base", "other"},
+			[]string{"other against base:", "computed now from one run each: the noise between runs is not in the intervals"}, ""},
+		{"a sweep's table", []string{"compare", "pool"}, []string{"ARM", "VERDICT", "baseline", "as deployed", "100 ms", "pool-10", "HTTP_MAXPOOLSIZE", "80 ms", "-20.0 %", "Improved",
+			"best arm: pool-10; 2 run(s) per arm"}, ""},
+		{"a sweep's report as Markdown", []string{"compare", "pool", "-o", "md"}, []string{"# Sweep " + ns + "/pool", "| pool-10 | HTTP_MAXPOOLSIZE | 10 |"}, ""},
+		{"a sweep without a report shows its progress", []string{"compare", "running"}, []string{"has no report yet (phase Running, 3/4 runs ended)", "more", "vus"}, ""},
+		{"an unknown sweep", []string{"compare", "nope"}, nil, "no PerfSweep nope in namespace " + ns},
+		{"an experiment without results", []string{"compare", "base", "nope"}, nil, "not found"},
+		{"an unknown format", []string{"compare", "pool", "-o", "pdf"}, nil, `unknown output "pdf"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, conn, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			last := -1
+			for _, w := range tc.want {
+				i := strings.Index(out[max(last, 0):], w)
+				if i < 0 {
+					t.Fatalf("output lacks %q (in order):\n%s", w, out)
+				}
+				last = max(last, 0) + i
+			}
+		})
+	}
+
+	t.Run("the help has examples", func(t *testing.T) {
+		out, err := run(t, conn, "compare", "--help")
+		if err != nil || !strings.Contains(out, "kubectl perfexp compare baseline pool-10 -n perf") {
+			t.Errorf("help lacks examples (%v):\n%s", err, out)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,127 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/sweep"
+)
+
+// reconcileSweepReport runs once every run has ended: it reads each run's results, compares
+// every arm's runs with the baseline's, writes the sweep report ConfigMap and ends the sweep.
+func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweepScope) (ctrl.Result, error) {
+	sw := s.sweep
+	outcomes := map[string]sweep.Outcome{}
+	for name, exp := range s.runs {
+		o := sweep.Outcome{Phase: exp.Status.Phase}
+		if exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
+			res, err := r.runResult(ctx, exp)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			o.Result = res
+		}
+		outcomes[name] = o
+	}
+	result := sweep.Compare(sw, s.plan, outcomes)
+	cm, err := r.publishSweepReport(ctx, sw, result)
+	if err != nil {
+		msg := err.Error()
+		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, truncate("the sweep report could not be written: "+msg, 1024)
+		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, perfexpv1alpha1.ReasonReportFailed, "%s", msg)
+		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonReportFailed, "%s", msg)
+		return ctrl.Result{}, nil
+	}
+
+	for i := range sw.Status.Arms {
+		a := &sw.Status.Arms[i]
+		for _, ar := range result.Arms {
+			if ar.Name == a.Name && ar.Comparison != nil {
+				a.Change, a.Message = ar.Comparison.Change, truncate(report.VerdictReason(ar.Comparison), 512)
+			}
+		}
+	}
+	sw.Status.BestArm = result.BestArm
+	sw.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: cm.Name}
+	sw.Status.Phase = perfexpv1alpha1.SweepSucceeded
+	sw.Status.CurrentArm, sw.Status.CurrentExperiment = "", ""
+	best := "no arm improved on the baseline"
+	if result.BestArm != "" {
+		best = "best arm " + result.BestArm
+	}
+	sw.Status.Message = fmt.Sprintf("%d runs ended (%d failed); %s; report in ConfigMap %s", sw.Status.Done, sw.Status.Failed, best, cm.Name)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionTrue, perfexpv1alpha1.ReasonReported, "report in ConfigMap %s", cm.Name)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "%s", sw.Status.Message)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(sw, nil, corev1.EventTypeNormal, perfexpv1alpha1.ReasonReported, "Report", "%s", sw.Status.Message)
+	}
+	return ctrl.Result{}, nil
+}
+
+// runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when
+// the report is gone or unreadable, the summary kept in its status.
+func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*analysis.Result, error) {
+	name := exp.Name + perfexpv1alpha1.ReportSuffix
+	if exp.Status.ReportRef != nil {
+		name = exp.Status.ReportRef.Name
+	}
+	cm := &corev1.ConfigMap{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, cm)
+	switch {
+	case err == nil:
+		if res, perr := report.ParseJSON([]byte(cm.Data[report.KeyJSON])); perr == nil {
+			return res, nil
+		}
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading the report of run %s: %w", exp.Name, err)
+	}
+	return analysis.ResultFromStatus(exp.Status.Results), nil
+}
+
+// publishSweepReport writes <sweep>-report, owned by the sweep so it goes with it.
+func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfexpv1alpha1.PerfSweep, res *report.SweepResult) (*corev1.ConfigMap, error) {
+	js, err := report.SweepJSON(res)
+	if err != nil {
+		return nil, err
+	}
+	page, err := report.SweepHTML(res)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]string{report.KeySweepMarkdown: report.SweepMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page}
+	size := 0
+	for _, v := range data {
+		size += len(v)
+	}
+	if size > maxReportBytes {
+		return nil, fmt.Errorf("the sweep report is %d bytes, more than a ConfigMap holds", size)
+	}
+	name := sw.Name
+	if max := 253 - len(perfexpv1alpha1.ReportSuffix); len(name) > max {
+		name = strings.TrimRight(name[:max], "-.")
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: sw.Namespace, Name: name + perfexpv1alpha1.ReportSuffix}}
+	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+		if cm.Labels == nil {
+			cm.Labels = map[string]string{}
+		}
+		cm.Labels[perfexpv1alpha1.LabelSweep] = sweepLabel(sw)
+		cm.Data = data
+		return controllerutil.SetControllerReference(sw, cm, r.Scheme())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the sweep report ConfigMap %s: %w", cm.Name, err)
+	}
+	return cm, nil
+}

@@ -1,0 +1,394 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/queue"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// These user stories run the PerfSweep reconciler and the PerfExperiment reconciler together
+// against a real API server, with the experiments' collaborators scripted by the lab: the
+// sweep's runs go through the real queue, one at a time, in the order the sweep gave them.
+
+func startSweepOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	experiments := &controllers.PerfExperimentReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), Clock: clock.RealClock{},
+		Lock:        &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
+		Environment: lab, Load: lab, Analyzer: lab, SkipNameValidation: true,
+	}
+	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), SkipNameValidation: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := experiments.SetupWithManager(ctx, mgr); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := sweeps.SetupWithManager(mgr); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	op := &operator{cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(ctx) }()
+	t.Cleanup(op.stop)
+	return op
+}
+
+// newTestSweep builds a sweep of HTTP_MAXPOOLSIZE over the given values on one queue.
+func newTestSweep(ns, name string, repeats int32, values ...string) *perfexpv1alpha1.PerfSweep {
+	s := &perfexpv1alpha1.PerfSweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	s.Spec.Queue = ns
+	s.Spec.Repeats = repeats
+	s.Spec.Template.Load.Scenarios = experiment(ns, "template", ns, 0).Spec.Load.Scenarios
+	for _, v := range values {
+		s.Spec.Arms = append(s.Spec.Arms, perfexpv1alpha1.SweepArm{Name: "pool-" + v, Variant: poolVariant(v)})
+	}
+	return s
+}
+
+func poolVariant(v string) *perfexpv1alpha1.Variant {
+	return &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
+		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"circulation"}},
+		Env:              &perfexpv1alpha1.EnvChange{Set: []perfexpv1alpha1.EnvVar{{Name: "HTTP_MAXPOOLSIZE", Value: v}}},
+	}}}
+}
+
+// runReport builds the report ConfigMap a run's analysis would have published: results.json
+// with one scenario at the given p95.
+func runReport(t *testing.T, ns, run string, p95 float64) *corev1.ConfigMap {
+	t.Helper()
+	f := func(v float64) *float64 { return &v }
+	res := &analysis.Result{Experiment: run, Namespace: ns, Validity: perfexpv1alpha1.Valid, Verdict: perfexpv1alpha1.VerdictPass,
+		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid,
+			RequestStats: analysis.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(80)}}}}
+	js, err := report.JSON(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: run + perfexpv1alpha1.ReportSuffix},
+		Data: map[string]string{report.KeyJSON: string(js)}}
+}
+
+func getSweep(t *testing.T, c client.Client, ns, name string) *perfexpv1alpha1.PerfSweep {
+	t.Helper()
+	s := &perfexpv1alpha1.PerfSweep{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return s
+}
+
+func waitSweepPhase(t *testing.T, c client.Client, ns, name string, want perfexpv1alpha1.SweepPhase) *perfexpv1alpha1.PerfSweep {
+	t.Helper()
+	var s *perfexpv1alpha1.PerfSweep
+	eventually(t, 60*time.Second, fmt.Sprintf("sweep %s reaches %s", name, want), func() error {
+		s = getSweep(t, c, ns, name)
+		if s == nil {
+			return fmt.Errorf("sweep %s is gone", name)
+		}
+		if s.Status.Phase != want {
+			return fmt.Errorf("phase %q (%s)", s.Status.Phase, s.Status.Message)
+		}
+		return nil
+	})
+	return s
+}
+
+// runsOf lists the sweep's PerfExperiments by name.
+func runsOf(t *testing.T, c client.Client, ns string) map[string]perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	list := &perfexpv1alpha1.PerfExperimentList{}
+	if err := c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]perfexpv1alpha1.PerfExperiment{}
+	for _, e := range list.Items {
+		out[e.Name] = e
+	}
+	return out
+}
+
+func TestSweep(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, leaseNamespace)
+	c := env.Client
+
+	t.Run("a sweep of a baseline and 3 arms, 2 repeats, runs 8 interleaved experiments and reports", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-story")
+		lab := newLab()
+		op := startSweepOperator(t, env, lab)
+		want := []string{
+			"pool-baseline-1", "pool-pool-1-1", "pool-pool-10-1", "pool-pool-50-1",
+			"pool-baseline-2", "pool-pool-1-2", "pool-pool-10-2", "pool-pool-50-2",
+		}
+		// The runs' analyses would publish these; the lab's does not.
+		for i, name := range want {
+			mustCreate(t, c, runReport(t, ns, name, float64(100+10*i)))
+		}
+		sw := newTestSweep(ns, "pool", 2, "1", "10", "50")
+		mustCreate(t, c, sw)
+
+		var runs map[string]perfexpv1alpha1.PerfExperiment
+		eventually(t, 30*time.Second, "8 runs exist", func() error {
+			runs = runsOf(t, c, ns)
+			if len(runs) != 8 {
+				return fmt.Errorf("%d runs", len(runs))
+			}
+			return nil
+		})
+		uids := map[string]string{}
+		for _, name := range want {
+			exp, ok := runs[name]
+			if !ok {
+				t.Fatalf("run %s missing; runs: %v", name, keys(runs))
+			}
+			uids[name] = string(exp.UID)
+			if ref := metav1.GetControllerOf(&exp); ref == nil || ref.Name != "pool" || ref.Kind != "PerfSweep" {
+				t.Errorf("run %s is not controlled by the sweep: %+v", name, ref)
+			}
+			repeat := name[len(name)-1:]
+			switch wantBase := "pool-baseline-" + repeat; {
+			case strings.HasPrefix(name, "pool-baseline-"):
+				if exp.Spec.Baseline != nil || exp.Spec.Variant != nil {
+					t.Errorf("baseline run %s has baseline %+v, variant %+v", name, exp.Spec.Baseline, exp.Spec.Variant)
+				}
+			case exp.Spec.Baseline == nil || exp.Spec.Baseline.Name != wantBase:
+				t.Errorf("run %s is compared with %+v, want %s", name, exp.Spec.Baseline, wantBase)
+			}
+			if exp.Spec.Queue != ns {
+				t.Errorf("run %s in queue %q, want %q", name, exp.Spec.Queue, ns)
+			}
+		}
+
+		// The queue's own order, as it stands with every run waiting or the first holding the lock.
+		eventually(t, 30*time.Second, "the queue ordered the waiting runs as interleaved", func() error {
+			runs = runsOf(t, c, ns)
+			for i, name := range want[1:] {
+				if got := runs[name].Status.QueuePosition; got != int32(i+1) {
+					return fmt.Errorf("%s at queue position %d, want %d", name, got, i+1)
+				}
+			}
+			return nil
+		})
+		if s := getSweep(t, c, ns, "pool"); s.Status.Total != 8 || s.Status.CurrentArm != "baseline" || s.Status.Progress != "0/8" {
+			t.Errorf("progress %s current %q total %d, want 0/8 with the baseline running", s.Status.Progress, s.Status.CurrentArm, s.Status.Total)
+		}
+
+		t.Log("A restart that lost the sweep's status, and a re-apply of the same sweep, stamp nothing new.")
+		op.stop()
+		s := getSweep(t, c, ns, "pool")
+		s.Status = perfexpv1alpha1.PerfSweepStatus{}
+		if err := c.Status().Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		s = getSweep(t, c, ns, "pool")
+		s.Spec = newTestSweep(ns, "pool", 2, "1", "10", "50").Spec
+		if err := c.Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		if g := getSweep(t, c, ns, "pool").Generation; g != 1 {
+			t.Errorf("re-applying the same spec made generation %d", g)
+		}
+		startSweepOperator(t, env, lab)
+		eventually(t, 30*time.Second, "the restarted operator counts the runs again", func() error {
+			if s := getSweep(t, c, ns, "pool"); s.Status.Total != 8 {
+				return fmt.Errorf("total %d", s.Status.Total)
+			}
+			return nil
+		})
+		for name, exp := range runsOf(t, c, ns) {
+			if uids[name] != string(exp.UID) {
+				t.Errorf("run %s was created again (uid %s, was %s)", name, exp.UID, uids[name])
+			}
+		}
+		if n := len(runsOf(t, c, ns)); n != 8 {
+			t.Errorf("%d runs after the restart, want 8", n)
+		}
+
+		for _, name := range want {
+			lab.finishLoad(name)
+		}
+		done := waitSweepPhase(t, c, ns, "pool", perfexpv1alpha1.SweepSucceeded)
+		if got := lab.order(); !slices.Equal(got, want) {
+			t.Errorf("runs prepared in order\n %v\nwant %v", got, want)
+		}
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("runs overlapped: %v", v)
+		}
+		if done.Status.Progress != "8/8" || done.Status.Done != 8 || done.Status.Failed != 0 || done.Status.CurrentArm != "" {
+			t.Errorf("status %+v, want 8/8 done and nothing current", done.Status)
+		}
+		if len(done.Status.Arms) != 4 || done.Status.Arms[0].Name != "baseline" || done.Status.Arms[3].Succeeded != 2 {
+			t.Errorf("arms %+v", done.Status.Arms)
+		}
+		for _, typ := range []string{perfexpv1alpha1.ConditionReady, perfexpv1alpha1.ConditionReported, perfexpv1alpha1.ConditionExperimentsCreated} {
+			cond := meta.FindStatusCondition(done.Status.Conditions, typ)
+			if cond == nil || cond.Status != metav1.ConditionTrue || cond.ObservedGeneration != done.Generation {
+				t.Errorf("condition %s = %+v, want True at generation %d", typ, cond, done.Generation)
+			}
+		}
+		if done.Status.ReportRef == nil || done.Status.ReportRef.Name != "pool-report" {
+			t.Fatalf("reportRef %+v", done.Status.ReportRef)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "pool-report"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Means over the two runs of each arm: baseline runs were written at 100 and 140 ms.
+		if len(res.Arms) != 4 || res.Arms[0].Succeeded != 2 || *res.Arms[0].Scenarios[0].P95 != 120 {
+			t.Errorf("sweep results %+v", res.Arms)
+		}
+		for _, a := range res.Arms[1:] {
+			if a.Comparison == nil {
+				t.Errorf("arm %s was not compared", a.Name)
+			}
+		}
+		md := cm.Data[report.KeySweepMarkdown]
+		for _, w := range []string{"| pool-10 | HTTP_MAXPOOLSIZE | 10 | checkinout | 2 |", "| baseline | - | as deployed | checkinout | 2 | 60 ms | 120 ms |"} {
+			if !strings.Contains(md, w) {
+				t.Errorf("report.md lacks %q:\n%s", w, md)
+			}
+		}
+		if !strings.Contains(cm.Data[report.KeySweepHTML], "<svg") {
+			t.Error("report.html has no chart")
+		}
+	})
+
+	t.Run("abort propagates to every unfinished run, which restores the environment", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-abort")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		mustCreate(t, c, newTestSweep(ns, "ab", 1, "1", "10"))
+		waitPhase(t, c, ns, "ab-baseline-1", perfexpv1alpha1.PhaseRunning)
+		s := getSweep(t, c, ns, "ab")
+		s.Spec.Abort = true
+		if err := c.Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		done := waitSweepPhase(t, c, ns, "ab", perfexpv1alpha1.SweepAborted)
+		for _, name := range []string{"ab-baseline-1", "ab-pool-1-1", "ab-pool-10-1"} {
+			if exp := get(t, c, ns, name); exp == nil || exp.Status.Phase != perfexpv1alpha1.PhaseAborted || !exp.Spec.Abort {
+				t.Errorf("run %s: %+v, want Aborted", name, exp)
+			}
+		}
+		if lab.restores("ab-baseline-1") == 0 {
+			t.Error("the running run did not restore the environment")
+		}
+		if cond := meta.FindStatusCondition(done.Status.Conditions, perfexpv1alpha1.ConditionReady); cond == nil || cond.Reason != perfexpv1alpha1.ReasonAborted || cond.Status != metav1.ConditionFalse {
+			t.Errorf("Ready %+v, want False/Aborted", cond)
+		}
+	})
+
+	t.Run("deleting the sweep deletes its runs, a running one after it restored the environment", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-delete")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		mustCreate(t, c, newTestSweep(ns, "del", 2, "1"))
+		waitPhase(t, c, ns, "del-baseline-1", perfexpv1alpha1.PhaseRunning)
+		if err := c.Delete(t.Context(), getSweep(t, c, ns, "del")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "the sweep and its runs are gone", func() error {
+			if s := getSweep(t, c, ns, "del"); s != nil {
+				return fmt.Errorf("the sweep remains (%s)", s.Status.Message)
+			}
+			if runs := runsOf(t, c, ns); len(runs) > 0 {
+				return fmt.Errorf("runs remain: %v", keys(runs))
+			}
+			return nil
+		})
+		if lab.restores("del-baseline-1") == 0 {
+			t.Error("the running run went without restoring the environment")
+		}
+	})
+
+	t.Run("the demo sweep is accepted by the API server", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-demo")
+		data, err := os.ReadFile(filepath.Join(testenv.Root(), "scenarios", "demo-sweep", "pool-size-sweep.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
+			t.Fatalf("the demo sweep was refused: %v", err)
+		}
+	})
+
+	t.Run("a sweep whose arm equals the baseline is refused and creates nothing", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-refused")
+		startSweepOperator(t, env, newLab())
+		s := newTestSweep(ns, "same", 1, "10")
+		s.Spec.Baseline = &perfexpv1alpha1.SweepBaseline{Variant: poolVariant("10")}
+		mustCreate(t, c, s)
+		got := waitSweepPhase(t, c, ns, "same", perfexpv1alpha1.SweepFailed)
+		cond := meta.FindStatusCondition(got.Status.Conditions, perfexpv1alpha1.ConditionReady)
+		if cond == nil || cond.Reason != perfexpv1alpha1.ReasonInvalidSweep || !strings.Contains(cond.Message, "arm pool-10 changes nothing compared with the baseline") {
+			t.Errorf("Ready %+v, want InvalidSweep naming the arm", cond)
+		}
+		time.Sleep(time.Second)
+		if runs := runsOf(t, c, ns); len(runs) > 0 {
+			t.Errorf("a refused sweep created runs: %v", keys(runs))
+		}
+
+		t.Log("Corrected, the same sweep runs.")
+		got.Spec.Baseline = nil
+		if err := c.Update(t.Context(), got); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the corrected sweep creates its runs", func() error {
+			if runs := runsOf(t, c, ns); len(runs) != 2 {
+				return fmt.Errorf("runs %v", keys(runs))
+			}
+			if s := getSweep(t, c, ns, "same"); s.Status.Phase != perfexpv1alpha1.SweepRunning {
+				return fmt.Errorf("phase %s (%s)", s.Status.Phase, s.Status.Message)
+			}
+			return nil
+		})
+	})
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

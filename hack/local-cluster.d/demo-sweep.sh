@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# `make demo-sweep`: the local cluster, the operator and the demo system under test (as `make
+# demo` brings them up, without its experiments), then the demo PerfSweep (scenarios/demo-sweep):
+# one `kubectl apply`, eight runs in one queue, and the sweep table at the end. Every step that
+# cannot run is named in the output; nothing is faked.
+#
+# Environment: DEMO_SWEEP_TIMEOUT (seconds to wait for the sweep, default 1500),
+# DEMO_NAMESPACE (default perfexp-demo), DEMO_SWEEP_RESET=1 (delete an earlier run of the sweep
+# first, so it runs again; by default an existing sweep is left as it is and only reported).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=hack/local-cluster.d/lib.sh
+source "${ROOT}/hack/local-cluster.d/lib.sh"
+cd "${ROOT}"
+
+NS="${DEMO_NAMESPACE:-perfexp-demo}"
+TIMEOUT="${DEMO_SWEEP_TIMEOUT:-1500}"
+SWEEP=demo-pool
+OPERATOR_NS=perfexp-system
+OPERATOR_DEPLOY=perfexp-manager
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+t0=${SECONDS}
+step "cluster, operator and demo system (hack/local-cluster.d/demo.sh, SKIP_EXPERIMENTS=1)"
+SKIP_EXPERIMENTS=1 DEMO_NAMESPACE="${NS}" hack/local-cluster.d/demo.sh
+
+if ! kc get crd perfsweeps.perfexp.dev >/dev/null 2>&1; then
+  echo "The PerfSweep CRD is not installed (config/crd did not apply); the sweep cannot run." >&2
+  exit 1
+fi
+if ! kc -n "${OPERATOR_NS}" rollout status "deploy/${OPERATOR_DEPLOY}" --timeout=10s >/dev/null 2>&1; then
+  echo "The operator is not running (see the summary above); the sweep would wait forever." >&2
+  exit 1
+fi
+
+step "the check-in/check-out script (ConfigMap checkinout-script in ${NS})"
+kc -n "${NS}" create configmap checkinout-script --from-file=script.js=scenarios/demo/checkinout.js \
+  --dry-run=client -o yaml | kc apply -f -
+
+if [ "${DEMO_SWEEP_RESET:-}" = 1 ]; then
+  step "deleting the earlier sweep ${SWEEP} (its runs restore the environment first)"
+  kc -n "${NS}" delete perfsweep "${SWEEP}" --ignore-not-found --timeout=600s
+fi
+
+step "the demo sweep (scenarios/demo-sweep): baseline + HTTP_MAXPOOLSIZE 1/10/50, 2 repeats"
+# A CRD applied seconds ago may not be served yet.
+wait_for "the PerfSweep API" 60 "" kc get perfsweeps -n "${NS}"
+kc apply -k scenarios/demo-sweep
+
+step "waiting for the sweep to end (at most ${TIMEOUT}s; its runs go one at a time)"
+deadline=$((SECONDS + TIMEOUT))
+last=""
+phase=""
+while :; do
+  table="$(kc -n "${NS}" get perfsweep "${SWEEP}" 2>&1 || true)"
+  if [ "${table}" != "${last}" ]; then
+    printf '%s  %s\n' "$(date +%H:%M:%S)" "${table//$'\n'/$'\n'          }" >&2
+    last="${table}"
+  fi
+  phase="$(kc -n "${NS}" get perfsweep "${SWEEP}" -o jsonpath='{.status.phase}' 2>/dev/null || true)"
+  case "${phase}" in
+    Succeeded | Failed | Aborted) break ;;
+  esac
+  if [ "${SECONDS}" -ge "${deadline}" ]; then
+    echo "The sweep had not ended after ${TIMEOUT}s (phase ${phase:-none})." >&2
+    break
+  fi
+  sleep 10
+done
+
+step "the sweep's runs"
+kc -n "${NS}" get perfexperiments -l "perfexp.dev/sweep=${SWEEP}" -o wide || true
+# Every run restores what it changed: the deployed pool size must be back at the demo's 10.
+pool="$(kc -n "${NS}" get deploy circulation \
+  -o jsonpath='{.spec.template.spec.containers[?(@.name=="circulation")].env[?(@.name=="HTTP_MAXPOOLSIZE")].value}' || true)"
+echo "circulation's HTTP_MAXPOOLSIZE after the sweep: ${pool:-unknown} (the demo deploys 10)"
+
+step "the sweep table (kubectl perfexp compare ${SWEEP})"
+kc -n "${NS}" get perfsweep "${SWEEP}" -o jsonpath='{.status.message}{"\n"}' || true
+plugin=()
+if [ -x "${LOCALBIN:-${ROOT}/bin}/kubectl-perfexp" ]; then
+  plugin=("${LOCALBIN:-${ROOT}/bin}/kubectl-perfexp")
+elif command -v go >/dev/null 2>&1; then
+  plugin=(go run ./cmd/kubectl-perfexp)
+fi
+if [ ${#plugin[@]} -gt 0 ]; then
+  "${plugin[@]}" --kubeconfig "${KUBECONFIG_PATH}" -n "${NS}" compare "${SWEEP}" || true
+else
+  # Neither the plugin (make build) nor Go to build it: the report's Markdown holds the same table.
+  kc -n "${NS}" get configmap "${SWEEP}-report" -o jsonpath='{.data.report\.md}' || true
+  echo
+fi
+
+step "summary"
+echo "sweep ${SWEEP}: phase ${phase:-none}; total $((SECONDS - t0))s"
+echo "the full report: kubectl --kubeconfig ${KUBECONFIG_PATH} -n ${NS} get configmap ${SWEEP}-report -o jsonpath='{.data.report\\.md}'"
+[ "${phase}" = Succeeded ]

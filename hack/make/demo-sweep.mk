@@ -1,0 +1,9 @@
+# The demo PerfSweep on the local cluster. Included by the main Makefile (hack/make/*.mk).
+
+.PHONY: demo-sweep
+demo-sweep: ## Local cluster + operator + demo app + the demo PerfSweep (HTTP_MAXPOOLSIZE 1/10/50 x 2); waits and prints the sweep table.
+	LOCALBIN=$(LOCALBIN) hack/local-cluster.d/demo-sweep.sh
+
+.PHONY: demo-sweep-reset
+demo-sweep-reset: ## Delete the demo PerfSweep (its runs restore the environment first) so the next `make demo-sweep` runs it again.
+	kubectl --kubeconfig $(LOCAL_KUBECONFIG) -n perfexp-demo delete --ignore-not-found --timeout=600s perfsweep demo-pool

@@ -1,0 +1,269 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+// SweepResult is what a sweep found: every arm's runs, their statistics and the comparison of
+// each arm with the baseline. It is what the sweep report's results.json holds.
+type SweepResult struct {
+	Sweep     string `json:"sweep"`
+	Namespace string `json:"namespace"`
+	// Repeats is the number of runs per arm.
+	Repeats int `json:"repeats"`
+	// MinMeaningfulChangePercent is the change below which a difference does not matter.
+	MinMeaningfulChangePercent float64 `json:"minMeaningfulChangePercent"`
+	// LoadParameter is "VUs" or "Rate" for a sweep over load (a capacity curve).
+	LoadParameter perfexpv1alpha1.LoadParameter `json:"loadParameter,omitempty"`
+	// Arms, the baseline first.
+	Arms []SweepArmResult `json:"arms"`
+	// BestArm is the Improved arm with the largest improvement of its primary latency.
+	BestArm string `json:"bestArm,omitempty"`
+	// Notes are caveats a reader should know (runs left out, how the arms were compared).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SweepArmResult is one arm of a sweep.
+type SweepArmResult struct {
+	Name      string `json:"name"`
+	Parameter string `json:"parameter"`
+	Value     string `json:"value"`
+	// LoadValue is the arm's VUs or rate in a sweep over load.
+	LoadValue *float64 `json:"loadValue,omitempty"`
+	// Baseline names the arm this one was compared with; absent for a baseline.
+	Baseline string `json:"baseline,omitempty"`
+	// Experiments names the arm's runs, by repeat; Succeeded counts those whose results are used.
+	Experiments []string `json:"experiments"`
+	Succeeded   int      `json:"succeeded"`
+	// Scenarios holds each scenario's statistics, the mean over the arm's runs.
+	Scenarios []SweepScenarioStats `json:"scenarios,omitempty"`
+	// Comparison of the arm's runs with the baseline's runs; absent for the baseline.
+	Comparison *analysis.Comparison `json:"comparison,omitempty"`
+}
+
+// SweepScenarioStats are one scenario's statistics in one arm: means over the arm's runs;
+// latencies in milliseconds, rate in requests per second.
+type SweepScenarioStats struct {
+	Name         string   `json:"name"`
+	Runs         int      `json:"runs"`
+	Avg          *float64 `json:"avg,omitempty"`
+	P95          *float64 `json:"p95,omitempty"`
+	Rate         *float64 `json:"rate,omitempty"`
+	ErrorPercent *float64 `json:"errorPercent,omitempty"`
+}
+
+// Keys of the sweep report ConfigMap: report.md and results.json as an experiment's, plus the
+// HTML page.
+const (
+	KeySweepMarkdown = KeyMarkdown
+	KeySweepJSON     = KeyJSON
+	KeySweepHTML     = "report.html"
+)
+
+// SweepJSON renders a sweep's results.
+func SweepJSON(r *SweepResult) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// ParseSweepJSON reads results rendered by SweepJSON.
+func ParseSweepJSON(b []byte) (*SweepResult, error) {
+	r := &SweepResult{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("reading sweep results: %w", err)
+	}
+	return r, nil
+}
+
+// SweepRow is one line of the sweep table: one arm and one scenario.
+type SweepRow struct {
+	Arm, Parameter, Value, Scenario string
+	Runs                            int
+	Avg, P95                        string
+	// Delta is the change of the scenario's p95 against the baseline, with its interval.
+	Delta string
+	// Verdict is the arm's verdict (the same on each of its rows).
+	Verdict string
+}
+
+// SweepRows lays out the sweep table: one row per arm and scenario, the baseline first.
+func SweepRows(r *SweepResult) []SweepRow {
+	var rows []SweepRow
+	for _, a := range r.Arms {
+		verdict := "baseline"
+		if a.Comparison != nil {
+			verdict = orDash(string(a.Comparison.Change))
+		}
+		if len(a.Scenarios) == 0 {
+			rows = append(rows, SweepRow{Arm: a.Name, Parameter: a.Parameter, Value: a.Value, Scenario: "-", Avg: "-", P95: "-", Delta: "-", Verdict: verdict})
+			continue
+		}
+		for _, s := range a.Scenarios {
+			row := SweepRow{Arm: a.Name, Parameter: a.Parameter, Value: a.Value, Scenario: s.Name, Runs: s.Runs,
+				Avg: withUnit(s.Avg, "ms"), P95: withUnit(s.P95, "ms"), Delta: "-", Verdict: verdict}
+			if a.Comparison != nil {
+				row.Delta = scenarioDelta(a.Comparison, s.Name)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// scenarioDelta is the change of a scenario's p95 as the comparison states it: the relative
+// change, and the 95 % interval when the comparison gives one.
+func scenarioDelta(c *analysis.Comparison, scenario string) string {
+	for _, m := range c.Metrics {
+		if m.Scenario != scenario || m.Request != "" || m.Kind != perfexpv1alpha1.MetricP95 {
+			continue
+		}
+		s := signed(m.DeltaPercent, 1)
+		if s == "-" {
+			return s
+		}
+		s += " %"
+		if lo, hi, unit, ok := Interval(m); ok {
+			s += fmt.Sprintf(" [%+.1f, %+.1f]", lo, hi)
+			if unit != "%" {
+				s += " " + unit
+			}
+		}
+		return s
+	}
+	return "-"
+}
+
+// Interval returns the 95 % interval of a metric's change and its unit: "%" for a change
+// relative to the baseline, "pp" for percentage points (error rates). The statistics live in
+// internal/analysis; this reads the interval from the metric's JSON form (low, high and scale,
+// as the run-level comparison writes them), so the sweep report does not depend on how the
+// comparison's Go fields are arranged around it.
+func Interval(m analysis.MetricComparison) (lo, hi float64, unit string, ok bool) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return 0, 0, "", false
+	}
+	var fields struct {
+		Low   *float64 `json:"low"`
+		High  *float64 `json:"high"`
+		Scale string   `json:"scale"`
+	}
+	if json.Unmarshal(b, &fields) != nil || fields.Low == nil || fields.High == nil {
+		return 0, 0, "", false
+	}
+	unit = "%"
+	if strings.EqualFold(fields.Scale, "points") || strings.EqualFold(fields.Scale, "pp") {
+		unit = "pp"
+	}
+	return *fields.Low, *fields.High, unit, true
+}
+
+// SweepMarkdown renders the sweep report: the table the reference reports wrote by hand (arm,
+// parameter, value, each scenario's avg and p95, the delta against the baseline, the verdict).
+func SweepMarkdown(r *SweepResult) string {
+	m := &markdown{}
+	m.printf("# Sweep %s/%s\n\n", r.Namespace, r.Sweep)
+	m.printf("%d arms (baseline included), %d run(s) each, run interleaved (B, V1, V2, ..., B, V1, V2, ...). "+
+		"A change smaller than %.0f %% does not count.", len(r.Arms), r.Repeats, r.MinMeaningfulChangePercent)
+	if r.BestArm != "" {
+		m.printf(" Best arm: **%s**.", r.BestArm)
+	} else {
+		m.printf(" No arm improved on the baseline.")
+	}
+	m.printf("\n\n")
+	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg | p95 | Δ p95 vs baseline [95 %% interval] | Verdict |\n")
+	m.printf("|---|---|---|---|---:|---:|---:|---:|---|\n")
+	for _, row := range SweepRows(r) {
+		m.printf("| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", cell(row.Arm), cell(row.Parameter), cell(row.Value),
+			cell(row.Scenario), row.Runs, row.Avg, row.P95, row.Delta, row.Verdict)
+	}
+	m.printf("\n## Verdicts\n\n")
+	for _, a := range r.Arms {
+		if a.Comparison == nil {
+			continue
+		}
+		m.printf("- **%s** (%s = %s", a.Name, a.Parameter, a.Value)
+		if a.Baseline != "" && a.Baseline != perfexpv1alpha1.BaselineArm {
+			m.printf(", against %s", a.Baseline)
+		}
+		m.printf("): %s", orDash(string(a.Comparison.Change)))
+		if why := VerdictReason(a.Comparison); why != "" {
+			m.printf(": %s", why)
+		}
+		m.printf("\n")
+	}
+	m.printf("\n## Runs\n\n")
+	for _, a := range r.Arms {
+		m.printf("- %s: %s (%d of %d succeeded)\n", a.Name, strings.Join(a.Experiments, ", "), a.Succeeded, len(a.Experiments))
+	}
+	if r.LoadParameter != "" {
+		m.printf("\n## Capacity\n\n| %s | Scenario | Throughput (req/s) | p95 |\n|---:|---|---:|---:|\n", strings.ToLower(string(r.LoadParameter)))
+		for _, p := range CapacityPoints(r) {
+			m.printf("| %s | %s | %s | %s |\n", num(&p.Load, 0), cell(p.Scenario), num(p.Rate, 1), withUnit(p.P95, "ms"))
+		}
+	}
+	m.printf("\n")
+	m.notes(r.Notes)
+	return m.String()
+}
+
+// VerdictReason is the comparison's own message or, when it has none, the reasons its scenarios'
+// p95 give (why a change is Inconclusive: too few runs, too noisy).
+func VerdictReason(c *analysis.Comparison) string {
+	if c.Message != "" {
+		return c.Message
+	}
+	var whys []string
+	for _, m := range c.Metrics {
+		if m.Request == "" && m.Kind == perfexpv1alpha1.MetricP95 && m.Why != "" {
+			whys = append(whys, m.Metric+": "+m.Why)
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+// CapacityPoint is one point of a capacity curve: a load level and what one scenario did at it.
+type CapacityPoint struct {
+	Load      float64
+	Scenario  string
+	Rate, P95 *float64
+}
+
+// CapacityPoints lists a sweep over load's points, by scenario and then by load.
+func CapacityPoints(r *SweepResult) []CapacityPoint {
+	out := make([]CapacityPoint, 0, len(r.Arms))
+	for _, name := range sweepScenarios(r) {
+		var pts []CapacityPoint
+		for _, a := range r.Arms {
+			if a.LoadValue == nil {
+				continue
+			}
+			for _, s := range a.Scenarios {
+				if s.Name == name {
+					pts = append(pts, CapacityPoint{Load: *a.LoadValue, Scenario: name, Rate: s.Rate, P95: s.P95})
+				}
+			}
+		}
+		slices.SortStableFunc(pts, func(a, b CapacityPoint) int { return cmp.Compare(a.Load, b.Load) })
+		out = append(out, pts...)
+	}
+	return out
+}
+
+func sweepScenarios(r *SweepResult) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, a := range r.Arms {
+		for _, s := range a.Scenarios {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+func sweepSample() *SweepResult {
+	stats := func(p95, rate float64) []SweepScenarioStats {
+		return []SweepScenarioStats{{Name: "checkinout", Runs: 2, Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}}
+	}
+	cmp := func(change perfexpv1alpha1.Change, delta float64) *analysis.Comparison {
+		c := &analysis.Comparison{Baseline: "s-baseline-1", Change: change, Message: "judged on p95", Metrics: []analysis.MetricComparison{
+			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(delta), Why: "why " + string(change)},
+		}}
+		if change == perfexpv1alpha1.ChangeRegressed {
+			c.Message = "" // the reason then comes from the metrics
+		}
+		return c
+	}
+	return &SweepResult{Sweep: "s", Namespace: "perf", Repeats: 2, MinMeaningfulChangePercent: 5, LoadParameter: perfexpv1alpha1.LoadVUs, BestArm: "users-1",
+		Arms: []SweepArmResult{
+			{Name: "baseline", Parameter: "vus", Value: "5", LoadValue: f(5), Experiments: []string{"s-baseline-1", "s-baseline-2"}, Succeeded: 2, Scenarios: stats(110, 50)},
+			{Name: "users-20", Parameter: "vus", Value: "20", LoadValue: f(20), Experiments: []string{"s-users-20-1", "s-users-20-2"}, Succeeded: 2, Scenarios: stats(300, 150), Comparison: cmp(perfexpv1alpha1.ChangeRegressed, 172.7)},
+			{Name: "users-1", Parameter: "vus", Value: "1", LoadValue: f(1), Experiments: []string{"s-users-1-1", "s-users-1-2"}, Succeeded: 2, Scenarios: stats(40, 10), Comparison: cmp(perfexpv1alpha1.ChangeImproved, -63.6)},
+		}}
+}
+
+func TestSweepMarkdown(t *testing.T) {
+	md := SweepMarkdown(sweepSample())
+	for _, want := range []string{
+		"| Arm | Parameter | Value | Scenario | Runs | Avg | p95 | Δ p95 vs baseline [95 % interval] | Verdict |",
+		"| baseline | vus | 5 | checkinout | 2 | 55 ms | 110 ms | - | baseline |",
+		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed |",
+		"Best arm: **users-1**",
+		"- **users-1** (vus = 1): Improved: judged on p95",
+		"- **users-20** (vus = 20): Regressed: checkinout p95: why Regressed",
+		"## Capacity",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the sweep report lacks %q:\n%s", want, md)
+		}
+	}
+	// The capacity table is ordered by load, whatever the order of the arms.
+	capacity := md[strings.Index(md, "## Capacity"):]
+	if i1, i5, i20 := strings.Index(capacity, "| 1 | checkinout"), strings.Index(capacity, "| 5 | checkinout"), strings.Index(capacity, "| 20 | checkinout"); i1 < 0 || i1 > i5 || i5 > i20 {
+		t.Errorf("capacity rows not ordered by load (%d, %d, %d):\n%s", i1, i5, i20, capacity)
+	}
+}
+
+func TestSweepHTML(t *testing.T) {
+	page, err := SweepHTML(sweepSample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page, "<script") || strings.Count(page, "<svg") != 3 {
+		t.Errorf("want a self-contained page with 3 charts (bars and two capacity curves), got %d svg", strings.Count(page, "<svg"))
+	}
+	for _, want := range []string{"p95 (ms) against vus", "throughput (req/s) against vus", "<table>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	noLoad := sweepSample()
+	noLoad.LoadParameter = ""
+	page, _ = SweepHTML(noLoad)
+	if strings.Count(page, "<svg") != 1 {
+		t.Errorf("a sweep not over load has only the bar chart, got %d charts", strings.Count(page, "<svg"))
+	}
+}
+
+func TestSweepJSONRoundTrip(t *testing.T) {
+	in := sweepSample()
+	b, err := SweepJSON(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ParseSweepJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.BestArm != "users-1" || len(out.Arms) != 3 || out.Arms[1].Comparison.Change != perfexpv1alpha1.ChangeRegressed || *out.Arms[2].LoadValue != 1 {
+		t.Errorf("round trip lost data: %+v", out)
+	}
+}
+
+func TestInterval(t *testing.T) {
+	// The interval is read from the comparison's JSON form; a metric without one has none.
+	if _, _, _, ok := Interval(analysis.MetricComparison{DeltaPercent: f(3)}); ok {
+		t.Error("an interval was found where the comparison gives none")
+	}
+}
+
+func TestIntervalFromTheComparison(t *testing.T) {
+	tests := []struct {
+		name     string
+		js       string
+		lo, hi   float64
+		wantUnit string
+	}{
+		{"a relative change", `{"metric":"s p95","deltaPercent":12,"low":4.5,"high":19.5,"scale":"percent"}`, 4.5, 19.5, "%"},
+		{"an error rate in points", `{"metric":"s errors","low":-0.2,"high":1.1,"scale":"points"}`, -0.2, 1.1, "pp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m analysis.MetricComparison
+			if err := json.Unmarshal([]byte(tt.js), &m); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.Marshal(m); !strings.Contains(string(b), `"low"`) {
+				t.Skip("analysis.MetricComparison carries no interval yet (the statistics change adds low/high/scale)")
+			}
+			lo, hi, unit, ok := Interval(m)
+			if !ok || lo != tt.lo || hi != tt.hi || unit != tt.wantUnit {
+				t.Errorf("Interval = %v, %v, %q, %v; want %v, %v, %q", lo, hi, unit, ok, tt.lo, tt.hi, tt.wantUnit)
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package sweep_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/sweep"
+)
+
+// The demo sweep `make demo-sweep` applies: baseline + HTTP_MAXPOOLSIZE 1/10/50, 2 repeats.
+func TestDemoSweepPlan(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "demo-sweep", "pool-size-sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &perfexpv1alpha1.PerfSweep{}
+	if err := yaml.UnmarshalStrict(data, s); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"demo-pool-baseline-1", "demo-pool-pool-1-1", "demo-pool-pool-10-1", "demo-pool-pool-50-1",
+		"demo-pool-baseline-2", "demo-pool-pool-1-2", "demo-pool-pool-10-2", "demo-pool-pool-50-2"}
+	if len(p.Runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(p.Runs), len(want))
+	}
+	for i, r := range p.Runs {
+		if r.Name != want[i] {
+			t.Errorf("run %d is %s, want %s", i, r.Name, want[i])
+		}
+		exp, err := p.Experiment(s, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Arm != perfexpv1alpha1.BaselineArm {
+			env := exp.Spec.Variant.Workloads[0].Env.Set[0]
+			if env.Name != "HTTP_MAXPOOLSIZE" || "pool-"+env.Value != r.Arm {
+				t.Errorf("run %s sets %s=%s", r.Name, env.Name, env.Value)
+			}
+		}
+	}
+}

@@ -1,0 +1,162 @@
+// Package sweep turns a PerfSweep into its plan: the arms (explicit ones and the cross product
+// of the matrix), the runs in their interleaved order with deterministic names, and the
+// PerfExperiment of each run. It is pure: no client, no clock, so everything a sweep decides is
+// testable without a cluster.
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// MaxArms bounds the arms of one sweep (baseline included), so a matrix cannot explode into
+// hundreds of runs by accident.
+const MaxArms = 64
+
+// MaxRuns bounds the runs of one sweep.
+const MaxRuns = 200
+
+// Arm is one arm of a sweep after expansion: the baseline, an explicit arm or a matrix cell.
+type Arm struct {
+	// Name is the arm's name; BaselineArm for the baseline.
+	Name string
+	// Parameter and Value say what the arm changes, for people ("HTTP_MAXPOOLSIZE", "10").
+	Parameter, Value string
+	// Variant is what the arm changes in the environment; nil runs it as it is.
+	Variant *perfexpv1alpha1.Variant
+	// Load overrides part of the template's load; nil runs the template's.
+	Load *perfexpv1alpha1.LoadOverride
+	// LoadValue is the arm's VUs or rate when the sweep is a sweep over load (Plan.LoadParameter).
+	LoadValue *float64
+	// Baseline names the arm this one is compared with; empty for a baseline.
+	Baseline string
+}
+
+// IsBaseline reports whether the arm is a baseline (the sweep's, or one at another load).
+func (a Arm) IsBaseline() bool { return a.Baseline == "" }
+
+// Run is one PerfExperiment of the sweep.
+type Run struct {
+	// Arm names the arm.
+	Arm string
+	// Repeat is 1-based.
+	Repeat int
+	// Name is the PerfExperiment's name.
+	Name string
+	// Sequence is the run's place in the interleaved order, from 0.
+	Sequence int
+	// Baseline is the name of the run of the same repeat this one is compared with (its arm's
+	// baseline); empty for a baseline run.
+	Baseline string
+}
+
+// Plan is what a sweep runs.
+type Plan struct {
+	// Arms: the baseline first, then the baselines at other loads, then the arms compared.
+	Arms []Arm
+	// Runs in the order they are to run: B, V1, V2, ..., B, V1, V2, ...
+	Runs []Run
+	// LoadParameter is set when every arm other than the baseline changes only the load's VUs
+	// (or only its rate): the sweep is a capacity curve and its report charts against load.
+	LoadParameter perfexpv1alpha1.LoadParameter
+}
+
+// NewPlan expands the sweep's arms and lays out its runs. It refuses, with a message a person
+// can act on, a sweep whose arms change nothing, repeat each other, or are too many.
+func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
+	arms, err := expandArms(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkArms(s, arms); err != nil {
+		return nil, err
+	}
+	arms = addLoadBaselines(arms)
+	if len(arms) > MaxArms {
+		return nil, fmt.Errorf("the sweep has %d arms with its baselines (one per load that arms with a variant run); at most %d are allowed", len(arms), MaxArms)
+	}
+	repeats := int(s.Spec.Repeats)
+	if repeats < 1 {
+		repeats = 1
+	}
+	if n := len(arms) * repeats; n > MaxRuns {
+		return nil, fmt.Errorf("the sweep would make %d runs (%d arms x %d repeats); at most %d are allowed", n, len(arms), repeats, MaxRuns)
+	}
+	p := &Plan{Arms: arms}
+	p.LoadParameter = loadParameter(s, arms)
+	for r := 1; r <= repeats; r++ {
+		for _, a := range arms {
+			run := Run{Arm: a.Name, Repeat: r, Name: RunName(s.Name, a.Name, r), Sequence: len(p.Runs)}
+			if !a.IsBaseline() {
+				run.Baseline = RunName(s.Name, a.Baseline, r)
+			}
+			p.Runs = append(p.Runs, run)
+		}
+	}
+	return p, nil
+}
+
+// Arm returns the arm of the given name, or nil.
+func (p *Plan) Arm(name string) *Arm {
+	for i := range p.Arms {
+		if p.Arms[i].Name == name {
+			return &p.Arms[i]
+		}
+	}
+	return nil
+}
+
+// RunsOf returns the runs of one arm, by repeat.
+func (p *Plan) RunsOf(arm string) []Run {
+	var out []Run
+	for _, r := range p.Runs {
+		if r.Arm == arm {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RunName is the PerfExperiment name of one run: <sweep>-<arm>-<repeat>. Names become label
+// values and prefixes of the run's Jobs and ConfigMaps, so they are kept to 63 characters: a
+// longer name is cut and ends in a hash of the full name, so it stays unique and stable.
+func RunName(sweep, arm string, repeat int) string {
+	return fit(fmt.Sprintf("%s-%s-%d", sweep, arm, repeat))
+}
+
+// maxName is the longest name a run, an arm or a label value may have: run names become label
+// values and prefixes of the run's Jobs and ConfigMaps.
+const maxName = 63
+
+// fit shortens s to at most maxName characters, replacing its tail by 8 hex digits of its hash
+// when it is too long. The result ends in a letter or digit, as names and label values must.
+func fit(s string) string {
+	if len(s) <= maxName {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	head := strings.TrimRight(s[:maxName-9], "-.")
+	return head + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// Sequence and enqueued-at annotations are written by Experiment; see internal/queue.
+func orderAnnotations(s *perfexpv1alpha1.PerfSweep, seq int) map[string]string {
+	created := s.CreationTimestamp.UTC()
+	if created.IsZero() {
+		created = time.Unix(0, 0).UTC()
+	}
+	return map[string]string{
+		annotationEnqueuedAt: created.Format(time.RFC3339),
+		annotationSequence:   strconv.Itoa(seq),
+	}
+}
+
+// LabelValue is a name made fit for a label value (at most 63 characters), as the sweep and arm
+// labels of the runs carry them.
+func LabelValue(name string) string { return fit(name) }

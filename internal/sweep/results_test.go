@@ -1,0 +1,93 @@
+package sweep_test
+
+import (
+	"strings"
+	"testing"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/sweep"
+)
+
+func f(v float64) *float64 { return &v }
+
+func result(name string, p95, rate float64) *analysis.Result {
+	return &analysis.Result{Experiment: name, Validity: perfexpv1alpha1.Valid, Scenarios: []analysis.ScenarioResult{
+		{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: analysis.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}},
+	}}
+}
+
+func TestCompare(t *testing.T) {
+	s := newSweep(withMatrix(perfexpv1alpha1.SweepDimension{Name: "users",
+		Load: &perfexpv1alpha1.LoadDimension{Parameter: perfexpv1alpha1.LoadVUs, Values: []int32{1, 20}}}), withRepeats(2))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := func(name string, p95, rate float64) sweep.Outcome {
+		return sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: result(name, p95, rate)}
+	}
+	outcomes := map[string]sweep.Outcome{
+		"pool-baseline-1": ok("pool-baseline-1", 100, 50), "pool-baseline-2": ok("pool-baseline-2", 120, 52),
+		"pool-users-1-1": ok("pool-users-1-1", 40, 10), "pool-users-1-2": {Phase: perfexpv1alpha1.PhaseFailed},
+		"pool-users-20-1": ok("pool-users-20-1", 300, 150), "pool-users-20-2": {Phase: perfexpv1alpha1.PhaseSucceeded},
+	}
+	r := sweep.Compare(s, p, outcomes)
+
+	if len(r.Arms) != 3 || r.Arms[0].Name != "baseline" || r.Repeats != 2 || r.MinMeaningfulChangePercent != 5 {
+		t.Fatalf("result %+v", r)
+	}
+	base := r.Arms[0]
+	if base.Succeeded != 2 || len(base.Scenarios) != 1 || *base.Scenarios[0].P95 != 110 || *base.Scenarios[0].Avg != 55 || base.Scenarios[0].Runs != 2 {
+		t.Errorf("baseline %+v: want p95 110 ms (mean of 100 and 120) over 2 runs", base)
+	}
+	if base.Comparison != nil {
+		t.Error("the baseline was compared with itself")
+	}
+	for _, a := range r.Arms[1:] {
+		if a.Comparison == nil {
+			t.Errorf("arm %s has no comparison", a.Name)
+		}
+		if a.Succeeded != 1 {
+			t.Errorf("arm %s: %d runs used, want 1", a.Name, a.Succeeded)
+		}
+	}
+	notes := strings.Join(r.Notes, "\n")
+	for _, want := range []string{"run pool-users-1-2 ended Failed; it is left out", "run pool-users-20-2 succeeded but its results"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+	if r.LoadParameter != perfexpv1alpha1.LoadVUs || *r.Arms[0].LoadValue != 5 || *r.Arms[2].LoadValue != 20 {
+		t.Errorf("capacity: parameter %q, load values %v %v", r.LoadParameter, r.Arms[0].LoadValue, r.Arms[2].LoadValue)
+	}
+}
+
+func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
+	s := newSweep(withArms(
+		perfexpv1alpha1.SweepArm{Name: "pool-1", Variant: envVariant("1")},
+		perfexpv1alpha1.SweepArm{Name: "pool-1-busy", Variant: envVariant("1"), Load: &perfexpv1alpha1.LoadOverride{VUs: ptr(int32(20))}},
+	))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]sweep.Outcome{}
+	for _, r := range p.Runs {
+		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: result(r.Name, 100, 50)}
+	}
+	r := sweep.Compare(s, p, outcomes)
+	want := map[string]string{"pool-1": "pool-baseline-1", "pool-1-busy": "pool-baseline-vus-20-1"}
+	for _, a := range r.Arms {
+		w, compared := want[a.Name]
+		switch {
+		case !compared && a.Comparison != nil:
+			t.Errorf("baseline %s was compared with %s", a.Name, a.Comparison.Baseline)
+		case compared && (a.Comparison == nil || a.Comparison.Baseline != w):
+			t.Errorf("arm %s compared with %+v, want the runs of %s", a.Name, a.Comparison, w)
+		}
+	}
+	if len(r.Arms) != 4 || r.Arms[1].Name != "baseline-vus-20" {
+		t.Errorf("arms %+v, want the baseline at 20 VUs second", r.Arms)
+	}
+}
