@@ -1,7 +1,6 @@
 package access_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -193,44 +191,59 @@ func storyChecksOnlySpecUpdates(t *testing.T, env *testenv.Env) {
 	}, "you (user operator-like) may not patch deployments.apps in namespace env-b")
 }
 
-// PerfSweeps are checked on spec.template (target namespace, observe) and on the variants of
-// spec.baseline and spec.arms[]. The test installs a stand-in CRD (any fields) when the real
-// PerfSweep CRD is not installed, so the policy's paths are tested either way.
+// PerfSweeps are checked on spec.template (target namespace, observe), on the variants of
+// spec.baseline and spec.arms[], and on the workloads of spec.matrix[] dimensions, with sweeps
+// the real PerfSweep CRD accepts.
 func storyChecksSweeps(t *testing.T, env *testenv.Env) {
-	if !installSweepStandIn(t, env) {
-		t.Skip("the real PerfSweep CRD is installed; these stand-in objects may not match its schema")
-	}
 	deploymentVariant := map[string]any{"workloads": []any{map[string]any{"kind": "Deployment", "names": []any{"web"}, "replicas": int64(0)}}}
+	otherDeploymentVariant := map[string]any{"workloads": []any{map[string]any{"kind": "Deployment", "names": []any{"web"}, "replicas": int64(1)}}}
 	configMapVariant := map[string]any{"patches": []any{map[string]any{"target": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}, "patch": "{}"}}}
+	statefulSetMatrix := []any{map[string]any{"name": "pool", "env": map[string]any{"kind": "StatefulSet", "names": []any{"db"}, "variable": "POOL", "values": []any{"1", "2"}}}}
+	arm := func(name string, variant map[string]any) map[string]any { return map[string]any{"name": name, "variant": variant} }
 	tests := []admissionCase{
 		{name: "baseline variant without the right",
-			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}}),
+			obj:     sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", otherDeploymentVariant)}}),
 			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf, so the sweep is refused"},
 		{name: "an arm's generic patch without the right",
 			rights:  []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
-			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"name": "a"}, map[string]any{"name": "b", "variant": configMapVariant}}}),
+			obj:     sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("b", configMapVariant)}}),
 			refused: "may not patch configmaps in namespace env-b"},
-		{name: "a variant in the template without the right",
-			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": envB, "variant": configMapVariant}}),
-			refused: "may not patch configmaps in namespace env-b"},
+		{name: "a matrix over a StatefulSet without the right",
+			obj:     sweep(map[string]any{"template": template(envB, nil), "matrix": statefulSetMatrix}),
+			refused: "may not patch statefulsets.apps in namespace env-b"},
 		{name: "template targets the sweep's own namespace by default",
-			obj:     sweep(map[string]any{"arms": []any{map[string]any{"variant": deploymentVariant}}}),
+			obj:     sweep(map[string]any{"template": template("", nil), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "may not patch deployments.apps in namespace team-a"},
 		{name: "template observes a namespace the user may not read",
-			obj:     sweep(map[string]any{"template": map[string]any{"analysis": map[string]any{"observe": []any{map[string]any{"kind": "StatefulSet", "namespace": envC, "selector": map[string]any{}}}}}}),
+			rights:  []right{{teamNS, "apps", "deployments", []string{"get", "patch"}}},
+			obj:     sweep(map[string]any{"template": template("", map[string]any{"observe": []any{map[string]any{"kind": "StatefulSet", "namespace": envC, "selector": map[string]any{}}}}), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "may not list statefulsets.apps in namespace env-c"},
 		{name: "template targets kube-system", admin: true,
-			obj:     sweep(map[string]any{"template": map[string]any{"targetNamespace": "kube-system"}}),
+			obj:     sweep(map[string]any{"template": template("kube-system", nil), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "perfexp never changes anything in kube-system"},
 		{name: "every right held",
-			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}},
-			obj:    sweep(map[string]any{"template": map[string]any{"targetNamespace": envB}, "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{map[string]any{"variant": configMapVariant}}})},
+			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}, {envB, "apps", "statefulsets", []string{"get", "patch"}}},
+			obj:    sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", configMapVariant)}, "matrix": statefulSetMatrix})},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runAdmissionCase(t, env, fmt.Sprintf("sweeper-%d", i), tt)
 		})
 	}
+}
+
+// template is a sweep's template with a small valid load, targeting ns ("" for the sweep's own
+// namespace), with analysis when not nil.
+func template(ns string, analysis map[string]any) map[string]any {
+	t := map[string]any{"load": map[string]any{"scenarios": []any{map[string]any{
+		"name": "s", "script": map[string]any{"inline": "export default function () {}"}, "vus": int64(1), "duration": "10s"}}}}
+	if ns != "" {
+		t["targetNamespace"] = ns
+	}
+	if analysis != nil {
+		t["analysis"] = analysis
+	}
+	return t
 }
 
 func runAdmissionCase(t *testing.T, env *testenv.Env, user string, tt admissionCase) {
@@ -350,43 +363,3 @@ func sweep(spec map[string]any) func(user string) client.Object {
 	}
 }
 
-// installSweepStandIn installs a PerfSweep CRD that accepts any spec, unless one is installed
-// already; it reports whether the stand-in is the one in use.
-func installSweepStandIn(t *testing.T, env *testenv.Env) bool {
-	t.Helper()
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "perfsweeps.perfexp.dev"},
-		"spec": map[string]any{
-			"group": "perfexp.dev",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "perfsweeps", "singular": "perfsweep", "kind": "PerfSweep", "listKind": "PerfSweepList"},
-			"versions": []any{map[string]any{
-				"name": "v1alpha1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":       "object",
-					"properties": map[string]any{"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-				}},
-			}},
-		},
-	}}
-	if err := env.Client.Create(t.Context(), crd); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false
-		}
-		t.Fatalf("installing the stand-in PerfSweep CRD: %v", err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := env.Client.Create(t.Context(), sweep(map[string]any{})("probe"), client.DryRunAll)
-		if err == nil {
-			return true
-		}
-		var noMatch *meta.NoKindMatchError
-		if !errors.As(err, &noMatch) && !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("the stand-in PerfSweep CRD is not served: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
