@@ -67,6 +67,21 @@ type PrometheusAnalyzer struct {
 
 var _ Analyzer = &PrometheusAnalyzer{}
 
+// prometheusURL is the Prometheus an experiment's analysis and query check talk to: its own
+// spec.analysis.prometheusURL when the allow-list admits it, else the operator's. A refused URL
+// comes back as the failure to report; nothing is sent to it.
+func (a *PrometheusAnalyzer) prometheusURL(exp *perfexpv1alpha1.PerfExperiment) (string, *step.Result) {
+	if exp.Spec.Analysis == nil || exp.Spec.Analysis.PrometheusURL == "" {
+		return a.PrometheusURL, nil
+	}
+	url := exp.Spec.Analysis.PrometheusURL
+	if r := access.PrometheusURL(url, append([]string{a.PrometheusURL}, a.AllowedPrometheusURLs...)); r != nil {
+		refused := step.Fail(r.Reason, "%s", r.Message)
+		return "", &refused
+	}
+	return url, nil
+}
+
 // Analyze implements Analyzer. It waits while the data may still be arriving and while
 // Prometheus does not answer, with a backoff that grows with the time spent waiting; the
 // reconciler's analysis deadline ends the waiting.
@@ -80,12 +95,9 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	if now.Before(ready) {
 		return step.Wait(ready.Sub(now), "the run's last samples to reach Prometheus (until %s)", ready.UTC().Format(time.RFC3339)), nil
 	}
-	url := a.PrometheusURL
-	if exp.Spec.Analysis != nil && exp.Spec.Analysis.PrometheusURL != "" {
-		url = exp.Spec.Analysis.PrometheusURL
-		if r := access.PrometheusURL(url, append([]string{a.PrometheusURL}, a.AllowedPrometheusURLs...)); r != nil {
-			return step.Fail(r.Reason, "%s", r.Message), nil
-		}
+	url, urlRefused := a.prometheusURL(exp)
+	if urlRefused != nil {
+		return *urlRefused, nil
 	}
 	if a.Access != nil {
 		if r, err := a.Access.ReadNamespaces(ctx, exp); r != nil || err != nil {

@@ -68,6 +68,17 @@ func TestAnalyzerRefusesPrometheusURLs(t *testing.T) {
 			if len(dialled) != 0 {
 				t.Fatalf("a client was made for a refused URL: %v", dialled)
 			}
+
+			// The custom queries are tried when the experiment leaves the queue, before
+			// Analyze ever runs: that trial obeys the same allow-list.
+			exp.Spec.Analysis.Queries = []perfexpv1alpha1.CustomQuery{{Name: "up", Query: "up"}}
+			res, err = a.CheckQueries(context.Background(), exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonPrometheusURLNotAllowed || len(dialled) != 0 {
+				t.Fatalf("CheckQueries: %+v, dialled %v; want %s and no client", res.Failure, dialled, perfexpv1alpha1.ReasonPrometheusURLNotAllowed)
+			}
 		})
 	}
 }

@@ -99,9 +99,9 @@ func (a *PrometheusAnalyzer) CheckQueries(ctx context.Context, exp *perfexpv1alp
 	if exp.Spec.Analysis == nil || len(exp.Spec.Analysis.Queries) == 0 {
 		return step.Done(), nil
 	}
-	url := a.PrometheusURL
-	if exp.Spec.Analysis.PrometheusURL != "" {
-		url = exp.Spec.Analysis.PrometheusURL
+	url, refused := a.prometheusURL(exp)
+	if refused != nil {
+		return *refused, nil // never send a query to a Prometheus the operator may not use
 	}
 	if url == "" {
 		return step.Done(), nil // analysis reports the missing Prometheus
