@@ -199,7 +199,9 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 	otherDeploymentVariant := map[string]any{"workloads": []any{map[string]any{"kind": "Deployment", "names": []any{"web"}, "replicas": int64(1)}}}
 	configMapVariant := map[string]any{"patches": []any{map[string]any{"target": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}, "patch": "{}"}}}
 	statefulSetMatrix := []any{map[string]any{"name": "pool", "env": map[string]any{"kind": "StatefulSet", "names": []any{"db"}, "variable": "POOL", "values": []any{"1", "2"}}}}
-	arm := func(name string, variant map[string]any) map[string]any { return map[string]any{"name": name, "variant": variant} }
+	arm := func(name string, variant map[string]any) map[string]any {
+		return map[string]any{"name": name, "variant": variant}
+	}
 	tests := []admissionCase{
 		{name: "baseline variant without the right",
 			obj:     sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", otherDeploymentVariant)}}),
@@ -362,4 +364,3 @@ func sweep(spec map[string]any) func(user string) client.Object {
 		return u
 	}
 }
-
