@@ -7,3 +7,7 @@ demo-sweep: ## Local cluster + operator + demo app + the demo PerfSweep (HTTP_MA
 .PHONY: demo-sweep-reset
 demo-sweep-reset: ## Delete the demo PerfSweep (its runs restore the environment first) so the next `make demo-sweep` runs it again.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) -n perfexp-demo delete --ignore-not-found --timeout=600s perfsweep demo-pool
+
+.PHONY: demo-aa
+demo-aa: ## The A/A + A/B sweep (scenarios/demo-aa): 4 arms that change nothing and one that throttles, x3; prints the table.
+	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa DEMO_SWEEP_NAME=demo-aa-ab DEMO_SWEEP_TIMEOUT=2700 hack/local-cluster.d/demo-sweep.sh
