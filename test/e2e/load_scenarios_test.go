@@ -211,8 +211,10 @@ func TestLoadTwoConcurrentScenarios(t *testing.T) {
 		started += n
 		vus += value(key, "vus_max", "value")
 	}
+	// An arrival-rate executor may start one iteration on its segment's closing boundary, so
+	// each of the two pods can start one more than its share.
 	declared := float64(rate) * checkoutFor.Seconds()
-	if started < declared || started > declared+1 {
+	if started < declared || started > declared+2 {
 		t.Errorf("the two checkinout pods started %v iterations; declared %v", started, declared)
 	}
 	if vus != 10 {
