@@ -182,9 +182,37 @@ type Holder struct {
 // Free reports whether nobody holds the lock.
 func (h Holder) Free() bool { return h.UID == "" }
 
+// legacyLeaseName is the name earlier versions gave the Lease of a long queue
+// (perfexp-queue-<16 hex digits>), or "" for a short queue. An experiment may still hold such a
+// Lease across an upgrade, so it is honoured, though never created any more.
+func legacyLeaseName(queue string) string {
+	if len("perfexp-queue-"+queue) <= 63 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(queue))
+	return "perfexp-queue-" + hex.EncodeToString(sum[:])[:16]
+}
+
 // Holder returns who holds the queue's lock; its UID is "" when the lock is free.
 func (l *Lock) Holder(ctx context.Context, queue string) (Holder, error) {
 	lease, err := l.get(ctx, queue)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return Holder{}, err
+	case !holderOf(lease).Free():
+		return holderOf(lease), nil
+	}
+	return l.legacyHolder(ctx, queue)
+}
+
+// legacyHolder is who holds the queue's lock under its legacy name.
+func (l *Lock) legacyHolder(ctx context.Context, queue string) (Holder, error) {
+	name := legacyLeaseName(queue)
+	if name == "" {
+		return Holder{}, nil
+	}
+	lease, err := l.getNamed(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return Holder{}, nil
 	}
@@ -202,6 +230,23 @@ func (l *Lock) Holder(ctx context.Context, queue string) (Holder, error) {
 // may legitimately hold its environment for a 24-hour soak while the operator restarts.
 func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, holderName string,
 	alive func(context.Context, Holder) (bool, error)) (bool, error) {
+	// A holder under the legacy name keeps the lock until it is gone, as under the current one.
+	legacy, err := l.legacyHolder(ctx, queue)
+	if err != nil {
+		return false, err
+	}
+	if legacy.UID == holder {
+		return true, nil
+	}
+	if !legacy.Free() {
+		if ok, err := alive(ctx, legacy); err != nil || ok {
+			return false, err
+		}
+		// Its holder is gone: clear it, so it is not looked up again.
+		if err := l.release(ctx, legacyLeaseName(queue), legacy.UID); err != nil {
+			return false, err
+		}
+	}
 	lease, err := l.get(ctx, queue)
 	if apierrors.IsNotFound(err) {
 		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: LeaseName(queue), Namespace: l.Namespace}}
@@ -237,10 +282,20 @@ func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, h
 	return true, nil
 }
 
-// Release frees the queue's lock if the given UID holds it. Releasing a lock one does not hold
-// is a no-op, so Release is safe to repeat after a crash.
+// Release frees the queue's lock (under its current and its legacy name) if the given UID
+// holds it. Releasing a lock one does not hold is a no-op, so Release is safe to repeat after a
+// crash.
 func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) error {
-	lease, err := l.get(ctx, queue)
+	if legacy := legacyLeaseName(queue); legacy != "" {
+		if err := l.release(ctx, legacy, holder); err != nil {
+			return err
+		}
+	}
+	return l.release(ctx, LeaseName(queue), holder)
+}
+
+func (l *Lock) release(ctx context.Context, name string, holder types.UID) error {
+	lease, err := l.getNamed(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -259,12 +314,16 @@ func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) erro
 }
 
 func (l *Lock) get(ctx context.Context, queue string) (*coordinationv1.Lease, error) {
+	return l.getNamed(ctx, LeaseName(queue))
+}
+
+func (l *Lock) getNamed(ctx context.Context, name string) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
 	var r client.Reader = l.Client
 	if l.Reader != nil {
 		r = l.Reader
 	}
-	err := r.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: LeaseName(queue)}, lease)
+	err := r.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: name}, lease)
 	return lease, err
 }
 
