@@ -2,10 +2,8 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -30,10 +28,5 @@ func (r *PerfExperimentReconciler) reconcileDelete(ctx context.Context, s *scope
 	if err := r.Lock.Release(ctx, QueueName(exp), exp.UID); err != nil {
 		return ctrl.Result{}, err
 	}
-	patch := client.MergeFrom(exp.DeepCopy())
-	controllerutil.RemoveFinalizer(exp, perfexpv1alpha1.Finalizer)
-	if err := client.IgnoreNotFound(r.Patch(ctx, exp, patch)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, r.setFinalizer(ctx, s, false)
 }

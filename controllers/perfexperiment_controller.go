@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -17,7 +20,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -33,24 +35,47 @@ const queueIndex = "perfexp.dev/queue"
 const waitingRecheck = 30 * time.Second
 
 // PerfExperimentReconciler drives PerfExperiments through their phases.
+//
+// Several experiments may be reconciled at once (MaxConcurrentReconciles); controller-runtime
+// never reconciles one experiment in two workers at a time. What workers share is safe for
+// that: the queue lock is a Lease written with optimistic concurrency, so two workers taking
+// the lock of one queue cannot both win; the reconciler's own fields are set once at start,
+// except refused, which is a sync.Map; the collaborators keep no per-experiment state in memory.
 type PerfExperimentReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
-	Lock     *queue.Lock
+	// APIReader reads without the cache: the holder of a queue's lock is looked up through it,
+	// so a lock is never reclaimed on a stale copy. Client when nil.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Lock      *queue.Lock
 
 	Environment Environment
 	Load        LoadRunner
 	Analyzer    Analyzer
 
+	// MaxConcurrentReconciles is how many experiments are reconciled at once (1 when unset), so
+	// a slow analysis of one experiment never holds back another one's restore.
+	MaxConcurrentReconciles int
+	// AnalysisAttemptTimeout bounds one call into the Analyzer (DefaultAnalysisAttemptTimeout
+	// when unset). A call that runs out returns and the experiment tries again later; the
+	// experiment's own timeouts.analysis still ends the phase.
+	AnalysisAttemptTimeout time.Duration
+
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
+
+	// refused holds the UIDs of experiments whose status writes the API server refused while
+	// their environment may be patched (see status_refused.go).
+	refused sync.Map
 }
 
 // scope is what one reconcile of one experiment works on.
 type scope struct {
 	exp *perfexpv1alpha1.PerfExperiment
-	now time.Time
+	// original is the experiment as read; the status patch is computed against it.
+	original *perfexpv1alpha1.PerfExperiment
+	now      time.Time
 }
 
 // phaseFunc advances an experiment that is in one phase.
@@ -62,17 +87,28 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile gets the experiment, makes sure it carries the finalizer, and runs the function of
-// its phase. The status is written once, at the end, whatever happened.
+// Reconcile gets the experiment and runs the function of its phase. The status is written once,
+// at the end, whatever happened; the finalizer is dropped after that write once the
+// environment can no longer be patched (see finalizer.go).
 func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	s := &scope{exp: exp, now: r.Clock.Now()}
 	original := exp.DeepCopy()
+	s := &scope{exp: exp, original: original, now: r.Clock.Now()}
+	if r.statusRefused(exp) {
+		return r.reconcileStatusRefused(ctx, s)
+	}
 	defer func() {
 		if err := r.writeStatus(ctx, original, exp); err != nil {
+			reterr = errors.Join(reterr, err)
+			if isRefusal(err) {
+				reterr = errors.Join(reterr, r.onStatusRefused(ctx, s, err))
+			}
+			return
+		}
+		if err := r.dropFinalizerWhenRestored(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
 	}()
@@ -82,15 +118,6 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	if exp.Status.Phase.IsTerminal() {
 		return ctrl.Result{}, nil
-	}
-	if !controllerutil.ContainsFinalizer(exp, perfexpv1alpha1.Finalizer) {
-		patch := client.MergeFrom(exp.DeepCopy())
-		controllerutil.AddFinalizer(exp, perfexpv1alpha1.Finalizer)
-		if err := r.Patch(ctx, exp, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
-		original.Finalizers = exp.Finalizers
-		original.ResourceVersion = exp.ResourceVersion
 	}
 
 	if decided, err := r.checkAbortAndDeadline(ctx, s); decided || err != nil {
@@ -114,13 +141,21 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return phase(ctx, s)
 }
 
-// writeStatus patches the status when it changed. The optimistic lock makes a write from a
-// stale copy fail (and the request retry) instead of undoing another writer's progress.
+// writeStatus patches the status when it changed, trimmed to the object budget first (see
+// status_budget.go). The optimistic lock makes a write from a stale copy fail (and the request
+// retry) instead of undoing another writer's progress.
 func (r *PerfExperimentReconciler) writeStatus(ctx context.Context, original, exp *perfexpv1alpha1.PerfExperiment) error {
 	if equalStatus(original, exp) {
 		return nil
 	}
 	exp.Status.ObservedGeneration = exp.Generation
+	if trimmed := fitStatus(exp); len(trimmed) > 0 {
+		log.FromContext(ctx).Info("Trimmed the status to fit the object budget", "left out", trimmed)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(exp, nil, corev1.EventTypeWarning, "StatusTrimmed", "WriteStatus",
+				"left out of status to stay under %d bytes (the report ConfigMap keeps them): %s", objectBudget, strings.Join(trimmed, ", "))
+		}
+	}
 	patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
 	if err := r.Status().Patch(ctx, exp, patch); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -143,6 +178,10 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 	}); err != nil {
 		return err
 	}
+	workers := r.MaxConcurrentReconciles
+	if workers < 1 {
+		workers = 1
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// Every change, status included, is reconciled: a phase that finished writes the status,
 		// and that write starts the next phase. A reconcile that changes nothing writes nothing,
@@ -152,7 +191,7 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		Owns(&batchv1.Job{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, handler.EnqueueRequestsFromMapFunc(r.queueMates)).
 		Named("perfexperiment").
-		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation}).
+		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation, MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 

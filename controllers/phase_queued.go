@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,27 +38,32 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	queue.Order(waiting)
 	position := queue.Position(waiting, exp.UID)
 
-	acquired := holder == exp.UID // a restart after taking the lock but before saying so
+	acquired := holder.UID == exp.UID // a restart after taking the lock but before saying so
 	if !acquired && position == 1 {
-		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(uid types.UID) bool {
-			return holderAlive(mates, uid)
+		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
+			return r.holderAlive(ctx, mates, h)
 		})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if acquired && holder != "" {
-			log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder)
+		if acquired && !holder.Free() {
+			log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder.UID)
 		}
 	}
 	if !acquired {
 		exp.Status.QueuePosition = position
 		msg := fmt.Sprintf("position %d of %d in queue %s", position, len(waiting), name)
-		if h := holderName(mates, holder); h != "" {
+		if h := holderName(mates, holder.UID); h != "" {
 			msg += "; " + h + " is running"
 		}
 		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "%s", msg)
 		exp.Status.Message = msg
 		return ctrl.Result{RequeueAfter: waitingRecheck}, nil
+	}
+
+	// The finalizer goes on before the status says Preparing, so before anything is patched.
+	if err := r.ensureFinalizer(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	// What can be known wrong now fails the run before anything is patched, and frees the queue.
@@ -104,15 +110,36 @@ func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
 // holderAlive reports whether the lock holder still needs the lock: it exists and has not yet
 // restored the environment. A holder that was deleted without its finalizer, or that ended
 // without releasing the lock (a crash at the wrong moment), is gone.
-func holderAlive(mates []perfexpv1alpha1.PerfExperiment, uid types.UID) bool {
-	for i := range mates {
-		if mates[i].UID != uid {
-			continue
-		}
-		p := mates[i].Status.Phase
+// The holder is read from the API server by the name the Lease records and must carry the
+// recorded UID: the cache may not yet show a holder that just took the lock, and an experiment
+// re-created under the holder's name is not the holder. Leases that name no holder fall back
+// to the queue's members.
+func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []perfexpv1alpha1.PerfExperiment, h queue.Holder) (bool, error) {
+	stillHolds := func(e *perfexpv1alpha1.PerfExperiment) bool {
+		p := e.Status.Phase
 		return !p.IsTerminal() && p != perfexpv1alpha1.PhaseAnalyzing
 	}
-	return false
+	if h.Name == "" {
+		for i := range mates {
+			if mates[i].UID == h.UID {
+				return stillHolds(&mates[i]), nil
+			}
+		}
+		return false, nil
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	e := &perfexpv1alpha1.PerfExperiment{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: h.Name}, e)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the queue lock's holder %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	return e.UID == h.UID && stillHolds(e), nil
 }
 
 func holderName(mates []perfexpv1alpha1.PerfExperiment, uid types.UID) string {

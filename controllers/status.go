@@ -12,8 +12,13 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// QueueName is the queue an experiment waits in: spec.queue, else the target namespace.
+// QueueName is the queue an experiment waits in: status.queue once set (it is frozen when the
+// experiment joins its queue, so the lock it takes is the lock it releases), else spec.queue,
+// else the target namespace.
 func QueueName(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Status.Queue != "" {
+		return exp.Status.Queue
+	}
 	if exp.Spec.Queue != "" {
 		return exp.Spec.Queue
 	}

@@ -49,6 +49,18 @@ func startOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
 
 func startOperatorWith(t *testing.T, env *testenv.Env, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
 	t.Helper()
+	return startOperatorOpts(t, env, operatorOptions{workers: 4}, environment, load, analyzer)
+}
+
+// operatorOptions are the reconciler's knobs a story sets; zero values are the reconciler's
+// own defaults.
+type operatorOptions struct {
+	workers        int
+	attemptTimeout time.Duration
+}
+
+func startOperatorOpts(t *testing.T, env *testenv.Env, opts operatorOptions, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
+	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -57,14 +69,17 @@ func startOperatorWith(t *testing.T, env *testenv.Env, environment controllers.E
 		t.Fatal(err)
 	}
 	r := &controllers.PerfExperimentReconciler{
-		Client:             mgr.GetClient(),
-		Recorder:           mgr.GetEventRecorder("perfexp"),
-		Clock:              clock.RealClock{},
-		Lock:               &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
-		Environment:        environment,
-		Load:               load,
-		Analyzer:           analyzer,
-		SkipNameValidation: true,
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("perfexp"),
+		Clock:                   clock.RealClock{},
+		Lock:                    &queue.Lock{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
+		Environment:             environment,
+		Load:                    load,
+		Analyzer:                analyzer,
+		MaxConcurrentReconciles: opts.workers,
+		AnalysisAttemptTimeout:  opts.attemptTimeout,
+		SkipNameValidation:      true,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.SetupWithManager(ctx, mgr); err != nil {

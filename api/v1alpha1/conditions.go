@@ -125,3 +125,14 @@ const (
 // LabelAllowExperiments is the label by which a namespace opts in to being patched and read by
 // experiments (value "true"). Namespaces in the operator's --allowed-namespaces need no label.
 const LabelAllowExperiments = "perfexp.dev/allow-experiments"
+
+// Reasons of the reconciler's own safeguards (docs/operations.md).
+const (
+	// ReasonAnalysisAttemptTimedOut: one call into the analysis got no answer within the
+	// operator's --analysis-attempt-timeout; analysis tries again until timeouts.analysis.
+	ReasonAnalysisAttemptTimedOut = "AnalysisAttemptTimedOut"
+	// ReasonStatusRefused: the API server kept refusing the experiment's status while its
+	// environment could be patched, so the operator restored the environment, freed the queue
+	// and ended the experiment.
+	ReasonStatusRefused = "StatusRefused"
+)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/perfexp/perfexp/internal/access"
 )
@@ -47,6 +48,35 @@ func TestAccessFlags(t *testing.T) {
 			}
 			o.complete()
 			tt.check(t, o)
+		})
+	}
+}
+
+// The reliability flags: several workers and a bounded analysis attempt by default; values
+// that would stop the operator (no worker, no time) fall back to safe ones.
+func TestReliabilityFlags(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		wantWorkers int
+		wantAttempt time.Duration
+	}{
+		{name: "defaults", wantWorkers: 4, wantAttempt: 2 * time.Minute},
+		{name: "set", args: []string{"--max-concurrent-reconciles=8", "--analysis-attempt-timeout=45s"}, wantWorkers: 8, wantAttempt: 45 * time.Second},
+		{name: "no worker means one", args: []string{"--max-concurrent-reconciles=0", "--analysis-attempt-timeout=0s"}, wantWorkers: 1, wantAttempt: 2 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Options
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			o.complete()
+			if o.MaxConcurrentReconciles != tt.wantWorkers || o.AnalysisAttemptTimeout != tt.wantAttempt {
+				t.Errorf("workers %d, attempt timeout %s; want %d, %s", o.MaxConcurrentReconciles, o.AnalysisAttemptTimeout, tt.wantWorkers, tt.wantAttempt)
+			}
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -43,6 +44,10 @@ type Options struct {
 	PrometheusURL     string
 	RemoteWriteURL    string
 	CAdvisorMatchers  string
+	// MaxConcurrentReconciles is how many experiments are reconciled at once.
+	MaxConcurrentReconciles int
+	// AnalysisAttemptTimeout bounds one call into the analysis.
+	AnalysisAttemptTimeout time.Duration
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
@@ -80,6 +85,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.K6Image, "k6-image", "grafana/k6:1.8.1", "Default k6 image for load pods.")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
+	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
 }
 
@@ -89,6 +96,12 @@ func (o *Options) complete() {
 	}
 	if o.GenericPatchKinds == nil {
 		o.GenericPatchKinds = access.DefaultGenericPatchKinds
+	}
+	if o.MaxConcurrentReconciles < 1 {
+		o.MaxConcurrentReconciles = 1
+	}
+	if o.AnalysisAttemptTimeout <= 0 {
+		o.AnalysisAttemptTimeout = controllers.DefaultAnalysisAttemptTimeout
 	}
 }
 
@@ -180,10 +193,13 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
 	return &controllers.PerfExperimentReconciler{
-		Client:   c,
-		Recorder: mgr.GetEventRecorder("perfexp"),
-		Clock:    clock.RealClock{},
-		Lock:     &queue.Lock{Client: c, Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
+		Client:                  c,
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("perfexp"),
+		Clock:                   clock.RealClock{},
+		Lock:                    &queue.Lock{Client: c, Reader: mgr.GetAPIReader(), Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),

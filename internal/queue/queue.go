@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -149,39 +150,103 @@ func Position(ordered []Member, uid types.UID) int32 {
 // Lock takes and releases queue locks.
 type Lock struct {
 	Client client.Client
+	// Reader reads Leases; it should bypass any cache (a manager's APIReader), so that a
+	// decision to take or release a lock is never made on a stale copy. Client when nil.
+	Reader client.Reader
 	// Namespace holds the Leases, normally the operator's own namespace.
 	Namespace string
 	Clock     clock.PassiveClock
 }
 
-// LeaseName is the name of the Lease that locks a queue.
+// LeaseName is the name of the Lease that locks a queue: perfexp-queue-<queue> when that fits
+// in 63 characters, else perfexp-queue.<hash> (the first 32 hex digits of the queue's SHA-256).
+// The two forms differ in the character after "perfexp-queue", so a short queue name that
+// looks like a hash can never share a Lease with a long one.
 func LeaseName(queue string) string {
 	name := "perfexp-queue-" + queue
 	if len(name) <= 63 {
 		return name
 	}
 	sum := sha256.Sum256([]byte(queue))
+	return "perfexp-queue." + hex.EncodeToString(sum[:])[:32]
+}
+
+// Holder is the experiment that holds a queue's lock.
+type Holder struct {
+	UID types.UID
+	// Namespace and Name of the experiment, from the Lease's annotation; empty on Leases written
+	// without it.
+	Namespace, Name string
+}
+
+// Free reports whether nobody holds the lock.
+func (h Holder) Free() bool { return h.UID == "" }
+
+// legacyLeaseName is the name earlier versions gave the Lease of a long queue
+// (perfexp-queue-<16 hex digits>), or "" for a short queue. An experiment may still hold such a
+// Lease across an upgrade, so it is honoured, though never created any more.
+func legacyLeaseName(queue string) string {
+	if len("perfexp-queue-"+queue) <= 63 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(queue))
 	return "perfexp-queue-" + hex.EncodeToString(sum[:])[:16]
 }
 
-// Holder returns the UID holding the queue's lock, or "" when it is free.
-func (l *Lock) Holder(ctx context.Context, queue string) (types.UID, error) {
+// Holder returns who holds the queue's lock; its UID is "" when the lock is free.
+func (l *Lock) Holder(ctx context.Context, queue string) (Holder, error) {
 	lease, err := l.get(ctx, queue)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return Holder{}, err
+	case !holderOf(lease).Free():
+		return holderOf(lease), nil
+	}
+	return l.legacyHolder(ctx, queue)
+}
+
+// legacyHolder is who holds the queue's lock under its legacy name.
+func (l *Lock) legacyHolder(ctx context.Context, queue string) (Holder, error) {
+	name := legacyLeaseName(queue)
+	if name == "" {
+		return Holder{}, nil
+	}
+	lease, err := l.getNamed(ctx, name)
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return Holder{}, nil
 	}
 	if err != nil {
-		return "", err
+		return Holder{}, err
 	}
 	return holderOf(lease), nil
 }
 
 // TryAcquire takes the queue's lock for the experiment with the given UID when the lock is free,
 // already held by it, or held by an experiment that alive reports as gone. The Lease is
-// updated with optimistic concurrency, so two operators can never both take it.
+// updated with optimistic concurrency, so two operators, or two workers of one operator
+// reconciling different experiments of the queue at once, can never both take it.
 // The Lease carries no expiry that matters: liveness is decided by alive, because an experiment
 // may legitimately hold its environment for a 24-hour soak while the operator restarts.
-func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, holderName string, alive func(types.UID) bool) (bool, error) {
+func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, holderName string,
+	alive func(context.Context, Holder) (bool, error)) (bool, error) {
+	// A holder under the legacy name keeps the lock until it is gone, as under the current one.
+	legacy, err := l.legacyHolder(ctx, queue)
+	if err != nil {
+		return false, err
+	}
+	if legacy.UID == holder {
+		return true, nil
+	}
+	if !legacy.Free() {
+		if ok, err := alive(ctx, legacy); err != nil || ok {
+			return false, err
+		}
+		// Its holder is gone: clear it, so it is not looked up again.
+		if err := l.release(ctx, legacyLeaseName(queue), legacy.UID); err != nil {
+			return false, err
+		}
+	}
 	lease, err := l.get(ctx, queue)
 	if apierrors.IsNotFound(err) {
 		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: LeaseName(queue), Namespace: l.Namespace}}
@@ -198,11 +263,14 @@ func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, h
 		return false, err
 	}
 	current := holderOf(lease)
-	if current == holder {
+	if current.UID == holder {
 		return true, nil
 	}
-	if current != "" && alive(current) {
-		return false, nil
+	if !current.Free() {
+		ok, err := alive(ctx, current)
+		if err != nil || ok {
+			return false, err
+		}
 	}
 	l.stamp(lease, holder, holderName)
 	if err := l.Client.Update(ctx, lease); err != nil {
@@ -214,17 +282,27 @@ func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, h
 	return true, nil
 }
 
-// Release frees the queue's lock if the given UID holds it. Releasing a lock one does not hold
-// is a no-op, so Release is safe to repeat after a crash.
+// Release frees the queue's lock (under its current and its legacy name) if the given UID
+// holds it. Releasing a lock one does not hold is a no-op, so Release is safe to repeat after a
+// crash.
 func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) error {
-	lease, err := l.get(ctx, queue)
+	if legacy := legacyLeaseName(queue); legacy != "" {
+		if err := l.release(ctx, legacy, holder); err != nil {
+			return err
+		}
+	}
+	return l.release(ctx, LeaseName(queue), holder)
+}
+
+func (l *Lock) release(ctx context.Context, name string, holder types.UID) error {
+	lease, err := l.getNamed(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if holderOf(lease) != holder {
+	if holderOf(lease).UID != holder {
 		return nil
 	}
 	lease.Spec.HolderIdentity = nil
@@ -236,8 +314,16 @@ func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) erro
 }
 
 func (l *Lock) get(ctx context.Context, queue string) (*coordinationv1.Lease, error) {
+	return l.getNamed(ctx, LeaseName(queue))
+}
+
+func (l *Lock) getNamed(ctx context.Context, name string) (*coordinationv1.Lease, error) {
 	lease := &coordinationv1.Lease{}
-	err := l.Client.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: LeaseName(queue)}, lease)
+	var r client.Reader = l.Client
+	if l.Reader != nil {
+		r = l.Reader
+	}
+	err := r.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: name}, lease)
 	return lease, err
 }
 
@@ -253,9 +339,13 @@ func (l *Lock) stamp(lease *coordinationv1.Lease, holder types.UID, holderName s
 	lease.Annotations[AnnotationHolder] = holderName
 }
 
-func holderOf(lease *coordinationv1.Lease) types.UID {
-	if lease.Spec.HolderIdentity == nil {
-		return ""
+func holderOf(lease *coordinationv1.Lease) Holder {
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		return Holder{}
 	}
-	return types.UID(*lease.Spec.HolderIdentity)
+	h := Holder{UID: types.UID(*lease.Spec.HolderIdentity)}
+	if ns, name, ok := strings.Cut(lease.Annotations[AnnotationHolder], "/"); ok {
+		h.Namespace, h.Name = ns, name
+	}
+	return h
 }

@@ -54,12 +54,34 @@ func TestOrder(t *testing.T) {
 }
 
 func TestLeaseName(t *testing.T) {
-	if got := queue.LeaseName("library"); got != "perfexp-queue-library" {
-		t.Errorf("LeaseName(library) = %q", got)
-	}
 	long := strings.Repeat("q", 63)
-	if got := queue.LeaseName(long); len(got) > 63 || got == queue.LeaseName(long+"x") {
-		t.Errorf("LeaseName of a long queue = %q: want at most 63 characters and distinct per queue", got)
+	// What follows the prefix in a long queue's Lease name, used as a short queue's name.
+	hashedLong := queue.LeaseName(long)[len("perfexp-queue-"):]
+	tests := []struct {
+		name string
+		a, b string // two queues that must get different Leases ("" b: only check a's form)
+		want string // a's Lease name, when known
+	}{
+		{name: "a short queue keeps its name", a: "library", want: "perfexp-queue-library"},
+		{name: "the longest short queue keeps its name", a: strings.Repeat("s", 49), want: "perfexp-queue-" + strings.Repeat("s", 49)},
+		{name: "two long queues differ", a: long, b: long + "x"},
+		{name: "long queues differing only at the end differ", a: long + "a", b: long + "b"},
+		// A short queue named like the hash of a long one must not share its Lease.
+		{name: "a short queue that looks like a hashed one", a: long, b: hashedLong},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := queue.LeaseName(tt.a)
+			if len(got) > 63 {
+				t.Errorf("LeaseName(%q) = %q: longer than 63 characters", tt.a, got)
+			}
+			if tt.want != "" && got != tt.want {
+				t.Errorf("LeaseName(%q) = %q, want %q", tt.a, got, tt.want)
+			}
+			if tt.b != "" && got == queue.LeaseName(tt.b) {
+				t.Errorf("queues %q and %q share the Lease %q", tt.a, tt.b, got)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,89 @@
+package queue
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+// A long queue's Lease had another name in earlier versions; an experiment holding it across an
+// upgrade keeps the queue until it is gone.
+func TestLockHonoursLegacyLeaseName(t *testing.T) {
+	long := strings.Repeat("q", 60)
+	legacy := legacyLeaseName(long)
+	if legacy == "" || legacy == LeaseName(long) {
+		t.Fatalf("legacy name %q, current %q: want two different names", legacy, LeaseName(long))
+	}
+	if legacyLeaseName("library") != "" {
+		t.Fatal("a short queue has a legacy name")
+	}
+	held := func(uid string) *coordinationv1.Lease {
+		id := uid
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "perfexp-system", Name: legacy,
+			Annotations: map[string]string{AnnotationHolder: "perf/" + uid}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &id}}
+	}
+	tests := []struct {
+		name        string
+		legacy      *coordinationv1.Lease
+		oldAlive    bool
+		acquirer    types.UID
+		wantHolder  types.UID // Holder before TryAcquire
+		wantAcquire bool
+	}{
+		{name: "no legacy Lease", acquirer: "new", wantAcquire: true},
+		{name: "a live holder under the legacy name keeps the queue", legacy: held("old"), oldAlive: true, acquirer: "new", wantHolder: "old"},
+		{name: "a gone holder under the legacy name is replaced", legacy: held("old"), acquirer: "new", wantHolder: "old", wantAcquire: true},
+		{name: "the legacy holder itself still holds", legacy: held("old"), oldAlive: true, acquirer: "old", wantHolder: "old", wantAcquire: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			if err := coordinationv1.AddToScheme(s); err != nil {
+				t.Fatal(err)
+			}
+			b := fake.NewClientBuilder().WithScheme(s)
+			if tt.legacy != nil {
+				b = b.WithObjects(tt.legacy)
+			}
+			c := b.Build()
+			l := &Lock{Client: c, Namespace: "perfexp-system", Clock: clocktesting.NewFakePassiveClock(metav1.Now().Time)}
+			ctx := t.Context()
+			h, err := l.Holder(ctx, long)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.UID != tt.wantHolder {
+				t.Errorf("holder %q, want %q", h.UID, tt.wantHolder)
+			}
+			alive := func(context.Context, Holder) (bool, error) { return tt.oldAlive, nil }
+			got, err := l.TryAcquire(ctx, long, tt.acquirer, "perf/"+string(tt.acquirer), alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.wantAcquire {
+				t.Fatalf("acquired %v, want %v", got, tt.wantAcquire)
+			}
+			if !got {
+				return
+			}
+			if err := l.Release(ctx, long, tt.acquirer); err != nil {
+				t.Fatal(err)
+			}
+			if h, err := l.Holder(ctx, long); err != nil || !h.Free() {
+				t.Errorf("after release the holder is %+v (%v), want free under both names", h, err)
+			}
+			lease := &coordinationv1.Lease{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "perfexp-system", Name: legacy}, lease); err == nil && lease.Spec.HolderIdentity != nil {
+				t.Errorf("the legacy Lease still names %s", *lease.Spec.HolderIdentity)
+			}
+		})
+	}
+}
