@@ -58,7 +58,7 @@ func (e *Environment) CheckDrift(ctx context.Context, exp *perfexpv1alpha1.PerfE
 			return nil, err
 		}
 		if !found {
-			out = append(out, Drift{Object: ref.String(), Current: "absent", Want: "the patched object", Manager: "unknown (the object was deleted)"})
+			out = append(out, Drift{Object: ref.String(), Current: absentValue, Want: "the patched object", Manager: "unknown (the object was deleted)"})
 			continue
 		}
 		snap, _, _ := ownSnapshot(u, exp)
@@ -120,7 +120,7 @@ func managerOf(entries []metav1.ManagedFieldsEntry, p Path, ours string) string 
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		if ownsPath(fields, p) {

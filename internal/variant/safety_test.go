@@ -62,10 +62,10 @@ func call(t *testing.T, c client.Client, exp *perfexpv1alpha1.PerfExperiment, f 
 	return res
 }
 
-func getStatefulSet(t testing.TB, c client.Client, ns, name string) *appsv1.StatefulSet {
+func getLedger(t testing.TB, c client.Client, ns string) *appsv1.StatefulSet {
 	t.Helper()
 	s := &appsv1.StatefulSet{}
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "ledger"}, s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -124,7 +124,7 @@ func storyStatefulSetBadImage(t *testing.T, te *testenv.Env, ns string) {
 	c := te.Client
 	create(t, c, statefulSet(ns, "ledger", service("db")))
 	rollOut(t, c, ns)
-	good := getStatefulSet(t, c, ns, "ledger").Status.UpdateRevision
+	good := getLedger(t, c, ns).Status.UpdateRevision
 	before := state(t, c, ns)
 	exp := experiment(t, c, ns, "bad-release", &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
 		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Names: []string{"ledger"}},
@@ -137,13 +137,13 @@ func storyStatefulSetBadImage(t *testing.T, te *testenv.Env, ns string) {
 	}
 	// The controller rolls out from the last ordinal: ledger-2 gets the bad image and stays
 	// not ready, so the rollout stops there.
-	s := getStatefulSet(t, c, ns, "ledger")
+	s := getLedger(t, c, ns)
 	s.Status = appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: 3, ReadyReplicas: 2, CurrentReplicas: 2, UpdatedReplicas: 1,
 		CurrentRevision: good, UpdateRevision: "ledger-bad"}
 	if err := c.Status().Update(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	s = getStatefulSet(t, c, ns, "ledger")
+	s = getLedger(t, c, ns)
 	kept := []*corev1.Pod{statefulSetPod(t, c, s, 0, good, true), statefulSetPod(t, c, s, 1, good, true)}
 	broken := statefulSetPod(t, c, s, 2, "ledger-bad", false)
 
@@ -152,7 +152,7 @@ func storyStatefulSetBadImage(t *testing.T, te *testenv.Env, ns string) {
 	}
 	// The controller sees the restored template: its revision is the good one again, but
 	// with OrderedReady it waits for ledger-2 to become ready before doing anything.
-	s = getStatefulSet(t, c, ns, "ledger")
+	s = getLedger(t, c, ns)
 	s.Status.ObservedGeneration, s.Status.UpdateRevision = s.Generation, good
 	if err := c.Status().Update(t.Context(), s); err != nil {
 		t.Fatal(err)

@@ -180,6 +180,9 @@ func fillAfter(obj map[string]any, changes []Change) error {
 	return nil
 }
 
+// absentValue stands for a field that is not there, in drift messages.
+const absentValue = "absent"
+
 // Drift is a changed field whose value is no longer the one the variant set.
 type Drift struct {
 	// Object names the object (Kind namespace/name).
@@ -203,13 +206,13 @@ func drifts(obj map[string]any, snap *Snapshot) []Drift {
 		if sameValue(v, found, c.After) {
 			continue
 		}
-		cur := "absent"
+		cur := absentValue
 		if found {
 			if b, err := json.Marshal(v); err == nil {
 				cur = string(b)
 			}
 		}
-		want := "absent"
+		want := absentValue
 		if !absent(c.After) {
 			want = string(normalizeJSON(c.After))
 		}
