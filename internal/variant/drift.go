@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,7 +34,7 @@ type DriftChecker interface {
 // manager other than perfexp to write the object). It reads the objects and changes nothing.
 func (e *Environment) CheckDrift(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]Drift, error) {
 	env := exp.Status.Environment
-	if env == nil {
+	if env == nil || !slices.ContainsFunc(env.Touched, func(tc perfexpv1alpha1.TouchedObject) bool { return tc.Patched && !tc.Restored }) {
 		return nil, nil
 	}
 	// The reconciler calls this on every pass of Running: the workloads are read with one
