@@ -213,6 +213,9 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	if in.TestID == "" {
 		in.TestID = TestID(exp)
 	}
+	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionDrifted); c != nil && c.Status == metav1.ConditionTrue {
+		in.Drifted = c.Message
+	}
 	if w.WarmUpEnd != nil {
 		in.WarmUpEnd = w.WarmUpEnd.Time
 	}

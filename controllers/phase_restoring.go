@@ -61,6 +61,12 @@ func (r *PerfExperimentReconciler) restore(ctx context.Context, s *scope) (bool,
 		setCondition(exp, perfexpv1alpha1.ConditionEnvironmentRestored, metav1.ConditionFalse, perfexpv1alpha1.ReasonRestoring, "waiting for %s", orSomething(res.Waiting))
 		return false, ctrl.Result{RequeueAfter: orDefault(res.RequeueAfter)}, nil
 	}
+	if res.Waiting != "" {
+		// Every field is back, but a rollout did not finish within the restore bound: the
+		// queue is released and the condition names what is still not healthy.
+		setCondition(exp, perfexpv1alpha1.ConditionEnvironmentRestored, metav1.ConditionTrue, perfexpv1alpha1.ReasonRestoredNotHealthy, "%s", res.Waiting)
+		return true, ctrl.Result{}, nil
+	}
 	setCondition(exp, perfexpv1alpha1.ConditionEnvironmentRestored, metav1.ConditionTrue, perfexpv1alpha1.ReasonRestored, "every touched object is back as it was")
 	return true, ctrl.Result{}, nil
 }

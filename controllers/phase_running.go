@@ -5,8 +5,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/variant"
 )
 
 // reconcileRunning runs the scenarios until every one finished, within their planned duration
@@ -14,6 +16,13 @@ import (
 func (r *PerfExperimentReconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Result, error) {
 	exp := s.exp
 	res, err := r.Load.Run(ctx, exp)
+	if dc, ok := r.Environment.(variant.DriftChecker); ok {
+		// A variant reverted mid-run makes the results Invalid (the Drifted condition); a
+		// failed check does not stop the load.
+		if _, derr := variant.ReportDrift(ctx, dc, exp); derr != nil {
+			log.FromContext(ctx).Info("Could not check the variant for drift", "error", derr.Error())
+		}
+	}
 	switch {
 	case res.Failure != nil:
 		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)

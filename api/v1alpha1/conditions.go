@@ -89,6 +89,22 @@ const (
 	// ReasonQueryInvalid: a custom query's template does not render, or Prometheus refuses its
 	// PromQL (the message names the query and quotes Prometheus).
 	ReasonQueryInvalid = "QueryInvalid"
+
+	// Reasons of the environment's safety checks (internal/variant, docs/variants.md).
+
+	// ReasonTargetForbidden: perfexp may not read an object the variant names (a generic
+	// patch of a Secret, say); the experiment fails before anything is patched.
+	ReasonTargetForbidden = "TargetForbidden"
+	// ReasonReplicasManagedByHPA: the variant sets replicas on a workload that a
+	// HorizontalPodAutoscaler scales, which would set them back during the run.
+	ReasonReplicasManagedByHPA = "ReplicasManagedByHPA"
+	// ReasonVariantDrifted: a field the variant set holds another value once the rollout
+	// finished (a GitOps self-heal, an autoscaler); the load would measure something else.
+	ReasonVariantDrifted = "VariantDrifted"
+	// ReasonRestoredNotHealthy: EnvironmentRestored is True because every field is back as it
+	// was, but a workload that was healthy before the experiment has not finished its rollout
+	// within the restore bound; the message names it. The queue is released anyway.
+	ReasonRestoredNotHealthy = "RestoredNotHealthy"
 )
 
 // Labels and annotations perfexp puts on objects.

@@ -326,9 +326,16 @@ type EnvironmentStatus struct {
 	// +kubebuilder:validation:MaxItems=256
 	Touched []TouchedObject `json:"touched,omitempty"`
 
-	// restored is true once every touched object is back as it was and its rollout finished.
+	// restored is true once every touched object is back as it was and its rollout finished,
+	// or the restore bound (spec.timeouts.rollout) ran out after fieldsRestoredAt; the
+	// EnvironmentRestored condition then says which workload is still not healthy.
 	// +optional
 	Restored bool `json:"restored,omitempty"`
+
+	// fieldsRestoredAt is when every touched field was written back; the wait for rollouts
+	// that follows is bounded from this time.
+	// +optional
+	FieldsRestoredAt *metav1.Time `json:"fieldsRestoredAt,omitempty"`
 }
 
 // TouchedObject is one object the variant patched.

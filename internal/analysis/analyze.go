@@ -35,6 +35,10 @@ type Input struct {
 	Phases []PhaseAt
 	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
 	CAdvisorMatchers string
+	// Drifted, when not empty, says which field of the variant someone else changed during
+	// the run and who (the experiment's Drifted condition): the load then measured something
+	// other than the variant, so the results are Invalid.
+	Drifted string
 	// EndGrace is how far past End k6 series are read. The recorded end has whole-second
 	// precision and samples carry the time of their last request, so a few may be stamped
 	// just after it; nothing of this test ID arrives later. Defaults to DefaultEndGrace.
@@ -233,6 +237,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	}
 
 	r.judgeValidity(maxErrorRate(in.Analysis))
+	r.judgeDrift(in.Drifted)
 
 	r.LoadShape = in.LoadShape
 	step := intervalLength(in.End.Sub(ms))
@@ -301,6 +306,14 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 			s.InvalidReason = why
 			r.invalid(why)
 		}
+	}
+}
+
+// judgeDrift marks the results invalid when the variant drifted during the run: the numbers
+// are real, but not the variant's.
+func (r *Result) judgeDrift(drifted string) {
+	if drifted != "" {
+		r.invalid("the variant drifted during the run: " + drifted)
 	}
 }
 

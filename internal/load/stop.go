@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,11 +23,24 @@ import (
 // prints its summary and exits within seconds of SIGTERM).
 const stopRecheck = 2 * time.Second
 
+// stuckTerminating is how long past its deletion deadline a pod (or a TestRun past its
+// deletion) may linger before Stop stops waiting for it. A pod on a NotReady node stays
+// Terminating until the node comes back or someone force-deletes it, and a TestRun's finalizer
+// may never be removed: restoring the environment must not wait for either. Such a pod can no
+// longer send load through a node that is gone, and its Job is suspended, so nothing replaces it.
+const stuckTerminating = 2 * time.Minute
+
+// stuck reports whether an object being deleted has lingered past its deadline.
+func (r *Runner) stuck(deletion *metav1.Time) bool {
+	return deletion != nil && r.opts.Clock.Since(deletion.Time) > stuckTerminating
+}
+
 // stop suspends every unfinished Job of the experiment (the Job controller then creates no new
 // pod and removes the active ones), deletes unfinished TestRuns, and deletes every running
 // load or setup pod itself so the load stops promptly even when the Job controller is slow.
 // Finished Jobs and their pods are left alone, so their logs stay readable. Scenarios that had
-// not finished are marked Stopped. Done once no pod of the experiment runs.
+// not finished are marked Stopped. Done once no pod of the experiment runs, or the
+// only ones left have been stuck terminating for longer than stuckTerminating.
 func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	if exp.Status.TestID == "" {
 		return step.Done(), nil
@@ -63,12 +77,17 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 	testRuns := &unstructured.UnstructuredList{}
 	testRuns.SetGroupVersionKind(TestRunGVK.GroupVersion().WithKind(TestRunGVK.Kind + "List"))
 	unfinishedRuns := 0
+	var stuck []string
 	if err := r.c.List(ctx, testRuns, ns, sel); err != nil && !meta.IsNoMatchError(err) {
 		return step.Result{}, fmt.Errorf("listing the experiment's TestRuns: %w", err)
 	}
 	for i := range testRuns.Items {
 		tr := &testRuns.Items[i]
 		if testRunFinished(tr) {
+			continue
+		}
+		if r.stuck(tr.GetDeletionTimestamp()) {
+			stuck = append(stuck, "TestRun "+tr.GetName())
 			continue
 		}
 		unfinishedRuns++
@@ -87,6 +106,10 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
+		if r.stuck(p.DeletionTimestamp) {
+			stuck = append(stuck, "pod "+p.Name)
+			continue
+		}
 		running++
 		if p.DeletionTimestamp != nil {
 			continue
@@ -98,6 +121,10 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 	}
 
 	markStopped(exp)
+	if len(stuck) > 0 {
+		log.FromContext(ctx).Info("Stopped waiting for load objects stuck terminating (a node gone, a finalizer never removed)",
+			"objects", stuck, "past their deletion by more than", stuckTerminating.String())
+	}
 	if running > 0 || unfinishedRuns > 0 {
 		return step.Wait(stopRecheck, "%d load pods and %d TestRuns to stop", running, unfinishedRuns), nil
 	}

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -87,4 +89,11 @@ func demo(t *testing.T, te *testenv.Env, ns string) {
 	create(t, te.Client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "circulation-config"},
 		Data: map[string]string{"jvm-options": "-Xmx256m", "keycloak_key_cache_ttl_ms": "60000"}})
 	kafka(t, te.Client, ns, "my-cluster", "ZooKeeper", nil)
+	// The replicas section pins an autoscaled service through its autoscaler.
+	create(t, te.Client, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inventory"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "inventory"},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: 3,
+		}})
 }

@@ -243,6 +243,7 @@ var comparedKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 	{Version: "v1", Kind: "ConfigMap"},
 	{Version: "v1", Kind: "Service"},
+	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"},
 	kafkaGVK,
 }
 

@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +36,17 @@ func refOfTouched(t *perfexpv1alpha1.TouchedObject) objRef {
 }
 
 func (r objRef) String() string { return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name) }
+
+// objKey identifies an object whatever version of its API it was read under: one object
+// reached as autoscaling/v1 and autoscaling/v2 is one target, patched once and restored once.
+type objKey struct {
+	Group, Kind, Namespace, Name string
+}
+
+// key returns the version-free identity of the object.
+func (r objRef) key() objKey {
+	return objKey{Group: r.gvk().Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
 
 func (r objRef) gvk() schema.GroupVersionKind {
 	return schema.FromAPIVersionAndKind(r.APIVersion, r.Kind)
@@ -87,13 +101,15 @@ type plan struct {
 	exp     *perfexpv1alpha1.PerfExperiment
 	ns      string
 	targets []*target
-	byRef   map[objRef]*target
+	byRef   map[objKey]*target
 	// fields maps object and field to the part of the variant changing it, to refuse two
 	// parts changing the same field (which one would win would be an accident of order).
 	fields   map[string]string
 	problems []problem
 	// waits are reasons to wait before anything is patched.
 	waits []string
+	// hpas are the namespace's autoscalers, read when a workload change sets replicas.
+	hpas []autoscalingv2.HorizontalPodAutoscaler
 }
 
 func (p *plan) fail(reason, format string, args ...any) {
@@ -114,9 +130,11 @@ func (p *plan) failure() (reason, msg string) {
 }
 
 // target returns the target for an object read from the API server, adding it on first use.
+// An object named again under another version of its API is the same target: its changes
+// apply to the copy read first, so one write carries them all and one snapshot records them.
 func (p *plan) target(u *unstructured.Unstructured) *target {
 	ref := refOf(u)
-	if t, ok := p.byRef[ref]; ok {
+	if t, ok := p.byRef[ref.key()]; ok {
 		return t
 	}
 	t := &target{ref: ref, obj: u}
@@ -132,7 +150,7 @@ func (p *plan) target(u *unstructured.Unstructured) *target {
 			t.theirs = snap
 		}
 	}
-	p.byRef[ref] = t
+	p.byRef[ref.key()] = t
 	p.targets = append(p.targets, t)
 	return t
 }
@@ -156,7 +174,7 @@ func (p *plan) addFieldOp(t *target, src string, edits []edit) {
 // anything is patched. Problems are collected, not returned one by one, so a person fixes
 // them all at once.
 func (e *Environment) resolve(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ns string) (*plan, error) {
-	p := &plan{exp: exp, ns: ns, byRef: map[objRef]*target{}, fields: map[string]string{}}
+	p := &plan{exp: exp, ns: ns, byRef: map[objKey]*target{}, fields: map[string]string{}}
 	v := exp.Spec.Variant
 	for i := range v.Workloads {
 		wc := &v.Workloads[i]
@@ -184,6 +202,9 @@ func (e *Environment) resolve(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 				checkUpdateStrategy(p, src, t)
 			}
 			if wc.Replicas != nil {
+				if err := e.checkAutoscaled(ctx, p, src, t); err != nil {
+					return nil, err
+				}
 				edits = append(edits, edit{path: replicasPath, value: int64(*wc.Replicas), what: "replicas"})
 			}
 			p.addFieldOp(t, src, edits)
@@ -227,12 +248,12 @@ func (e *Environment) resolve(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 		if typ == "" {
 			typ = perfexpv1alpha1.PatchTypeStrategicMerge
 		}
-		schemaObj := builtIn(u.GroupVersionKind())
+		t := p.target(u)
+		schemaObj := builtIn(t.ref.gvk())
 		if typ == perfexpv1alpha1.PatchTypeStrategicMerge && schemaObj == nil {
-			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s is a custom resource, which takes no strategic merge patch; use type Merge or JSON", src, refOf(u))
+			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s is a custom resource, which takes no strategic merge patch; use type Merge or JSON", src, t.ref)
 			continue
 		}
-		t := p.target(u)
 		t.ops = append(t.ops, &patchOp{src: src, typ: typ, doc: doc, schema: schemaObj})
 	}
 	if len(p.targets) > maxTouched {
@@ -262,6 +283,10 @@ func (e *Environment) selectWorkloads(ctx context.Context, p *plan, src string, 
 					p.fail(perfexpv1alpha1.ReasonWorkloadNotFound, "%s: %s %s/%s does not exist", src, kind, p.ns, name)
 					continue
 				}
+				if apierrors.IsForbidden(err) {
+					forbidden(p, src, kind+" "+p.ns+"/"+name, err)
+					continue
+				}
 				return nil, fmt.Errorf("reading %s %s/%s: %w", kind, p.ns, name, err)
 			}
 			out = append(out, u)
@@ -280,6 +305,10 @@ func (e *Environment) selectWorkloads(ctx context.Context, p *plan, src string, 
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind + "List"))
 	if err := e.c.List(ctx, list, client.InNamespace(p.ns), client.MatchingLabelsSelector{Selector: s}); err != nil {
+		if apierrors.IsForbidden(err) {
+			forbidden(p, src, kind+"s in "+p.ns, err)
+			return nil, nil
+		}
 		return nil, fmt.Errorf("listing %ss in %s: %w", kind, p.ns, err)
 	}
 	if len(list.Items) == 0 {
@@ -317,10 +346,23 @@ func (e *Environment) getTarget(ctx context.Context, p *plan, src string, u *uns
 			p.fail(perfexpv1alpha1.ReasonObjectNotFound, "%s: %s %s/%s does not exist", src, gvk.Kind, ns, name)
 			return false, nil
 		}
+		if apierrors.IsForbidden(err) {
+			forbidden(p, src, gvk.Kind+" "+ns+"/"+name, err)
+			return false, nil
+		}
 		return false, fmt.Errorf("%s: reading %s %s/%s: %w", src, gvk.Kind, ns, name, err)
 	}
 	u.SetGroupVersionKind(gvk)
 	return true, nil
+}
+
+// forbidden records that perfexp may not read an object the variant names. Waiting would not
+// help (rights are not granted by retrying) and nothing is patched yet, so the experiment
+// fails at once with the API server's words, instead of sitting in Preparing.
+func forbidden(p *plan, src, what string, err error) {
+	p.fail(perfexpv1alpha1.ReasonTargetForbidden,
+		"%s: perfexp may not read %s, so it cannot snapshot or patch it; grant its service account get and patch on this kind in the namespace, or leave it out of the variant (see docs/variants.md): %v",
+		src, what, err)
 }
 
 // resolveBootstrap adds the Kafka bootstrap switch: one env var on the chosen containers.
@@ -422,6 +464,74 @@ func checkUpdateStrategy(p *plan, src string, t *target) {
 			p.fail(perfexpv1alpha1.ReasonInvalidVariant, "%s: %s is paused, so its pods would keep the old template", src, t.ref)
 		}
 	}
+}
+
+// checkAutoscaled refuses replicas on a workload a HorizontalPodAutoscaler scales: the
+// autoscaler would set them back seconds after the rollout, and the load would measure its
+// choice, not the variant's. The autoscalers of the namespace are read once per plan.
+func (e *Environment) checkAutoscaled(ctx context.Context, p *plan, src string, t *target) error {
+	if p.hpas == nil {
+		list := &autoscalingv2.HorizontalPodAutoscalerList{}
+		if err := e.c.List(ctx, list, client.InNamespace(p.ns)); err != nil && !meta.IsNoMatchError(err) {
+			return fmt.Errorf("listing HorizontalPodAutoscalers in %s: %w", p.ns, err)
+		}
+		p.hpas = list.Items
+		if p.hpas == nil {
+			p.hpas = []autoscalingv2.HorizontalPodAutoscaler{}
+		}
+	}
+	for _, h := range p.hpas {
+		ref := h.Spec.ScaleTargetRef
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != t.ref.gvk().Group || ref.Kind != t.ref.Kind || ref.Name != t.ref.Name {
+			continue
+		}
+		p.fail(perfexpv1alpha1.ReasonReplicasManagedByHPA,
+			"%s: %s is scaled by HorizontalPodAutoscaler %s, which would undo replicas during the run; change the autoscaler's minReplicas and maxReplicas with a patch instead",
+			src, t.ref, h.Name)
+	}
+	return nil
+}
+
+// othersInNamespace finds the Deployments and StatefulSets of the namespace still labelled as
+// patched by another experiment, whether this experiment's variant touches them or not, and
+// whether it has a variant at all: a baseline measured while another experiment's variant is
+// still in force (its queue is another one, or its restore has not finished) is not a
+// baseline. While that experiment exists this one waits for it to restore; a label left by an
+// experiment that is gone, or without a readable snapshot, is for a person to settle.
+func (e *Environment) othersInNamespace(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ns string) (*plan, error) {
+	p := &plan{exp: exp, ns: ns, byRef: map[objKey]*target{}, fields: map[string]string{}}
+	patched, err := labels.NewRequirement(LabelPatchedBy, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	notUs, err := labels.NewRequirement(LabelPatchedBy, selection.NotEquals, []string{string(exp.UID)})
+	if err != nil {
+		return nil, err
+	}
+	sel := labels.NewSelector().Add(*patched, *notUs)
+	for _, kind := range []perfexpv1alpha1.WorkloadKind{perfexpv1alpha1.WorkloadKindDeployment, perfexpv1alpha1.WorkloadKindStatefulSet} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(string(kind) + "List"))
+		if err := e.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, fmt.Errorf("listing %ss patched by other experiments in %s: %w", kind, ns, err)
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(string(kind)))
+			if _, ok := u.GetAnnotations()[perfexpv1alpha1.AnnotationSnapshot]; !ok {
+				p.fail(perfexpv1alpha1.ReasonPatchedByAnotherExperiment,
+					"%s carries the %s label of experiment UID %s but no %s annotation, so its baseline is not known: put it back by hand and remove the label",
+					refOf(u), LabelPatchedBy, u.GetLabels()[LabelPatchedBy], perfexpv1alpha1.AnnotationSnapshot)
+				continue
+			}
+			p.target(u)
+		}
+	}
+	if err := e.checkOtherExperiments(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // checkOtherExperiments looks at objects that carry another experiment's snapshot: while that

@@ -90,6 +90,40 @@ func statefulSetRollout(s *appsv1.StatefulSet) rollout {
 	return rollout{done: true}
 }
 
+// healthOf judges a workload's rollout from its own status, without reading its pods: what
+// the snapshot records as the health to come back to.
+func healthOf(u *unstructured.Unstructured) (*Health, error) {
+	var r rollout
+	var ready int32
+	switch perfexpv1alpha1.WorkloadKind(u.GetKind()) {
+	case perfexpv1alpha1.WorkloadKindDeployment:
+		d := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+			return nil, err
+		}
+		r, ready = deploymentRollout(d), d.Status.ReadyReplicas
+	case perfexpv1alpha1.WorkloadKindStatefulSet:
+		s := &appsv1.StatefulSet{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
+			return nil, err
+		}
+		r, ready = statefulSetRollout(s), s.Status.ReadyReplicas
+	default:
+		return nil, nil
+	}
+	h := &Health{RolledOut: r.done, ReadyReplicas: ready, Waiting: r.waiting}
+	if r.failed != "" {
+		h.Waiting = r.failed
+	}
+	return h, nil
+}
+
+// observed reports whether the workload's controller has seen its current spec.
+func observed(u *unstructured.Unstructured) bool {
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return og >= u.GetGeneration()
+}
+
 // defaultPodProblemGrace is how long a pod problem must last before it fails a rollout. A
 // cluster-autoscaler scale-up typically leaves a pod Unschedulable for one to two minutes, and
 // a registry hiccup costs one ErrImagePull and a back-off of seconds.

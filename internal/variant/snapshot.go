@@ -30,6 +30,27 @@ type Snapshot struct {
 	// KafkaMetadataState is status.kafkaMetadataState of a Strimzi Kafka before its
 	// strimzi.io/kraft annotation changed; restoring waits for it again.
 	KafkaMetadataState string `json:"kafkaMetadataState,omitempty"`
+	// Health is how a Deployment's or StatefulSet's rollout stood before the variant.
+	// Restoring waits for a finished rollout only when there was one: a workload that was
+	// crash looping before the experiment will not become healthy because perfexp put it back.
+	// Absent in snapshots of older perfexp versions, which are read as healthy.
+	Health *Health `json:"health,omitempty"`
+}
+
+// Health is a workload's rollout before the variant.
+type Health struct {
+	// RolledOut is true when the rollout had finished: every replica updated, ready and
+	// available.
+	RolledOut bool `json:"rolledOut"`
+	// ReadyReplicas is status.readyReplicas, for messages.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Waiting is what the rollout waited for, when it had not finished.
+	Waiting string `json:"waiting,omitempty"`
+}
+
+// wasHealthy reports whether restoring should wait for a finished rollout.
+func (s *Snapshot) wasHealthy() bool {
+	return s == nil || s.Health == nil || s.Health.RolledOut
 }
 
 // Change is one changed field.
@@ -159,12 +180,21 @@ func fillAfter(obj map[string]any, changes []Change) error {
 	return nil
 }
 
+// absentValue stands for a field that is not there, in drift messages.
+const absentValue = "absent"
+
 // Drift is a changed field whose value is no longer the one the variant set.
 type Drift struct {
-	Path    Path
-	Source  string
+	// Object names the object (Kind namespace/name).
+	Object string
+	// Path is the field; Source the part of the variant that set it.
+	Path   Path
+	Source string
+	// Current is the field's value now (JSON, or "absent"); Want the value the variant set.
 	Current string
 	Want    string
+	// Manager is the field manager that changed it, from the object's managedFields.
+	Manager string
 }
 
 // drifts lists the fields of obj that no longer hold the value the variant set.
@@ -176,13 +206,13 @@ func drifts(obj map[string]any, snap *Snapshot) []Drift {
 		if sameValue(v, found, c.After) {
 			continue
 		}
-		cur := "absent"
+		cur := absentValue
 		if found {
 			if b, err := json.Marshal(v); err == nil {
 				cur = string(b)
 			}
 		}
-		want := "absent"
+		want := absentValue
 		if !absent(c.After) {
 			want = string(normalizeJSON(c.After))
 		}
