@@ -20,8 +20,10 @@ type Environment interface {
 	// the variant and waits for the rollouts. It validates the whole variant before the first
 	// patch, so bad input never leaves a half-patched environment.
 	Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
-	// Restore puts every touched object back from its snapshot and waits for the rollouts. It
-	// never fails permanently: problems are retried until they clear.
+	// Restore puts every touched object back from its snapshot, retrying until every field is
+	// written, then waits for the rollouts within a bound (timeouts.rollout) and only for the
+	// health each workload had before the experiment; past the bound it is done and says what
+	// is still not healthy.
 	Restore(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
 }
 
