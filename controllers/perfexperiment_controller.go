@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/metrics"
 	"github.com/perfexp/perfexp/internal/queue"
 )
 
@@ -74,6 +75,8 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	defer func() {
 		if err := r.writeStatus(ctx, original, exp); err != nil {
 			reterr = errors.Join(reterr, err)
+		} else {
+			metrics.Record(original, exp, QueueName(exp))
 		}
 	}()
 
