@@ -12,8 +12,15 @@ CHART ?= charts/perfexp
 .PHONY: helm
 helm: $(HELM) ## Build the helm binary (helm.sh/helm/v3 at go.mod's version) into bin/tools.
 
+# The ldflags are those of helm's own Makefile: without them `helm version` says nothing and
+# helm template/lint assume Kubernetes v1.20, below the chart's kubeVersion. Helm v3.21 is
+# built with client-go v0.36, so its default is v1.36.
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=36 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=36
+
 $(HELM):
-	GOBIN=$(dir $@) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(dir $@) go install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: helm-sync
 helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
@@ -25,8 +32,8 @@ helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of co
 helm-lint: $(HELM) ## helm lint and helm template the chart (default values and the shared-cluster form).
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}'
-	$(HELM) template perfexp $(CHART) --namespace perfexp-system --include-crds >/dev/null
-	$(HELM) template perfexp $(CHART) --namespace perfexp-system --api-versions monitoring.coreos.com/v1 \
+	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --include-crds >/dev/null
+	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
 	  --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}' >/dev/null
 
 .PHONY: helm-test
