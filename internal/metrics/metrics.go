@@ -18,6 +18,13 @@ import (
 
 const namespace = "perfexp"
 
+// Label names shared by several metrics.
+const (
+	labelPhase  = "phase"
+	labelQueue  = "queue"
+	labelResult = "result"
+)
+
 // durationBuckets span seconds (a quick restore) to a day (a soak test): phases of perfexp
 // last from moments to many hours.
 var durationBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 86400}
@@ -52,33 +59,33 @@ func New() *Recorder {
 			Namespace: namespace, Name: "experiment_phase_duration_seconds",
 			Help:    "Time experiments spent in a phase, observed when they leave it.",
 			Buckets: durationBuckets,
-		}, []string{"phase", "queue"}),
+		}, []string{labelPhase, labelQueue}),
 		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "queue_wait_seconds",
 			Help:    "Time experiments waited in their queue (phase Queued) before they took the environment.",
 			Buckets: durationBuckets,
-		}, []string{"queue"}),
+		}, []string{labelQueue}),
 		restores: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "restores_total",
 			Help: "Environment restores finished, by result (restored: EnvironmentRestored True; failed: otherwise).",
-		}, []string{"queue", "result"}),
+		}, []string{labelQueue, labelResult}),
 		restoreDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "restore_duration_seconds",
 			Help:    "Time restores took: from entering Restoring to leaving it.",
 			Buckets: durationBuckets,
-		}, []string{"queue"}),
+		}, []string{labelQueue}),
 		analysisSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "analysis_duration_seconds",
 			Help:    "Time analyses took: from entering Analyzing to the experiment's end, by the phase it ended in.",
 			Buckets: durationBuckets,
-		}, []string{"queue", "result"}),
+		}, []string{labelQueue, labelResult}),
 		byPhase: prometheus.NewDesc(namespace+"_experiments",
-			"Experiments the operator knows, by phase and queue.", []string{"phase", "queue"}, nil),
+			"Experiments the operator knows, by phase and queue.", []string{labelPhase, labelQueue}, nil),
 		queueLength: prometheus.NewDesc(namespace+"_queue_length",
-			"Experiments waiting in a queue (phase Pending or Queued).", []string{"queue"}, nil),
+			"Experiments waiting in a queue (phase Pending or Queued).", []string{labelQueue}, nil),
 		info: prometheus.NewDesc(namespace+"_experiment_info",
 			"1 for every experiment between leaving its queue and its end; its labels annotate dashboards.",
-			[]string{"namespace", "name", "testid", "variant", "phase", "queue"}, nil),
+			[]string{"namespace", "name", "testid", "variant", labelPhase, labelQueue}, nil),
 	}
 }
 
