@@ -73,6 +73,7 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	s := &scope{exp: exp, now: r.Clock.Now()}
 	original := exp.DeepCopy()
 	defer func() {
+		exp.SetKStatusConditions()
 		if err := r.writeStatus(ctx, original, exp); err != nil {
 			reterr = errors.Join(reterr, err)
 		} else {
