@@ -151,6 +151,13 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 
 	if os.Getenv("E2E_HELM_DEMO") == "1" {
 		runDemo(t)
+		// perfexp's own series (docs/metrics.md) exist once the operator reconciled experiments.
+		out := framework.Kubectl(t, "get", "--raw", "/api/v1/namespaces/"+namespace+"/services/perfexp-manager-metrics:metrics/proxy/metrics")
+		for _, name := range []string{"perfexp_experiments{", "perfexp_experiment_phase_duration_seconds_count{", "perfexp_restores_total{"} {
+			if !strings.Contains(out, name) {
+				t.Errorf("the operator's metrics have no %s series after the demo", strings.TrimSuffix(name, "{"))
+			}
+		}
 	}
 
 	t.Log("helm upgrade to the shared-cluster form: patch rights only in " + demoNS)
