@@ -68,6 +68,7 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
+		metrics.Forget(req.NamespacedName, err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &scope{exp: exp, now: r.Clock.Now()}

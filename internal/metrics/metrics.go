@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -135,6 +136,23 @@ func (r *Recorder) Record(before, after *perfexpv1alpha1.PerfExperiment, queue s
 			r.analysisSeconds.WithLabelValues(queue, string(d.next)).Observe(d.seconds)
 		}
 	}
+}
+
+// Forget is Default.Forget.
+func Forget(key types.NamespacedName, getErr error) {
+	Default.Forget(key, getErr)
+}
+
+// Forget drops an experiment from the gauges when reading it found it gone (getErr is
+// NotFound): experiments deleted without a finalizer (queued or finished ones) are never seen
+// with a deletion timestamp. Any other error, or none, changes nothing.
+func (r *Recorder) Forget(key types.NamespacedName, getErr error) {
+	if !apierrors.IsNotFound(getErr) {
+		return
+	}
+	r.mu.Lock()
+	delete(r.experiments, key)
+	r.mu.Unlock()
 }
 
 // gone is true once the operator has let go of a deleted experiment (its finalizer removed):

@@ -1,13 +1,17 @@
 package metrics
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
@@ -147,6 +151,22 @@ perfexp_experiments{phase="Running",queue="env-a"} 1
 			deleted.Finalizers = nil
 			r.Record(running, deleted, "env-a")
 		}, want: ""},
+		{name: "read as gone", record: func(r *Recorder) {
+			r.Record(queued, queued, "env-a")
+			key := types.NamespacedName{Namespace: queued.Namespace, Name: queued.Name}
+			r.Forget(key, errors.New("connection refused")) // not a NotFound: kept
+			r.Forget(key, nil)
+			r.Record(running, running, "env-a")
+			r.Forget(types.NamespacedName{Namespace: running.Namespace, Name: running.Name},
+				apierrors.NewNotFound(schema.GroupResource{Group: "perfexp.dev", Resource: "perfexperiments"}, running.Name))
+		}, want: `
+# HELP perfexp_experiments Experiments the operator knows, by phase and queue.
+# TYPE perfexp_experiments gauge
+perfexp_experiments{phase="Queued",queue="env-a"} 1
+# HELP perfexp_queue_length Experiments waiting in a queue (phase Pending or Queued).
+# TYPE perfexp_queue_length gauge
+perfexp_queue_length{queue="env-a"} 1
+`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
