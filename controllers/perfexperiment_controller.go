@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/metrics"
 	"github.com/perfexp/perfexp/internal/queue"
 )
 
@@ -93,6 +94,7 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, reterr error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
+		metrics.Forget(req.NamespacedName, err)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	original := exp.DeepCopy()
@@ -101,6 +103,7 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return r.reconcileStatusRefused(ctx, s)
 	}
 	defer func() {
+		exp.SetKStatusConditions()
 		if err := r.writeStatus(ctx, original, exp); err != nil {
 			reterr = errors.Join(reterr, err)
 			if isRefusal(err) {
@@ -108,6 +111,7 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			}
 			return
 		}
+		metrics.Record(original, exp, QueueName(exp))
 		if err := r.dropFinalizerWhenRestored(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}

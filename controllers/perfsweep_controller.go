@@ -59,6 +59,7 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	original := sw.DeepCopy()
 	defer func() {
+		sw.SetKStatusConditions()
 		if err := r.writeSweepStatus(ctx, original, sw); err != nil {
 			reterr = errors.Join(reterr, err)
 		}

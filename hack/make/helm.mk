@@ -1,0 +1,41 @@
+# The Helm chart charts/perfexp. Included by the main Makefile (hack/make/*.mk).
+# helm is built from its Go module at the version go.mod pins (the chart tests render with the
+# same module), so the binary and the tests agree on how a chart renders.
+
+# Kept equal to go.mod's helm.sh/helm/v3 (a chart test checks): v3.22 needs k8s.io v0.37.
+HELM_VERSION ?= v3.21.4
+HELM ?= $(TOOLS)/helm-$(HELM_VERSION)/helm
+CHART ?= charts/perfexp
+
+##@ Helm
+
+.PHONY: helm
+helm: $(HELM) ## Build the helm binary (helm.sh/helm/v3 at go.mod's version) into bin/tools.
+
+# The ldflags are those of helm's own Makefile: without them `helm version` says nothing and
+# helm template/lint assume Kubernetes v1.20, below the chart's kubeVersion. Helm v3.21 is
+# built with client-go v0.36, so its default is v1.36.
+HELM_LDFLAGS := -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=36 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=36
+
+$(HELM):
+	GOBIN=$(dir $@) go install -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: helm-sync
+helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml $(CHART)/files/rbac/
+	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## helm lint and helm template the chart (default values and the shared-cluster form).
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}'
+	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --include-crds >/dev/null
+	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
+	  --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}' >/dev/null
+
+.PHONY: helm-test
+helm-test: ## Run the chart's tests: agreement with config/, rendering, server-side dry run (envtest).
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./charts/... -count=1
