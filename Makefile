@@ -39,9 +39,9 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: verify-gen
-verify-gen: generate manifests ## Fail if generated files are not committed.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then git status --short -- api config; git diff -- api config | head -50; \
-	  echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; fi
+verify-gen: generate manifests helm-sync ## Fail if generated files (and the chart's copies of them) are not committed.
+	@if [ -n "$$(git status --porcelain -- api config charts)" ]; then git status --short -- api config charts; git diff -- api config charts | head -50; \
+	  echo "generated files are stale: run 'make generate manifests helm-sync' and commit"; exit 1; fi
 
 .PHONY: fmt
 fmt: ## Run go fmt.
