@@ -37,5 +37,5 @@ demo-reset: ## Delete the demo experiments so the next `make demo` runs them aga
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) delete --ignore-not-found -k scenarios/demo
 
 .PHONY: test-e2e
-test-e2e: cluster-up images ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.
+test-e2e: cluster-up images helm ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.
 	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) go test -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
