@@ -35,6 +35,13 @@ type Input struct {
 	Phases []PhaseAt
 	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
 	CAdvisorMatchers string
+	// CAdvisorMaxAge is how old a container's newest cAdvisor sample may be for the container
+	// to count as running at an evaluation; defaults to DefaultCAdvisorMaxAge. It must exceed
+	// the scrape interval plus cAdvisor's housekeeping delay.
+	CAdvisorMaxAge time.Duration
+	// MaxListedWorkloads caps the workloads listed by default (Workload.Listed); the largest
+	// by CPU or memory are kept. Defaults to DefaultMaxListedWorkloads.
+	MaxListedWorkloads int
 	// EndGrace is how far past End k6 series are read. The recorded end has whole-second
 	// precision and samples carry the time of their last request, so a few may be stamped
 	// just after it; nothing of this test ID arrives later. Defaults to DefaultEndGrace.
@@ -212,9 +219,12 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if cadvisor == "" {
 		cadvisor = DefaultCAdvisorMatchers
 	}
-	wd, err := readWorkloads(ctx, cq, cadvisor, in.Workloads, ms, in.End)
+	wd, err := readWorkloads(ctx, cq, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
 	if err != nil {
 		return nil, err
+	}
+	if note := wd.capListed(ms, in.End, in.MaxListedWorkloads); note != "" {
+		r.Notes = append(r.Notes, note)
 	}
 	r.Workloads = wd.results(ms, in.End, true)
 

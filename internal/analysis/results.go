@@ -150,23 +150,37 @@ type WorkloadResult struct {
 	Name      string `json:"name"`
 	// Touched is true for workloads the variant changed, false for observed ones.
 	Touched bool `json:"touched"`
-	// Pods is the number of distinct pods seen in the window.
-	Pods int `json:"pods"`
+	// Listed is true for a workload reported because it runs in the target namespace, not
+	// because it was touched or observed.
+	Listed bool `json:"listed,omitempty"`
+	// Pods is the most pods running at once in the window (a pod counts while its cAdvisor
+	// samples are fresh); PodsSeen counts every distinct pod, so a rollout inside the window
+	// shows as PodsSeen > Pods.
+	Pods     int `json:"pods"`
+	PodsSeen int `json:"podsSeen,omitempty"`
+	// Sidecars are containers found in the pods but not in the pod template (injected at
+	// admission): their use is in the CPU and memory sums, their requests and limits are not
+	// in the capacity, and they are left out of the percentages of limit.
+	Sidecars []string `json:"sidecars,omitempty"`
 	// CPU in cores, summed over pods: the mean and the highest of the per-step rates.
 	CPUAvg *float64 `json:"cpuAvg,omitempty"`
 	CPUMax *float64 `json:"cpuMax,omitempty"`
 	// CPURequest and CPULimit are the totals in force (cores, averaged over the window's pods).
 	CPURequest *float64 `json:"cpuRequest,omitempty"`
 	CPULimit   *float64 `json:"cpuLimit,omitempty"`
-	// CPUPercentOfRequest and CPUPercentOfLimit are CPUAvg as a share of them; a note says
-	// "no request"/"no limit" when a container lacks one.
+	// CPUPercentOfRequest is CPUAvg as a share of the total request. CPUPercentOfLimit is the
+	// highest pod's: its mean CPU as a share of its own limit, so one pod at 95 % is not hidden
+	// by others at 50 %. A note says "no request"/"no limit" when a container lacks one.
 	CPUPercentOfRequest *float64 `json:"cpuPercentOfRequest,omitempty"`
 	CPURequestNote      string   `json:"cpuRequestNote,omitempty"`
 	CPUPercentOfLimit   *float64 `json:"cpuPercentOfLimit,omitempty"`
 	CPULimitNote        string   `json:"cpuLimitNote,omitempty"`
 	// CPUThrottledPercent is throttled CFS periods as a share of all periods.
 	CPUThrottledPercent *float64 `json:"cpuThrottledPercent,omitempty"`
-	// Memory working set in bytes, summed over pods.
+	// Memory working set in bytes, summed over pods: MemoryAvg the mean of the per-step sums,
+	// MemoryMax the highest per-step sum of each container's peak within the rate window
+	// (max_over_time), an upper bound when containers peak at different moments.
+	// MemoryPercentOfLimit is the highest pod's peak as a share of its own limit.
 	MemoryAvg            *float64 `json:"memoryAvg,omitempty"`
 	MemoryMax            *float64 `json:"memoryMax,omitempty"`
 	MemoryLimit          *float64 `json:"memoryLimit,omitempty"`
