@@ -184,72 +184,25 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	type rq struct {
 		query string
 		into  func(*workloadSeries) map[int64]float64
-		// kind says which capacity and per-pod use the values feed: "cpu", "mem", "peak" or "".
-		kind string
+		kind  seriesKind
 	}
 	// Each series is kept at a step only while its own samples are fresh: a rate over a
 	// container that has just gone would otherwise mix the old revision into the new one for a
 	// whole rate window.
 	for _, x := range []rq{
-		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, "cpu"},
-		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, "mem"},
+		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
+		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		// The peak within each rate window, so a spike between two steps is not missed.
-		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, "peak"},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, ""},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, ""},
+		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
 	} {
 		m, err := rangeMatrix(ctx, q, x.query, r)
 		if err != nil {
 			return nil, err
 		}
 		for _, ss := range m {
-			i, ctr := d.owner(ss.Metric)
-			if i < 0 {
-				continue
-			}
-			s := d.series[i]
-			podName := string(ss.Metric["pod"])
-			s.pods[podName] = true
-			c := s.containers[ctr]
-			if c == nil {
-				c = newWorkloadSeries()
-				s.containers[ctr] = c
-			}
-			c.pods[podName] = true
-			spec, inTemplate := d.workloads[i].lookup(ctr)
-			if !inTemplate && len(d.workloads[i].Containers) > 0 {
-				s.sidecars[ctr] = true
-			}
-			for _, p := range ss.Values {
-				v := float64(p.Value)
-				if !finite(v) {
-					continue
-				}
-				ts := int64(p.Timestamp)
-				x.into(s)[ts] += v
-				x.into(c)[ts] += v
-				switch x.kind {
-				case "cpu":
-					addCapacity(s, c, ts, spec.CPURequest, spec.CPULimit, nil)
-					if inTemplate {
-						s.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
-					}
-					c.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
-				case "mem":
-					addCapacity(s, c, ts, nil, nil, spec.MemoryLimit)
-					for _, t := range []*workloadSeries{s, c} {
-						if t.podsAt[ts] == nil {
-							t.podsAt[ts] = map[string]bool{}
-						}
-						t.podsAt[ts][podName] = true
-					}
-				case "peak":
-					if inTemplate {
-						s.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
-					}
-					c.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
-				}
-			}
+			d.add(ss, x.kind, x.into)
 		}
 	}
 
@@ -294,6 +247,69 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		return nil, err
 	}
 	return d, nil
+}
+
+// seriesKind says which capacity and per-pod use a range query's values feed.
+type seriesKind int
+
+const (
+	kindOther seriesKind = iota
+	kindCPU
+	kindMemory
+	kindMemoryPeak
+)
+
+// add files one series of a range query under its workload and container.
+func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*workloadSeries) map[int64]float64) {
+	i, ctr := d.owner(ss.Metric)
+	if i < 0 {
+		return
+	}
+	s := d.series[i]
+	podName := string(ss.Metric["pod"])
+	s.pods[podName] = true
+	c := s.containers[ctr]
+	if c == nil {
+		c = newWorkloadSeries()
+		s.containers[ctr] = c
+	}
+	c.pods[podName] = true
+	spec, inTemplate := d.workloads[i].lookup(ctr)
+	if !inTemplate && len(d.workloads[i].Containers) > 0 {
+		s.sidecars[ctr] = true
+	}
+	for _, p := range ss.Values {
+		v := float64(p.Value)
+		if !finite(v) {
+			continue
+		}
+		ts := int64(p.Timestamp)
+		into(s)[ts] += v
+		into(c)[ts] += v
+		if kind == kindCPU || kind == kindMemory {
+			for _, t := range []*workloadSeries{s, c} {
+				if t.podsAt[ts] == nil {
+					t.podsAt[ts] = map[string]bool{}
+				}
+				t.podsAt[ts][podName] = true
+			}
+		}
+		switch kind {
+		case kindCPU:
+			addCapacity(s, c, ts, spec.CPURequest, spec.CPULimit, nil)
+			if inTemplate {
+				s.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
+			}
+			c.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
+		case kindMemory:
+			addCapacity(s, c, ts, nil, nil, spec.MemoryLimit)
+		case kindMemoryPeak:
+			if inTemplate {
+				s.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
+			}
+			c.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
+		}
+	}
 }
 
 func (p *podUse) add(ts int64, cpu, peak float64, cpuLim, memLim *float64) {

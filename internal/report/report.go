@@ -221,13 +221,27 @@ func (m *markdown) workloads(workloads []analysis.WorkloadResult) {
 	if len(workloads) == 0 {
 		return
 	}
-	m.printf("## Services: CPU\n\nCores, summed over the workload's pods; average and highest of %s rates.\n\n", "per-step")
+	m.printf("## Services: CPU\n\nCores, summed over the workload's pods (sidecars included); average and highest of %s rates. ", "per-step")
+	m.printf("Pods is the most pods running at once (a pod counts while its cAdvisor samples are fresh; more seen in the window are in brackets). ")
+	m.printf("%% of limit is the busiest pod's average as a share of its own limit, containers of the pod template only.\n\n")
 	m.printf("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	var sidecars []string
 	for _, wl := range workloads {
-		m.printf("| %s | %d | %s | %s | %s | %s | %s |\n", workloadName(wl), wl.Pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
+		pods := strconv.Itoa(wl.Pods)
+		if wl.PodsSeen > wl.Pods {
+			pods += fmt.Sprintf(" (%d)", wl.PodsSeen)
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
 			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
+		if len(wl.Sidecars) > 0 {
+			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
+		}
 	}
-	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
+	if len(sidecars) > 0 {
+		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
+	}
+	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods. Max adds up each container's peak within each rate window (`max_over_time`), so no spike between two steps is missed; ")
+	m.printf("when containers peak at different moments it is an upper bound of the highest total. %% of limit is the highest peak of any one pod as a share of its own limit.\n\n")
 	m.printf("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, wl := range workloads {
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
@@ -327,7 +341,8 @@ func (m *markdown) method(queries int) {
 	m.printf("## How these numbers were read\n\n")
 	m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
 	m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
-	m.printf("they are never averaged. Workload numbers come from cAdvisor. %d Prometheus queries.\n", queries)
+	m.printf("they are never averaged. Workload numbers come from cAdvisor; a container counts at a step only while its newest sample is fresh, ")
+	m.printf("so a pod replaced by a rollout is not carried forward by Prometheus' five-minute lookback. %d Prometheus queries.\n", queries)
 }
 
 func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {
