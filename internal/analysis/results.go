@@ -186,10 +186,12 @@ type WorkloadResult struct {
 	MemoryLimit          *float64 `json:"memoryLimit,omitempty"`
 	MemoryPercentOfLimit *float64 `json:"memoryPercentOfLimit,omitempty"`
 	MemoryLimitNote      string   `json:"memoryLimitNote,omitempty"`
-	// MemoryGrowthPerHour is the least-squares slope of the working set, bytes per hour, and
-	// MemoryGrowthR2 how well a line fits it.
+	// MemoryGrowthPerHour is how fast the post-GC floor of the working set rises, bytes per
+	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over the
+	// pods judged. MemoryTrendZ is the largest pod's Mann-Kendall statistic, adjusted for
+	// autocorrelation; Leak is the verdict (see leak.go).
 	MemoryGrowthPerHour *float64 `json:"memoryGrowthPerHour,omitempty"`
-	MemoryGrowthR2      *float64 `json:"memoryGrowthR2,omitempty"`
+	MemoryTrendZ        *float64 `json:"memoryTrendZ,omitempty"`
 	Leak                string   `json:"leak,omitempty"`
 	// Restarts and OOMKills of the workload's containers during the window.
 	Restarts       *int64 `json:"restarts,omitempty"`

@@ -41,17 +41,6 @@ type Container struct {
 // as the local cluster's Prometheus labels them).
 const DefaultCAdvisorMatchers = `job="kubelet",metrics_path="/metrics/cadvisor"`
 
-// Leak verdict thresholds. A working set that grows by at least leakMinGrowthPercent of its
-// starting value over the window (and by at least leakMinGrowthBytes) along a line that fits
-// (R² >= leakMinR2) is a suspected leak. Below leakMinWindow, warm-up effects (JIT, caches,
-// garbage-collector sizing) look like growth, so no verdict is given.
-const (
-	leakMinWindow        = 30 * time.Minute
-	leakMinGrowthPercent = 10.0
-	leakMinGrowthBytes   = 1 << 20
-	leakMinR2            = 0.6
-)
-
 // PodPattern matches the names of a workload's pods: a Deployment's pods are
 // <name>-<pod-template-hash>-<suffix>, a StatefulSet's <name>-<ordinal>. Pods that existed
 // during the run may be gone by analysis time (the restore rolled them), so pods are matched
@@ -73,6 +62,8 @@ type workloadSeries struct {
 	// pods are the pods seen at all; podsAt the pods with a fresh sample at each step.
 	pods   map[string]bool
 	podsAt map[int64]map[string]bool
+	// podMem is each pod's working set (every container), for the leak verdict.
+	podMem map[string]map[int64]float64
 	// perPod holds each pod's use and capacity for the containers of the pod template, for the
 	// highest pod's share of its limit.
 	perPod map[string]*podUse
@@ -97,7 +88,7 @@ func newWorkloadSeries() *workloadSeries {
 	return &workloadSeries{
 		cpu: map[int64]float64{}, mem: map[int64]float64{}, memPeak: map[int64]float64{}, throttled: map[int64]float64{}, periods: map[int64]float64{},
 		cpuReq: map[int64]float64{}, cpuLim: map[int64]float64{}, memLim: map[int64]float64{},
-		pods: map[string]bool{}, podsAt: map[int64]map[string]bool{}, perPod: map[string]*podUse{},
+		pods: map[string]bool{}, podsAt: map[int64]map[string]bool{}, perPod: map[string]*podUse{}, podMem: map[string]map[int64]float64{},
 		sidecars: map[string]bool{}, containers: map[string]*workloadSeries{},
 	}
 }
@@ -303,6 +294,10 @@ func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*w
 			c.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
 		case kindMemory:
 			addCapacity(s, c, ts, nil, nil, spec.MemoryLimit)
+			if s.podMem[podName] == nil {
+				s.podMem[podName] = map[int64]float64{}
+			}
+			s.podMem[podName][ts] += v
 		case kindMemoryPeak:
 			if inTemplate {
 				s.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
@@ -411,7 +406,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		sort.Strings(wr.Sidecars)
 		if trend {
 			wr.Restarts, wr.RestartsSource, wr.OOMKills = s.restarts, s.restartsSource, s.oom
-			wr.MemoryGrowthPerHour, wr.MemoryGrowthR2, wr.Leak = leak(s.mem, a, b)
+			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = leak(s.podMem, a, b)
 		}
 		names := make([]string, 0, len(s.containers))
 		for n := range s.containers {
@@ -630,33 +625,4 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		}
 	}
 	return u
-}
-
-// leak fits a line to the working set: least squares, by hand because it is four sums and no
-// statistics library here offers a fit that also reports R².
-func leak(mem map[int64]float64, a, b time.Time) (*float64, *float64, string) {
-	lo, hi := int64(model.TimeFromUnixNano(a.UnixNano())), int64(model.TimeFromUnixNano(b.UnixNano()))
-	var xs, ys []float64
-	for ts, v := range mem {
-		if ts >= lo && ts <= hi {
-			xs = append(xs, float64(ts-lo)/1000/3600)
-			ys = append(ys, v)
-		}
-	}
-	if len(xs) < 3 {
-		if b.Sub(a) < leakMinWindow {
-			return nil, nil, LeakWindowTooShort
-		}
-		return nil, nil, ""
-	}
-	slope, intercept, r2 := linearFit(xs, ys)
-	verdict := LeakNone
-	growth := slope * b.Sub(a).Hours()
-	switch {
-	case b.Sub(a) < leakMinWindow:
-		verdict = LeakWindowTooShort
-	case intercept > 0 && growth >= leakMinGrowthBytes && 100*growth/intercept >= leakMinGrowthPercent && r2 >= leakMinR2:
-		verdict = LeakSuspected
-	}
-	return num(slope), num(r2), verdict
 }

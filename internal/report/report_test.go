@@ -38,7 +38,7 @@ func sample() *analysis.Result {
 		Workloads: []analysis.WorkloadResult{
 			{Kind: "Deployment", Namespace: "perf", Name: "circulation", Touched: true, Pods: 2, PodsSeen: 3, Sidecars: []string{"istio-proxy"}, CPUAvg: f(0.812), CPUMax: f(1.3), CPULimitNote: "no limit",
 				CPURequest: f(1), CPUPercentOfRequest: f(81.2), MemoryAvg: f(300 << 20), MemoryMax: f(310 << 20), MemoryLimit: f(1 << 30), MemoryPercentOfLimit: f(30.3),
-				MemoryGrowthPerHour: f(2 << 20), MemoryGrowthR2: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
+				MemoryGrowthPerHour: f(2 << 20), MemoryTrendZ: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
 			{Kind: "StatefulSet", Namespace: "perf", Name: "kafka", Pods: 1, CPUAvg: f(0.2), CPUMax: f(0.31), CPULimit: f(2), CPUPercentOfLimit: f(10), CPUThrottledPercent: f(0),
 				CPURequestNote: "no request", MemoryLimitNote: "no limit"},
 		},
