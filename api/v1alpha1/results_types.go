@@ -162,7 +162,8 @@ type WorkloadResult struct {
 	// memory limit; "no limit" when none is set. Sidecars not in the pod template are left out.
 	// +optional
 	MemoryPercentOfLimit string `json:"memoryPercentOfLimit,omitempty"`
-	// memoryGrowthPerHour is the working set's trend in bytes per hour.
+	// memoryGrowthPerHour is how fast the post-GC floor of the working set rises, in bytes per
+	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over pods.
 	// +optional
 	MemoryGrowthPerHour string `json:"memoryGrowthPerHour,omitempty"`
 	// leak is the memory-leak verdict: None, Suspected, or WindowTooShort.
