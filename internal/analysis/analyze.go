@@ -306,12 +306,37 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 			why = fmt.Sprintf("scenario %s: %.2f%% of requests failed (%d of %d), above the maximum of %g%%",
 				s.Name, *s.ErrorPercent, *s.Errors, *s.RequestStats.Requests, maxErrPercent)
 		}
+		// A request name can fail wholesale under a small share of the traffic and leave the
+		// scenario's rate under the maximum: each name is held to the maximum too, once it has
+		// enough errors for the rate to mean something.
+		if why == "" {
+			why = failingRequests(s, maxErrPercent)
+		}
 		if why != "" {
 			s.Validity = perfexpv1alpha1.Invalid
 			s.InvalidReason = why
 			r.invalid(why)
 		}
 	}
+}
+
+// minRequestNameErrors is the fewest errors that make a request name's error rate count for
+// validity: one failure in three requests of a rare name is not a broken run.
+const minRequestNameErrors = 5
+
+// failingRequests names the scenario's request names whose error rate is above the maximum.
+func failingRequests(s *ScenarioResult, maxErrPercent float64) string {
+	var bad []string
+	for _, rr := range s.Requests {
+		if rr.ErrorPercent == nil || rr.Errors == nil || rr.Requests == nil || *rr.Errors < minRequestNameErrors || *rr.ErrorPercent <= maxErrPercent {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s %.2f%% (%d of %d)", rr.Name, *rr.ErrorPercent, *rr.Errors, *rr.Requests))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, shortList(bad, 5))
 }
 
 // resolveSlices turns slice specs into times within [ms, end], clamped.

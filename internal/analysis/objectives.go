@@ -71,13 +71,25 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 			continue
 		}
 		var missed, unknown []string
+		// A percentile that is only an upper bound (trend-stats fallback over several runners)
+		// proves a maximum is met when it is below it, and proves nothing else.
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
-				missed = append(missed, fmt.Sprintf("%s is above the maximum %s", format(*value), o.Max.String()))
+				if upper {
+					unknown = append(unknown, fmt.Sprintf("%s is above the maximum %s, but it is an upper bound (the largest of several k6 runners' own %s, no histograms to merge), so the true value may be within it",
+						format(*value), o.Max.String(), o.Metric))
+				} else {
+					missed = append(missed, fmt.Sprintf("%s is above the maximum %s", format(*value), o.Max.String()))
+				}
 			}
 		}
 		if o.Min != nil {
-			if bound := o.Min.AsApproximateFloat64(); *value < bound {
+			switch bound := o.Min.AsApproximateFloat64(); {
+			case upper:
+				unknown = append(unknown, fmt.Sprintf("%s is an upper bound (the largest of several k6 runners' own %s), which cannot show a minimum of %s is met",
+					format(*value), o.Metric, o.Min.String()))
+			case *value < bound:
 				missed = append(missed, fmt.Sprintf("%s is below the minimum %s", format(*value), o.Min.String()))
 			}
 		}
@@ -97,6 +109,16 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 	}
 	return out
 }
+
+func isPercentile(m perfexpv1alpha1.ObjectiveMetric) bool {
+	switch m {
+	case perfexpv1alpha1.MetricP50, perfexpv1alpha1.MetricP75, perfexpv1alpha1.MetricP90, perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricP99:
+		return true
+	}
+	return false
+}
+
+func boundedRow(s *RequestStats) bool { return s != nil && s.PercentilesUpperBound }
 
 // relative judges an objective's bounds relative to the baseline.
 func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {

@@ -107,6 +107,10 @@ type RequestStats struct {
 	// Max is an upper bound: the top of the highest non-empty histogram bucket (or k6's own
 	// max with trend stats).
 	Max *float64 `json:"max,omitempty"`
+	// PercentilesUpperBound is set when the percentiles come from k6's trend-stat gauges of
+	// several runners or series: each is the largest of theirs, an upper bound of the merged
+	// percentile (a percentile of a mixture never exceeds its parts' largest), not the value.
+	PercentilesUpperBound bool `json:"percentilesUpperBound,omitempty"`
 }
 
 // ScenarioResult is one scenario's result.

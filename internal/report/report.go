@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 )
 
@@ -50,7 +51,7 @@ func Markdown(r *analysis.Result) string {
 	m.slices(r.Slices)
 	m.timeline(r.Phases)
 	m.notes(r.Notes)
-	m.method(r.PrometheusQueries)
+	m.method(r.PrometheusQueries, r.LatencySource)
 	return m.String()
 }
 
@@ -337,11 +338,20 @@ func (m *markdown) notes(notes []string) {
 }
 
 // method says where the numbers came from.
-func (m *markdown) method(queries int) {
+func (m *markdown) method(queries int, source perfexpv1alpha1.LatencySource) {
 	m.printf("## How these numbers were read\n\n")
 	m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
-	m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
-	m.printf("they are never averaged. Workload numbers come from cAdvisor; a container counts at a step only while its newest sample is fresh, ")
+	switch source {
+	case perfexpv1alpha1.LatencyFromTrendStats:
+		m.printf("Latencies come from k6's trend-stat gauges (no native histograms were written): each runner's own statistics over its whole run, warm-up included; ")
+		m.printf("where several runners or series make up a row its percentiles are the largest of theirs, an upper bound, and objectives on them are Met only below a maximum, else Unknown. ")
+	case perfexpv1alpha1.LatencyFromNativeHistogram:
+		m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
+		m.printf("they are never averaged; max is the top of the highest non-empty bucket, an upper bound. ")
+	default:
+		m.printf("No latencies were found. ")
+	}
+	m.printf("Workload numbers come from cAdvisor; a container counts at a step only while its newest sample is fresh, ")
 	m.printf("so a pod replaced by a rollout is not carried forward by Prometheus' five-minute lookback. %d Prometheus queries.\n", queries)
 }
 

@@ -184,3 +184,26 @@ func TestAbsentIsADash(t *testing.T) {
 		}
 	}
 }
+
+// "How these numbers were read" names the latency source the run actually used.
+func TestMethodMatchesLatencySource(t *testing.T) {
+	tests := []struct {
+		source      perfexpv1alpha1.LatencySource
+		says, never string
+	}{
+		{perfexpv1alpha1.LatencyFromNativeHistogram, "native histograms summed over every runner", "trend-stat gauges"},
+		{perfexpv1alpha1.LatencyFromTrendStats, "an upper bound, and objectives on them are Met only below a maximum", "native histograms summed"},
+		{"", "No latencies were found", "native histograms summed"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.source), func(t *testing.T) {
+			r := sample()
+			r.LatencySource = tc.source
+			md := Markdown(r)
+			method := md[strings.Index(md, "## How these numbers were read"):]
+			if !strings.Contains(method, tc.says) || strings.Contains(method, tc.never) {
+				t.Errorf("method section:\n%s\nwant %q and not %q", method, tc.says, tc.never)
+			}
+		})
+	}
+}
