@@ -312,6 +312,10 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 		if why == "" {
 			why = failingRequests(s, maxErrPercent)
 		}
+		if why == "" && s.DroppedPercent != nil && *s.DroppedPercent > MaxDroppedPercent {
+			why = fmt.Sprintf("scenario %s: k6 dropped %d iterations, %.2f%% of those planned (above %g%%): the planned arrival rate was not reached, so the load was not the one declared",
+				s.Name, *s.DroppedIterations, *s.DroppedPercent, MaxDroppedPercent)
+		}
 		if why != "" {
 			s.Validity = perfexpv1alpha1.Invalid
 			s.InvalidReason = why
@@ -319,6 +323,10 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 		}
 	}
 }
+
+// MaxDroppedPercent is the share of planned iterations k6 may drop before the results are
+// Invalid: beyond it the runners or the system saturated and the declared load was not run.
+const MaxDroppedPercent = 1.0
 
 // minRequestNameErrors is the fewest errors that make a request name's error rate count for
 // validity: one failure in three requests of a rare name is not a broken run.

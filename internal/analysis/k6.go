@@ -19,6 +19,9 @@ import (
 const (
 	metricRequests   = "k6_http_reqs_total"
 	metricIterations = "k6_iterations_total"
+	// metricDropped is k6's dropped_iterations: iterations an arrival-rate executor could not
+	// start (no free VU, or the runner saturated). k6 writes it from the first drop on.
+	metricDropped = "k6_dropped_iterations_total"
 	metricDuration   = "k6_http_req_duration_seconds"
 	trendStatPrefix  = "k6_http_req_duration_"
 )
@@ -38,6 +41,8 @@ type k6Data struct {
 	iterLabels map[string]model.Metric
 	reqs       []map[string]float64
 	iters      []map[string]float64
+	dropped    []map[string]float64
+	dropLabels map[string]model.Metric
 	hists      []map[string]*Histogram
 	// resets counts series with counter resets, mismatched histogram reads that disagreed with
 	// their counters; both were re-read sample by sample.
@@ -48,12 +53,15 @@ type k6Data struct {
 
 func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges []time.Time) (*k6Data, error) {
 	tid := "testid=" + quote(testID)
-	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}}
+	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{}}
 	var err error
 	if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
 		return nil, err
 	}
 	if d.iters, err = floatsAt(ctx, q, metricIterations+"{"+tid+"}", from, edges, d.iterLabels); err != nil {
+		return nil, err
+	}
+	if d.dropped, err = floatsAt(ctx, q, metricDropped+"{"+tid+"}", from, edges, d.dropLabels); err != nil {
 		return nil, err
 	}
 	if d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, d.labels); err != nil {
@@ -151,6 +159,7 @@ type agg struct {
 	hist        *Histogram
 	iters       float64
 	iterSeries  int
+	dropped     float64
 }
 
 // groupBy maps a series to its group; ok is false for series outside every group.
@@ -228,6 +237,17 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 		ag.iters += vb - d.iters[a][k]
 		ag.iterSeries++
 	}
+	for k, vb := range d.dropped[b] {
+		if !iterations {
+			break
+		}
+		g, ok := by(d.dropLabels[k])
+		if !ok {
+			continue
+		}
+		// A series first written inside the window counted only drops since then.
+		get(g).dropped += vb - d.dropped[a][k]
+	}
 	return out
 }
 
@@ -285,6 +305,12 @@ func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (Reques
 		sr := ScenarioResult{Name: name, RequestStats: ag.stats(seconds), Validity: perfexpv1alpha1.Valid}
 		if ag != nil && ag.iterSeries > 0 {
 			sr.Iterations = count(int64(math.Round(ag.iters)))
+			// No dropped-iterations series means none were dropped: k6 writes it from the
+			// first drop on.
+			sr.DroppedIterations = count(int64(math.Round(ag.dropped)))
+			if planned := ag.iters + ag.dropped; planned > 0 {
+				sr.DroppedPercent = num(100 * ag.dropped / planned)
+			}
 		}
 		if ag != nil && ag.hist != nil && ag.series > 0 && math.Round(ag.hist.Count) != math.Round(ag.reqs) {
 			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram holds %.0f observations for %.0f requests; percentiles cover only those", name, ag.hist.Count, ag.reqs))

@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -74,4 +76,48 @@ func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Dropped iterations are read at the window's edges like the other counters, per scenario; a
+// series that appears inside the window counts from zero.
+func TestDroppedIterations(t *testing.T) {
+	m := func(scenario, inst string) model.Metric {
+		return model.Metric{"scenario": model.LabelValue(scenario), "instance_id": model.LabelValue(inst)}
+	}
+	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{},
+		reqs: []map[string]float64{{}, {}}, hists: []map[string]*Histogram{{}, {}}}
+	d.iterLabels["a0"], d.iterLabels["a1"], d.iterLabels["b0"] = m("arrival", "0"), m("arrival", "1"), m("steady", "0")
+	d.iters = []map[string]float64{{"a0": 100, "a1": 100, "b0": 50}, {"a0": 1100, "a1": 1080, "b0": 1050}}
+	d.dropLabels["a0"], d.dropLabels["a1"] = m("arrival", "0"), m("arrival", "1")
+	d.dropped = []map[string]float64{{"a0": 2}, {"a0": 12, "a1": 30}}
+	_, got, _ := d.k6Window(0, 1, 60, []string{"arrival", "steady"})
+	tests := []struct {
+		scenario string
+		dropped  int64
+		percent  float64
+	}{
+		{"arrival", 10 + 30, 100 * 40.0 / (1980 + 40)},
+		{"steady", 0, 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.scenario, func(t *testing.T) {
+			s := got[i]
+			if s.DroppedIterations == nil || *s.DroppedIterations != tc.dropped || s.DroppedPercent == nil || math.Abs(*s.DroppedPercent-tc.percent) > 1e-9 {
+				t.Errorf("dropped %v (%v%%), want %d (%g%%)", deref(s.DroppedIterations), deref(s.DroppedPercent), tc.dropped, tc.percent)
+			}
+		})
+	}
+	t.Run("2% dropped makes the results Invalid, 0 does not", func(t *testing.T) {
+		r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
+		for i := range r.Scenarios {
+			r.Scenarios[i].RequestStats = RequestStats{Requests: count(100), Errors: count(0), ErrorPercent: num(0)}
+		}
+		r.judgeValidity(DefaultMaxErrorRatePercent)
+		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
+			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
+		}
+		if r.Scenarios[1].Validity != perfexpv1alpha1.Valid {
+			t.Errorf("steady: %s %q", r.Scenarios[1].Validity, r.Scenarios[1].InvalidReason)
+		}
+	})
 }

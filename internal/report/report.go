@@ -119,7 +119,10 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 			m.printf(" (invalid: %s)", s.InvalidReason)
 		}
 		m.printf("\n\n")
-		if s.Iterations != nil {
+		if s.Iterations != nil && s.DroppedIterations != nil && *s.DroppedIterations > 0 && s.DroppedPercent != nil {
+			m.printf("%d iterations; %d dropped by k6 (%.2f%% of those planned: the achieved arrival rate was that much below the planned one).\n\n",
+				*s.Iterations, *s.DroppedIterations, *s.DroppedPercent)
+		} else if s.Iterations != nil {
 			m.printf("%d iterations.\n\n", *s.Iterations)
 		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
