@@ -21,9 +21,9 @@ const (
 	metricIterations = "k6_iterations_total"
 	// metricDropped is k6's dropped_iterations: iterations an arrival-rate executor could not
 	// start (no free VU, or the runner saturated). k6 writes it from the first drop on.
-	metricDropped = "k6_dropped_iterations_total"
-	metricDuration   = "k6_http_req_duration_seconds"
-	trendStatPrefix  = "k6_http_req_duration_"
+	metricDropped   = "k6_dropped_iterations_total"
+	metricDuration  = "k6_http_req_duration_seconds"
+	trendStatPrefix = "k6_http_req_duration_"
 )
 
 // k6 tags perfexp reads. expected_response is one of k6's default system tags; a request whose

@@ -119,14 +119,14 @@ type ScenarioResult struct {
 	Validity      perfexpv1alpha1.Validity `json:"validity"`
 	InvalidReason string                   `json:"invalidReason,omitempty"`
 	RequestStats
-	Iterations *int64          `json:"iterations,omitempty"`
+	Iterations *int64 `json:"iterations,omitempty"`
 	// DroppedIterations are the iterations k6 could not start in the window (an arrival-rate
 	// executor without a free VU, or a saturated runner), and DroppedPercent their share of
 	// the planned ones (iterations + dropped): the achieved arrival rate fell short of the
 	// planned one by that share.
-	DroppedIterations *int64   `json:"droppedIterations,omitempty"`
-	DroppedPercent    *float64 `json:"droppedPercent,omitempty"`
-	Requests   []RequestResult `json:"requestNames,omitempty"`
+	DroppedIterations *int64          `json:"droppedIterations,omitempty"`
+	DroppedPercent    *float64        `json:"droppedPercent,omitempty"`
+	Requests          []RequestResult `json:"requestNames,omitempty"`
 }
 
 // RequestResult is one request name's result.
