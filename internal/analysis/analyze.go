@@ -182,8 +182,20 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if k6.mismatched > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 latency histograms were hidden at the window's edges (k6 stale markers?); they were read sample by sample", k6.mismatched))
 	}
+	spans, err := readActiveSpans(ctx, cq, in.TestID, ms, in.End.Add(in.EndGrace))
+	if err != nil {
+		return nil, err
+	}
+	activeIn := func(a, b time.Time) func(string) float64 {
+		return func(scenario string) float64 {
+			if scenario == "" {
+				return union(spans, in.Scenarios).seconds(a, b)
+			}
+			return spans[scenario].seconds(a, b)
+		}
+	}
 	var notes []string
-	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, seconds, in.Scenarios)
+	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, activeIn(ms, in.End), in.Scenarios)
 	r.Notes = append(r.Notes, notes...)
 	switch {
 	case k6.hasHistograms():
@@ -215,18 +227,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.LatencyErrorBound = num(g - 1)
 	}
 
-	cadvisor := in.CAdvisorMatchers
-	if cadvisor == "" {
-		cadvisor = DefaultCAdvisorMatchers
-	}
-	wd, err := readWorkloads(ctx, cq, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
+	wd, err := r.workloads(ctx, cq, in, ms)
 	if err != nil {
 		return nil, err
 	}
-	if note := wd.capListed(ms, in.End, in.MaxListedWorkloads); note != "" {
-		r.Notes = append(r.Notes, note)
-	}
-	r.Workloads = wd.results(ms, in.End, true)
 
 	if r.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End); err != nil {
 		return nil, err
@@ -234,7 +238,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 
 	for _, sl := range slices {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
-		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, sl.end.Sub(sl.start).Seconds(), in.Scenarios)
+		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
 		sr.Workloads = wd.results(sl.start, sl.end, false)
 		if sr.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end); err != nil {
 			return nil, err
@@ -327,6 +331,24 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 // MaxDroppedPercent is the share of planned iterations k6 may drop before the results are
 // Invalid: beyond it the runners or the system saturated and the declared load was not run.
 const MaxDroppedPercent = 1.0
+
+// workloads reads the workloads' use over [ms, end], keeps the listed ones within the cap and
+// fills r.Workloads; the data is returned for the slices.
+func (r *Result) workloads(ctx context.Context, q Querier, in Input, ms time.Time) (*workloadData, error) {
+	cadvisor := in.CAdvisorMatchers
+	if cadvisor == "" {
+		cadvisor = DefaultCAdvisorMatchers
+	}
+	wd, err := readWorkloads(ctx, q, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
+	if err != nil {
+		return nil, err
+	}
+	if note := wd.capListed(ms, in.End, in.MaxListedWorkloads); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	r.Workloads = wd.results(ms, in.End, true)
+	return wd, nil
+}
 
 // minRequestNameErrors is the fewest errors that make a request name's error rate count for
 // validity: one failure in three requests of a rare name is not a broken run.

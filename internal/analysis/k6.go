@@ -289,8 +289,9 @@ func (a *agg) stats(seconds float64) RequestStats {
 	return s
 }
 
-// k6Window computes scenario, request and total results between edges a and b.
-func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
+// k6Window computes scenario, request and total results between edges a and b. seconds gives
+// the active seconds of a scenario in the window ("" for all of them together).
+func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
 	declared := map[string]bool{}
 	for _, s := range scenarios {
 		declared[s] = true
@@ -302,7 +303,8 @@ func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (Reques
 	out := make([]ScenarioResult, 0, len(scenarios))
 	for _, name := range scenarios {
 		ag := perScenario[groupKey{scenario: name}]
-		sr := ScenarioResult{Name: name, RequestStats: ag.stats(seconds), Validity: perfexpv1alpha1.Valid}
+		active := seconds(name)
+		sr := ScenarioResult{Name: name, RequestStats: ag.stats(active), Validity: perfexpv1alpha1.Valid, ActiveSeconds: num(active)}
 		if ag != nil && ag.iterSeries > 0 {
 			sr.Iterations = count(int64(math.Round(ag.iters)))
 			// No dropped-iterations series means none were dropped: k6 writes it from the
@@ -322,12 +324,12 @@ func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (Reques
 			if g.scenario != name {
 				continue
 			}
-			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(seconds)})
+			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(active)})
 		}
 		sortRequests(sr.Requests)
 		out = append(out, sr)
 	}
-	return total.stats(seconds), out, notes
+	return total.stats(seconds("")), out, notes
 }
 
 // sortRequests orders request names by count, highest first, then by name.

@@ -120,6 +120,10 @@ type ScenarioResult struct {
 	InvalidReason string                   `json:"invalidReason,omitempty"`
 	RequestStats
 	Iterations *int64 `json:"iterations,omitempty"`
+	// ActiveSeconds is how long the scenario ran within the window (from its first to its last
+	// k6 sample, when those are more than 30 s inside the window's edges): its rates are
+	// requests over it, so a start delay does not dilute them.
+	ActiveSeconds *float64 `json:"activeSeconds,omitempty"`
 	// DroppedIterations are the iterations k6 could not start in the window (an arrival-rate
 	// executor without a free VU, or a saturated runner), and DroppedPercent their share of
 	// the planned ones (iterations + dropped): the achieved arrival rate fell short of the

@@ -90,7 +90,7 @@ func TestDroppedIterations(t *testing.T) {
 	d.iters = []map[string]float64{{"a0": 100, "a1": 100, "b0": 50}, {"a0": 1100, "a1": 1080, "b0": 1050}}
 	d.dropLabels["a0"], d.dropLabels["a1"] = m("arrival", "0"), m("arrival", "1")
 	d.dropped = []map[string]float64{{"a0": 2}, {"a0": 12, "a1": 30}}
-	_, got, _ := d.k6Window(0, 1, 60, []string{"arrival", "steady"})
+	_, got, _ := d.k6Window(0, 1, func(string) float64 { return 60 }, []string{"arrival", "steady"})
 	tests := []struct {
 		scenario string
 		dropped  int64

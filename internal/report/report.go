@@ -125,6 +125,9 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 		} else if s.Iterations != nil {
 			m.printf("%d iterations.\n\n", *s.Iterations)
 		}
+		if s.ActiveSeconds != nil {
+			m.printf("Active for %.0f s of the window; rates are requests over that time.\n\n", *s.ActiveSeconds)
+		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
 	}
 }

@@ -32,7 +32,7 @@ func sample() *analysis.Result {
 		Window:   analysis.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
 		Validity: perfexpv1alpha1.Valid, LatencySource: perfexpv1alpha1.LatencyFromNativeHistogram, LatencyErrorBound: f(0.0905),
 		Total: stats(48000, 12, 41.5),
-		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000), DroppedIterations: n(24), DroppedPercent: f(0.0999),
+		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000), ActiveSeconds: f(600), DroppedIterations: n(24), DroppedPercent: f(0.0999),
 			Requests: []analysis.RequestResult{{Name: "check-out", RequestStats: stats(24000, 10, 52)}, {Name: "check-in", RequestStats: stats(24000, 2, 30.25)},
 				{Name: "a|pipe", RequestStats: analysis.RequestStats{Requests: n(0)}}}}},
 		Workloads: []analysis.WorkloadResult{
