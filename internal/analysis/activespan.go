@@ -20,18 +20,43 @@ const spanSlack = 30 * time.Second
 
 // readActiveSpans reads each scenario's first and last sample times in [from, to]. timestamp()
 // of a plain selector is a sample's own time, so a subquery finds the earliest and latest
-// sample that was current at any step; the step (at least 1 s, about 3600 steps per window)
-// bounds the error.
-func readActiveSpans(ctx context.Context, q Querier, testID string, from, to time.Time) (map[string]activeSpan, error) {
-	w := to.Sub(from)
-	step := max(time.Second, (w / 3600).Round(time.Second))
-	sel := fmt.Sprintf("%s{testid=%s}", metricRequests, quote(testID))
+// sample that was current at any step; the step (at least 5 s, k6's default push interval;
+// about 720 steps per window) bounds the error. The iterations counter is read first: it has one series per scenario and
+// runner, where the request counter has one per request name and status too, and the subquery
+// costs steps times series. Scenarios without iteration samples are read from the request
+// counter.
+func readActiveSpans(ctx context.Context, q Querier, testID string, scenarios []string, from, to time.Time) (map[string]activeSpan, error) {
 	out := map[string]activeSpan{}
+	if err := spansOf(ctx, q, metricIterations, testID, nil, from, to, out); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, s := range scenarios {
+		if _, ok := out[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if err := spansOf(ctx, q, metricRequests, testID, missing, from, to, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func spansOf(ctx context.Context, q Querier, metric, testID string, scenarios []string, from, to time.Time, out map[string]activeSpan) error {
+	w := to.Sub(from)
+	step := max(5*time.Second, (w / 720).Round(time.Second))
+	sel := fmt.Sprintf("%s{testid=%s}", metric, quote(testID))
+	if len(scenarios) > 0 {
+		sel = fmt.Sprintf("%s{testid=%s,%s=~%s}", metric, quote(testID), tagScenario, quote(anyOf(scenarios)))
+	}
 	for _, agg := range []string{"min", "max"} {
 		query := fmt.Sprintf("%s by (%s) (%s_over_time(timestamp(%s)[%s:%s]))", agg, tagScenario, agg, sel, promDuration(w), promDuration(step))
 		vec, err := vector(ctx, q, query, to)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, s := range vec {
 			v := float64(s.Value)
@@ -50,7 +75,7 @@ func readActiveSpans(ctx context.Context, q Querier, testID string, from, to tim
 			out[name] = sp
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // seconds is how long the scenario was active within [a, b]; the whole window when its span is

@@ -182,7 +182,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if k6.mismatched > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 latency histograms were hidden at the window's edges (k6 stale markers?); they were read sample by sample", k6.mismatched))
 	}
-	spans, err := readActiveSpans(ctx, cq, in.TestID, ms, in.End.Add(in.EndGrace))
+	spans, err := readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
 	if err != nil {
 		return nil, err
 	}
