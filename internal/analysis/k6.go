@@ -33,6 +33,8 @@ const (
 	tagScenario         = "scenario"
 	tagName             = "name"
 	tagExpectedResponse = "expected_response"
+	// unexpected is expected_response's value on a failed request.
+	unexpected = "false"
 )
 
 // k6Data holds every k6 series of a run, read at each edge.
@@ -157,9 +159,12 @@ type agg struct {
 	series      int
 	errLabelled bool
 	hist        *Histogram
-	iters       float64
-	iterSeries  int
-	dropped     float64
+	// okHist holds the latencies of the requests k6 expected (expected_response="true"), when
+	// some were not: objectives judge latency on them, since failed requests are often fast.
+	okHist     *Histogram
+	iters      float64
+	iterSeries int
+	dropped    float64
 }
 
 // groupBy maps a series to its group; ok is false for series outside every group.
@@ -206,7 +211,7 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 		ag.reqs += delta
 		if er, ok := m[tagExpectedResponse]; ok {
 			ag.errLabelled = true
-			if er == "false" {
+			if er == unexpected {
 				ag.errs += delta
 			}
 		}
@@ -223,6 +228,12 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 			ag.hist = NewHistogram()
 		}
 		ag.hist.Add(h)
+		if d.labels[k][tagExpectedResponse] != unexpected {
+			if ag.okHist == nil {
+				ag.okHist = NewHistogram()
+			}
+			ag.okHist.Add(h)
+		}
 	}
 	for k, vb := range d.iters[b] {
 		if !iterations {
@@ -286,7 +297,30 @@ func (a *agg) stats(seconds float64) RequestStats {
 			s.Max = num(v * 1000)
 		}
 	}
+	if a.errs > 0 && a.okHist != nil && a.okHist.Count > 0 {
+		s.Successful = latencyOf(a.okHist)
+	}
 	return s
+}
+
+// latencyOf is a histogram's mean, percentiles and max bound in milliseconds.
+func latencyOf(h *Histogram) *Latency {
+	l := &Latency{}
+	if m, ok := h.Mean(); ok {
+		l.Avg = num(m * 1000)
+	}
+	for _, p := range []struct {
+		q   float64
+		dst **float64
+	}{{0.5, &l.P50}, {0.75, &l.P75}, {0.9, &l.P90}, {0.95, &l.P95}, {0.99, &l.P99}} {
+		if v, ok := h.Quantile(p.q); ok {
+			*p.dst = num(v * 1000)
+		}
+	}
+	if v, ok := h.MaxBound(); ok {
+		l.Max = num(v * 1000)
+	}
+	return l
 }
 
 // k6Window computes scenario, request and total results between edges a and b. seconds gives

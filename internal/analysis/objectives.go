@@ -57,12 +57,16 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 	for _, o := range specs {
 		or := ObjectiveResult{Name: ObjectiveName(o), Unit: metricUnit(o.Metric)}
 		var value *float64
+		successOnly := false
 		if o.Metric == perfexpv1alpha1.MetricQuery {
 			if q := r.query(o.Query); q != nil {
 				value, or.Unit = q.Value, q.Unit
 			}
 		} else {
 			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
+			if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
+				value, successOnly = ok, true
+			}
 		}
 		or.Value = value
 		if value == nil {
@@ -105,9 +109,37 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		default:
 			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveMet, fmt.Sprintf("%s%s is within bounds", format(*value), spaced(or.Unit))
 		}
+		if successOnly {
+			or.Message += " (successful requests only)"
+		}
 		out = append(out, or)
 	}
 	return out
+}
+
+// successfulOf is a latency metric of the successful requests, when the row has them apart.
+func successfulOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+	if s == nil || s.Successful == nil {
+		return nil
+	}
+	l := s.Successful
+	switch m {
+	case perfexpv1alpha1.MetricAvg:
+		return l.Avg
+	case perfexpv1alpha1.MetricP50:
+		return l.P50
+	case perfexpv1alpha1.MetricP75:
+		return l.P75
+	case perfexpv1alpha1.MetricP90:
+		return l.P90
+	case perfexpv1alpha1.MetricP95:
+		return l.P95
+	case perfexpv1alpha1.MetricP99:
+		return l.P99
+	case perfexpv1alpha1.MetricMax:
+		return l.Max
+	}
+	return nil
 }
 
 func isPercentile(m perfexpv1alpha1.ObjectiveMetric) bool {

@@ -111,6 +111,22 @@ type RequestStats struct {
 	// several runners or series: each is the largest of theirs, an upper bound of the merged
 	// percentile (a percentile of a mixture never exceeds its parts' largest), not the value.
 	PercentilesUpperBound bool `json:"percentilesUpperBound,omitempty"`
+	// Successful is the latency of the successful requests only (k6's
+	// expected_response="true"), set when some requests failed: failed requests are often
+	// fast and would flatter the latency. Objectives on latency judge it; the fields above
+	// cover all requests.
+	Successful *Latency `json:"successful,omitempty"`
+}
+
+// Latency is a latency distribution's summary, in milliseconds.
+type Latency struct {
+	Avg *float64 `json:"avg,omitempty"`
+	P50 *float64 `json:"p50,omitempty"`
+	P75 *float64 `json:"p75,omitempty"`
+	P90 *float64 `json:"p90,omitempty"`
+	P95 *float64 `json:"p95,omitempty"`
+	P99 *float64 `json:"p99,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }
 
 // ScenarioResult is one scenario's result.

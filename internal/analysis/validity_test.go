@@ -1,14 +1,17 @@
 package analysis
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
 )
 
 func requestRow(name string, requests, errors int64) RequestResult {
@@ -120,4 +123,41 @@ func TestDroppedIterations(t *testing.T) {
 			t.Errorf("steady: %s %q", r.Scenarios[1].Validity, r.Scenarios[1].InvalidReason)
 		}
 	})
+}
+
+// Story: one request in 21 fails fast (1 ms) while the others take 200 ms. The tables show all
+// requests; objectives on latency judge the successful ones, so the fast failures cannot
+// flatter them.
+func TestCraftedSuccessOnlyLatencyForObjectives(t *testing.T) {
+	prom := promtest.Start(t)
+	start := time.Now().Add(-20 * time.Minute).Truncate(time.Minute)
+	end := start.Add(5 * time.Minute)
+	const testID = "fastfail"
+	ok := promtest.NewK6Series(promtest.K6Labels(testID, "main", "get", "0", true))
+	failed := promtest.NewK6Series(promtest.K6Labels(testID, "main", "get", "0", false))
+	for at := 5 * time.Second; at <= 5*time.Minute; at += 5 * time.Second {
+		lat := make([]float64, 20)
+		for i := range lat {
+			lat[i] = 0.2
+		}
+		ok.Flush(start.Add(at), lat...)
+		failed.Flush(start.Add(at), 0.001)
+	}
+	prom.Write(t, append(ok.Series(), failed.Series()...))
+	max := resource.MustParse("195")
+	res, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "f", TestID: testID, Start: start, End: end, Scenarios: []string{"main"},
+		Analysis: perfexpv1alpha1.Analysis{Objectives: []perfexpv1alpha1.Objective{{Metric: perfexpv1alpha1.MetricAvg, Scenario: "main", Max: &max}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Scenarios[0]
+	if s.Avg == nil || math.Abs(*s.Avg-(20*200+1)/21.0) > 0.01 {
+		t.Errorf("all requests' avg %v, want %.3f", deref(s.Avg), (20*200+1)/21.0)
+	}
+	if s.Successful == nil || s.Successful.Avg == nil || math.Abs(*s.Successful.Avg-200) > 0.01 {
+		t.Fatalf("successful requests' latency %+v, want avg 200", s.Successful)
+	}
+	if o := res.Objectives[0]; o.Outcome != perfexpv1alpha1.ObjectiveMissed || !strings.Contains(o.Message, "successful requests only") {
+		t.Errorf("objective %s: %s; want Missed on the successful requests' 200 ms", o.Outcome, o.Message)
+	}
 }

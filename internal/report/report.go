@@ -129,6 +129,11 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 			m.printf("Active for %.0f s of the window; rates are requests over that time.\n\n", *s.ActiveSeconds)
 		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
+		if l := s.Successful; l != nil {
+			m.printf("\nSuccessful requests only (what latency objectives judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
+				num(l.Avg, 1), num(l.P50, 1), num(l.P90, 1), num(l.P95, 1), num(l.P99, 1))
+		}
+		m.printf("\n")
 	}
 }
 

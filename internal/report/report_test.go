@@ -27,7 +27,7 @@ func sample() *analysis.Result {
 		return analysis.RequestStats{Requests: n(reqs), Errors: n(errs), Rate: f(float64(reqs) / 600), ErrorPercent: f(100 * float64(errs) / float64(reqs)),
 			Avg: f(p95 / 3), P50: f(p95 / 4), P75: f(p95 / 2), P90: f(p95 * 0.8), P95: f(p95), P99: f(p95 * 2), Max: f(p95 * 5)}
 	}
-	return &analysis.Result{
+	r := &analysis.Result{
 		Experiment: "no-cpu-limits", Namespace: "perf", TestID: "no-cpu-limits-1a2b3c4d", Variant: "every service without a CPU limit",
 		Window:   analysis.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
 		Validity: perfexpv1alpha1.Valid, LatencySource: perfexpv1alpha1.LatencyFromNativeHistogram, LatencyErrorBound: f(0.0905),
@@ -70,6 +70,9 @@ func sample() *analysis.Result {
 		Notes:  []string{"1 k6 series were reset mid-run (a restarted runner); they were read sample by sample"},
 		Phases: []analysis.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
 	}
+	// 12 failures: the successful requests' latency apart.
+	r.Scenarios[0].Successful = &analysis.Latency{Avg: f(40.1), P50: f(35), P90: f(60), P95: f(70), P99: f(120)}
+	return r
 }
 
 func golden(t *testing.T, name string, got []byte) {
