@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 
@@ -63,7 +64,24 @@ type PrometheusAnalyzer struct {
 	// Access checks the namespaces the analysis reads besides the target; nil skips the
 	// check (Prepare made it already, before anything was patched).
 	Access *access.Rules
+	// Timeout bounds each request to Prometheus (connection, query and response); zero means
+	// DefaultPrometheusTimeout. A Prometheus that accepts and never answers then counts as
+	// unavailable and analysis retries later, instead of holding the reconciler.
+	Timeout time.Duration
+	// CAdvisorMaxAge is how old a container's newest cAdvisor sample may be for it to count as
+	// running; zero means analysis.DefaultCAdvisorMaxAge. Raise it for scrape intervals above
+	// 30 s.
+	CAdvisorMaxAge time.Duration
+	// MaxListedWorkloads caps the target namespace's workloads reported by default; zero means
+	// analysis.DefaultMaxListedWorkloads.
+	MaxListedWorkloads int
 }
+
+// DefaultPrometheusTimeout is the default PrometheusAnalyzer.Timeout. The analysis asks
+// Prometheus for at most two minutes of query time per query (a server-side limit); a range
+// query over a day-long soak at the analysis' resolution answers in well under a second, so a
+// minute without an answer means the server is stuck, not busy.
+const DefaultPrometheusTimeout = time.Minute
 
 var _ Analyzer = &PrometheusAnalyzer{}
 
@@ -177,7 +195,13 @@ func (a *PrometheusAnalyzer) newAPI(url string) (promv1.API, error) {
 	if a.NewAPI != nil {
 		return a.NewAPI(url)
 	}
-	c, err := api.NewClient(api.Config{Address: url})
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultPrometheusTimeout
+	}
+	// The client's own timeout covers the whole exchange, reading the body included, which a
+	// context deadline set by the caller would too, but every caller would have to remember it.
+	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Timeout: timeout, Transport: api.DefaultRoundTripper}})
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +233,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	in := analysis.Input{
 		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: TargetNamespace(exp),
 		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: a.CAdvisorMatchers,
+		CAdvisorMaxAge: a.CAdvisorMaxAge, MaxListedWorkloads: a.MaxListedWorkloads,
 	}
 	if in.TestID == "" {
 		in.TestID = TestID(exp)
@@ -268,8 +293,8 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	return in, nil
 }
 
-// workloads lists the touched workloads with the resources in force during the run, and the
-// observed ones with their specs' resources.
+// workloads lists the touched workloads with the resources in force during the run, the
+// observed ones with their specs' resources, and the target namespace's other workloads.
 func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]analysis.Workload, error) {
 	type key struct{ kind, ns, name string }
 	seen := map[key]bool{}
@@ -300,10 +325,11 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 			out = append(out, wl)
 		}
 	}
-	if exp.Spec.Analysis == nil {
-		return out, nil
+	var observe []perfexpv1alpha1.ObservedWorkloads
+	if exp.Spec.Analysis != nil {
+		observe = exp.Spec.Analysis.Observe
 	}
-	for _, o := range exp.Spec.Analysis.Observe {
+	for _, o := range observe {
 		ns := o.Namespace
 		if ns == "" {
 			ns = TargetNamespace(exp)
@@ -322,6 +348,25 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 				continue
 			}
 			seen[k] = true
+			out = append(out, wl)
+		}
+	}
+	// Every other Deployment and StatefulSet of the target namespace is listed too, as a
+	// performance report shows every service; the analysis keeps the largest when there are
+	// many.
+	ns := TargetNamespace(exp)
+	for _, kind := range []perfexpv1alpha1.WorkloadKind{perfexpv1alpha1.WorkloadKindDeployment, perfexpv1alpha1.WorkloadKindStatefulSet} {
+		found, err := a.observed(ctx, kind, ns, perfexpv1alpha1.WorkloadSelector{})
+		if err != nil {
+			return nil, err
+		}
+		for _, wl := range found {
+			k := key{string(kind), ns, wl.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			wl.Listed = true
 			out = append(out, wl)
 		}
 	}

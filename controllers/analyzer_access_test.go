@@ -3,7 +3,9 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,5 +110,60 @@ func TestAnalyzerRefusesObservedNamespaces(t *testing.T) {
 	}
 	if res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonNamespaceNotAllowed || !strings.Contains(res.Failure.Message, "namespace db: the namespace has not opted in") {
 		t.Fatalf("Analyze: %+v; want NamespaceNotAllowed naming db", res.Failure)
+	}
+}
+
+// A Prometheus that accepts connections and never answers must not hold the reconciler: each
+// request gives up after the analyzer's timeout, and the analysis waits to retry later, as for
+// a Prometheus that is down.
+func TestAnalyzerGivesUpOnAHungPrometheus(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	url := "http://" + l.Addr().String()
+	a := &controllers.PrometheusAnalyzer{
+		Client:        fake.NewClientBuilder().WithScheme(testenv.Scheme()).Build(),
+		PrometheusURL: url,
+		Clock:         clocktesting.NewFakePassiveClock(now),
+		Timeout:       300 * time.Millisecond,
+	}
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "e"}}
+	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "main"}}
+	exp.Status.Window = &perfexpv1alpha1.Window{
+		Start: &metav1.Time{Time: now.Add(-time.Hour)}, End: &metav1.Time{Time: now.Add(-30 * time.Minute)}}
+	began := time.Now()
+	res, err := a.Analyze(context.Background(), exp, nil)
+	took := time.Since(began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failure != nil || res.RequeueAfter <= 0 || !strings.Contains(res.Waiting, "to answer") {
+		t.Fatalf("Analyze: %+v; want a wait for Prometheus to answer", res)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("Analyze took %s against a hung Prometheus with a 300ms timeout", took)
 	}
 }

@@ -60,7 +60,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		}
 		return s
 	}
-	series = append(series, cpu("api-5d4c3b2a1-abcde", "app", 0.5), cpu("db-0", "postgres", 0.3))
+	series = append(series, cpu("api-5d4c3b2a1-abcde", "app", 0.5), cpu("db-0", "postgres", 0.3), cpu("cache-7b6a5c4d3-fghij", "redis", 0.2))
 	prom.Write(t, series)
 
 	one := int32(1)
@@ -70,6 +70,15 @@ func TestPrometheusAnalyzer(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}}}}}
 	mustCreate(t, env.Client, db)
+	// Neither touched nor observed: reported because it runs in the target namespace. idle
+	// has no pods, so it is left out.
+	for _, name := range []string{"cache", "idle"} {
+		mustCreate(t, env.Client, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "redis", Image: "redis",
+						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}})
+	}
 
 	summaries := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "story-k6-summaries"}, Data: map[string]string{}}
 	for inst, c := range perInstance {
@@ -160,6 +169,12 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		}
 		if w := workloads["db"]; w.Kind != "StatefulSet" || w.CPUAvg != "0.3" || w.CPUPercentOfRequest != "60" || w.CPUPercentOfLimit != "no limit" {
 			t.Errorf("observed db: %+v", w)
+		}
+		if w, ok := workloads["cache"]; !ok || w.CPUAvg != "0.2" || w.CPUPercentOfLimit != "20" || w.Pods == nil || *w.Pods != 1 {
+			t.Errorf("listed cache: %+v", w)
+		}
+		if _, ok := workloads["idle"]; ok {
+			t.Errorf("idle, with no pods, is listed")
 		}
 		if c := exp.Status.Comparison; c == nil || !strings.Contains(c.Message, "release-0 was not found") {
 			t.Errorf("comparison %+v", c)

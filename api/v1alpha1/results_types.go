@@ -132,6 +132,10 @@ type WorkloadResult struct {
 	Namespace string `json:"namespace"`
 	// name of the workload.
 	Name string `json:"name"`
+	// pods is the most pods of the workload running at once during the window; a pod that is
+	// gone (its cAdvisor samples are no longer fresh) no longer counts.
+	// +optional
+	Pods *int32 `json:"pods,omitempty"`
 	// cpuAvg is the average CPU use in cores, summed over pods.
 	// +optional
 	CPUAvg string `json:"cpuAvg,omitempty"`
@@ -141,7 +145,8 @@ type WorkloadResult struct {
 	// cpuPercentOfRequest is cpuAvg as a percentage of the CPU requests; "no request" when none is set.
 	// +optional
 	CPUPercentOfRequest string `json:"cpuPercentOfRequest,omitempty"`
-	// cpuPercentOfLimit is cpuAvg as a percentage of the CPU limits; "no limit" when none is set.
+	// cpuPercentOfLimit is the busiest pod's average CPU as a percentage of its own CPU limit;
+	// "no limit" when none is set. Sidecars not in the pod template are left out of it.
 	// +optional
 	CPUPercentOfLimit string `json:"cpuPercentOfLimit,omitempty"`
 	// cpuThrottledPercent is the share of CPU periods that were throttled.
@@ -153,10 +158,12 @@ type WorkloadResult struct {
 	// memoryMax is the highest working set in bytes.
 	// +optional
 	MemoryMax string `json:"memoryMax,omitempty"`
-	// memoryPercentOfLimit is memoryMax as a percentage of the memory limits; "no limit" when none is set.
+	// memoryPercentOfLimit is the highest working set of any one pod as a percentage of its own
+	// memory limit; "no limit" when none is set. Sidecars not in the pod template are left out.
 	// +optional
 	MemoryPercentOfLimit string `json:"memoryPercentOfLimit,omitempty"`
-	// memoryGrowthPerHour is the working set's trend in bytes per hour.
+	// memoryGrowthPerHour is how fast the post-GC floor of the working set rises, in bytes per
+	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over pods.
 	// +optional
 	MemoryGrowthPerHour string `json:"memoryGrowthPerHour,omitempty"`
 	// leak is the memory-leak verdict: None, Suspected, or WindowTooShort.

@@ -39,6 +39,13 @@ type Input struct {
 	// the run and who (the experiment's Drifted condition): the load then measured something
 	// other than the variant, so the results are Invalid.
 	Drifted string
+	// CAdvisorMaxAge is how old a container's newest cAdvisor sample may be for the container
+	// to count as running at an evaluation; defaults to DefaultCAdvisorMaxAge. It must exceed
+	// the scrape interval plus cAdvisor's housekeeping delay.
+	CAdvisorMaxAge time.Duration
+	// MaxListedWorkloads caps the workloads listed by default (Workload.Listed); the largest
+	// by CPU or memory are kept. Defaults to DefaultMaxListedWorkloads.
+	MaxListedWorkloads int
 	// EndGrace is how far past End k6 series are read. The recorded end has whole-second
 	// precision and samples carry the time of their last request, so a few may be stamped
 	// just after it; nothing of this test ID arrives later. Defaults to DefaultEndGrace.
@@ -179,8 +186,20 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if k6.mismatched > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 latency histograms were hidden at the window's edges (k6 stale markers?); they were read sample by sample", k6.mismatched))
 	}
+	spans, err := readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
+	if err != nil {
+		return nil, err
+	}
+	activeIn := func(a, b time.Time) func(string) float64 {
+		return func(scenario string) float64 {
+			if scenario == "" {
+				return union(spans, in.Scenarios).seconds(a, b)
+			}
+			return spans[scenario].seconds(a, b)
+		}
+	}
 	var notes []string
-	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, seconds, in.Scenarios)
+	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, activeIn(ms, in.End), in.Scenarios)
 	r.Notes = append(r.Notes, notes...)
 	switch {
 	case k6.hasHistograms():
@@ -212,15 +231,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.LatencyErrorBound = num(g - 1)
 	}
 
-	cadvisor := in.CAdvisorMatchers
-	if cadvisor == "" {
-		cadvisor = DefaultCAdvisorMatchers
-	}
-	wd, err := readWorkloads(ctx, cq, cadvisor, in.Workloads, ms, in.End)
+	wd, err := r.workloads(ctx, cq, in, ms)
 	if err != nil {
 		return nil, err
 	}
-	r.Workloads = wd.results(ms, in.End, true)
 
 	if r.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End); err != nil {
 		return nil, err
@@ -228,7 +242,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 
 	for _, sl := range slices {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
-		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, sl.end.Sub(sl.start).Seconds(), in.Scenarios)
+		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
 		sr.Workloads = wd.results(sl.start, sl.end, false)
 		if sr.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end); err != nil {
 			return nil, err
@@ -301,6 +315,16 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 			why = fmt.Sprintf("scenario %s: %.2f%% of requests failed (%d of %d), above the maximum of %g%%",
 				s.Name, *s.ErrorPercent, *s.Errors, *s.RequestStats.Requests, maxErrPercent)
 		}
+		// A request name can fail wholesale under a small share of the traffic and leave the
+		// scenario's rate under the maximum: each name is held to the maximum too, once it has
+		// enough errors for the rate to mean something.
+		if why == "" {
+			why = failingRequests(s, maxErrPercent)
+		}
+		if why == "" && s.DroppedPercent != nil && *s.DroppedPercent > MaxDroppedPercent {
+			why = fmt.Sprintf("scenario %s: k6 dropped %d iterations, %.2f%% of those planned (above %g%%): the planned arrival rate was not reached, so the load was not the one declared",
+				s.Name, *s.DroppedIterations, *s.DroppedPercent, MaxDroppedPercent)
+		}
 		if why != "" {
 			s.Validity = perfexpv1alpha1.Invalid
 			s.InvalidReason = why
@@ -315,6 +339,47 @@ func (r *Result) judgeDrift(drifted string) {
 	if drifted != "" {
 		r.invalid("the variant drifted during the run: " + drifted)
 	}
+}
+
+// MaxDroppedPercent is the share of planned iterations k6 may drop before the results are
+// Invalid: beyond it the runners or the system saturated and the declared load was not run.
+const MaxDroppedPercent = 1.0
+
+// workloads reads the workloads' use over [ms, end], keeps the listed ones within the cap and
+// fills r.Workloads; the data is returned for the slices.
+func (r *Result) workloads(ctx context.Context, q Querier, in Input, ms time.Time) (*workloadData, error) {
+	cadvisor := in.CAdvisorMatchers
+	if cadvisor == "" {
+		cadvisor = DefaultCAdvisorMatchers
+	}
+	wd, err := readWorkloads(ctx, q, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
+	if err != nil {
+		return nil, err
+	}
+	if note := wd.capListed(ms, in.End, in.MaxListedWorkloads); note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	r.Workloads = wd.results(ms, in.End, true)
+	return wd, nil
+}
+
+// minRequestNameErrors is the fewest errors that make a request name's error rate count for
+// validity: one failure in three requests of a rare name is not a broken run.
+const minRequestNameErrors = 5
+
+// failingRequests names the scenario's request names whose error rate is above the maximum.
+func failingRequests(s *ScenarioResult, maxErrPercent float64) string {
+	var bad []string
+	for _, rr := range s.Requests {
+		if rr.ErrorPercent == nil || rr.Errors == nil || rr.Requests == nil || *rr.Errors < minRequestNameErrors || *rr.ErrorPercent <= maxErrPercent {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s %.2f%% (%d of %d)", rr.Name, *rr.ErrorPercent, *rr.Errors, *rr.Requests))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, shortList(bad, 5))
 }
 
 // resolveSlices turns slice specs into times within [ms, end], clamped.

@@ -23,6 +23,10 @@ type cadvisor struct {
 	throttledPerSec        float64
 	oomAt                  time.Time // zero: never
 	end                    bool      // the instance ends at to
+	// timestamped: the kubelet stamps the samples itself, so Prometheus writes no staleness
+	// marker when the container goes (what real cAdvisor series look like).
+	timestamped bool
+	every       time.Duration // scrape interval; 15 s when zero
 }
 
 func (c cadvisor) series() []promtest.Series {
@@ -31,7 +35,11 @@ func (c cadvisor) series() []promtest.Series {
 			"namespace": c.ns, "pod": c.pod, "container": c.container, "id": "/kubepods/" + c.pod + "/" + c.id, "name": c.id}
 	}
 	var cpu, mem, periods, throttled, start, oom []promtest.Float
-	for t := c.from; !t.After(c.to); t = t.Add(15 * time.Second) {
+	every := c.every
+	if every == 0 {
+		every = 15 * time.Second
+	}
+	for t := c.from; !t.After(c.to); t = t.Add(every) {
 		el := t.Sub(c.from).Seconds()
 		cpu = append(cpu, promtest.Float{T: t, V: 1000 + c.cpuCores*el})
 		mem = append(mem, promtest.Float{T: t, V: c.mem(t)})
@@ -47,7 +55,7 @@ func (c cadvisor) series() []promtest.Series {
 		}
 	}
 	// A scrape that no longer finds the container writes a staleness marker.
-	if c.end {
+	if c.end && !c.timestamped {
 		stale := promtest.Float{T: cpu[len(cpu)-1].T.Add(15 * time.Second), V: promtest.StaleNaN}
 		for _, fs := range []*[]promtest.Float{&cpu, &mem, &start, &oom, &periods, &throttled} {
 			if len(*fs) > 0 {
@@ -158,4 +166,123 @@ func TestCraftedWorkloads(t *testing.T) {
 			t.Errorf("leak = %q, want %q", short["leaky"].Leak, LeakWindowTooShort)
 		}
 	})
+}
+
+// Story: a variant rolled a Deployment 23 s before the measured window began. cAdvisor stamps
+// its samples itself, so Prometheus writes no staleness marker for the old pod and would carry
+// its last values forward for five minutes. The report must show the new pod only: one pod,
+// its memory and its CPU.
+func TestCraftedWorkloadsAfterRollout(t *testing.T) {
+	prom := promtest.Start(t)
+	base := time.Now().Add(-45 * time.Minute).Truncate(time.Minute)
+	rollout := base.Add(10 * time.Minute)
+	start, end := rollout.Add(23*time.Second), base.Add(30*time.Minute)
+
+	var series []promtest.Series
+	for _, c := range []cadvisor{
+		// The old revision: three times the new one's memory and CPU, gone at the rollout.
+		{ns: "shop", pod: "cart-5d4c3b2a1-olddd", container: "app", id: "c-old", from: base, to: rollout, cpuCores: 0.6,
+			mem: constant(300 * mib), end: true, timestamped: true},
+		{ns: "shop", pod: "cart-6e5d4c3b2-newww", container: "app", id: "c-new", from: rollout.Add(-20 * time.Second), to: end.Add(5 * time.Minute), cpuCores: 0.2,
+			mem: constant(100 * mib), timestamped: true},
+		// A StatefulSet's pod is replaced under the same name: the old container instance
+		// must not be summed with the new one either.
+		{ns: "shop", pod: "zk-0", container: "zk", id: "z-old", from: base, to: rollout, cpuCores: 0.3, mem: constant(8 * mib), end: true, timestamped: true},
+		{ns: "shop", pod: "zk-0", container: "zk", id: "z-new", from: rollout.Add(5 * time.Second), to: end.Add(5 * time.Minute), cpuCores: 0.1,
+			mem: constant(8 * mib), timestamped: true},
+	} {
+		series = append(series, c.series()...)
+	}
+	prom.Write(t, series)
+
+	r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "none", Start: start, End: end, Scenarios: []string{"main"},
+		Workloads: []Workload{
+			{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "cart", Touched: true, Containers: []Container{{Name: "app", MemoryLimit: ptr(512 * mib)}}},
+			{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Namespace: "shop", Name: "zk", Containers: []Container{{Name: "zk"}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]WorkloadResult{}
+	for _, w := range r.Workloads {
+		got[w.Name] = w
+	}
+	near := func(p *float64, want, tol float64) bool { return p != nil && math.Abs(*p-want) <= tol }
+	tests := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"cart: one pod running", got["cart"].Pods == 1, got["cart"].Pods},
+		{"cart: only the new pod was seen in the window", got["cart"].PodsSeen == 1, got["cart"].PodsSeen},
+		{"cart: the new pod's 100 MiB on average", near(got["cart"].MemoryAvg, 100*mib, 1), deref(got["cart"].MemoryAvg)},
+		{"cart: the new pod's 100 MiB at most", near(got["cart"].MemoryMax, 100*mib, 1), deref(got["cart"].MemoryMax)},
+		{"cart: 19.5% of its memory limit at the peak", near(got["cart"].MemoryPercentOfLimit, 100.0/512*100, 1e-6), deref(got["cart"].MemoryPercentOfLimit)},
+		{"cart: the new revision's 0.2 cores, not mixed with the old", near(got["cart"].CPUAvg, 0.2, 1e-6) && near(got["cart"].CPUMax, 0.2, 1e-6),
+			[]any{deref(got["cart"].CPUAvg), deref(got["cart"].CPUMax)}},
+		{"zk: one pod", got["zk"].Pods == 1, got["zk"].Pods},
+		{"zk: 8 MiB, not 16", near(got["zk"].MemoryMax, 8*mib, 1) && near(got["zk"].MemoryAvg, 8*mib, 1), []any{deref(got["zk"].MemoryAvg), deref(got["zk"].MemoryMax)}},
+		{"zk: 0.1 cores", near(got["zk"].CPUAvg, 0.1, 1e-6), deref(got["zk"].CPUAvg)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Errorf("got %v", tc.got)
+			}
+		})
+	}
+}
+
+// Story: the highest pod's share of its limit. Two replicas of a 1-core, 512 MiB service run
+// at 0.95 and 0.5 cores; an injected sidecar uses 0.3 cores in each; one replica's memory spikes
+// to 500 MiB for a single 5 s scrape between two evaluation steps.
+func TestCraftedWorkloadsPerPodLimits(t *testing.T) {
+	prom := promtest.Start(t)
+	base := time.Now().Add(-45 * time.Minute).Truncate(time.Minute)
+	start, end := base.Add(5*time.Minute), base.Add(35*time.Minute)
+	spike := base.Add(20*time.Minute + 5*time.Second)
+	spiky := func(t time.Time) float64 {
+		if t.Equal(spike) {
+			return 500 * mib
+		}
+		return 200 * mib
+	}
+	var series []promtest.Series
+	for _, c := range []cadvisor{
+		{ns: "shop", pod: "web-7c6b5a4d3-aaaaa", container: "app", id: "w1", from: base, to: end.Add(time.Minute), cpuCores: 0.95, mem: spiky, every: 5 * time.Second},
+		{ns: "shop", pod: "web-7c6b5a4d3-bbbbb", container: "app", id: "w2", from: base, to: end.Add(time.Minute), cpuCores: 0.5, mem: constant(200 * mib), every: 5 * time.Second},
+		{ns: "shop", pod: "web-7c6b5a4d3-aaaaa", container: "istio-proxy", id: "s1", from: base, to: end.Add(time.Minute), cpuCores: 0.3, mem: constant(50 * mib), every: 5 * time.Second},
+		{ns: "shop", pod: "web-7c6b5a4d3-bbbbb", container: "istio-proxy", id: "s2", from: base, to: end.Add(time.Minute), cpuCores: 0.3, mem: constant(50 * mib), every: 5 * time.Second},
+	} {
+		series = append(series, c.series()...)
+	}
+	prom.Write(t, series)
+	r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "none", Start: start, End: end, Scenarios: []string{"main"},
+		Workloads: []Workload{{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "web",
+			Containers: []Container{{Name: "app", CPULimit: ptr(1), MemoryLimit: ptr(512 * mib)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Workloads[0]
+	near := func(p *float64, want, tol float64) bool { return p != nil && math.Abs(*p-want) <= tol }
+	tests := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"two pods", w.Pods == 2, w.Pods},
+		{"the sidecar's use counts: 0.95 + 0.5 + 2 x 0.3 cores", near(w.CPUAvg, 2.05, 1e-6), deref(w.CPUAvg)},
+		{"the sidecar's limit does not: 2 cores of limit", near(w.CPULimit, 2, 1e-9), deref(w.CPULimit)},
+		{"the busiest pod's app at 95% of its limit, not the 72.5% of the sum", near(w.CPUPercentOfLimit, 95, 1e-4), deref(w.CPUPercentOfLimit)},
+		{"the sidecar is named", len(w.Sidecars) == 1 && w.Sidecars[0] == "istio-proxy", w.Sidecars},
+		{"the 5 s spike is the peak: 500 + 200 + 2 x 50 MiB", near(w.MemoryMax, 800*mib, 1), deref(w.MemoryMax)},
+		{"the spiking pod's app peaked at 97.7% of its limit", near(w.MemoryPercentOfLimit, 500.0/512*100, 1e-6), deref(w.MemoryPercentOfLimit)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Errorf("got %v", tc.got)
+			}
+		})
+	}
 }

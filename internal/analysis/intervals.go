@@ -221,7 +221,7 @@ func sumRequestIncrements(reqs model.Matrix, g intervalGrid) map[intervalKey]*re
 			}
 		}
 		deltas := increments(at, seen, func(a, b float64) (float64, bool) { return b - a, b < a })
-		failed := ss.Metric[tagExpectedResponse] == "false"
+		failed := ss.Metric[tagExpectedResponse] == unexpected
 		for _, k := range intervalKeys(ss.Metric) {
 			c := perKey[k]
 			if c == nil {

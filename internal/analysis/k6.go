@@ -19,8 +19,11 @@ import (
 const (
 	metricRequests   = "k6_http_reqs_total"
 	metricIterations = "k6_iterations_total"
-	metricDuration   = "k6_http_req_duration_seconds"
-	trendStatPrefix  = "k6_http_req_duration_"
+	// metricDropped is k6's dropped_iterations: iterations an arrival-rate executor could not
+	// start (no free VU, or the runner saturated). k6 writes it from the first drop on.
+	metricDropped   = "k6_dropped_iterations_total"
+	metricDuration  = "k6_http_req_duration_seconds"
+	trendStatPrefix = "k6_http_req_duration_"
 )
 
 // k6 tags perfexp reads. expected_response is one of k6's default system tags; a request whose
@@ -30,6 +33,8 @@ const (
 	tagScenario         = "scenario"
 	tagName             = "name"
 	tagExpectedResponse = "expected_response"
+	// unexpected is expected_response's value on a failed request.
+	unexpected = "false"
 )
 
 // k6Data holds every k6 series of a run, read at each edge.
@@ -38,6 +43,8 @@ type k6Data struct {
 	iterLabels map[string]model.Metric
 	reqs       []map[string]float64
 	iters      []map[string]float64
+	dropped    []map[string]float64
+	dropLabels map[string]model.Metric
 	hists      []map[string]*Histogram
 	// resets counts series with counter resets, mismatched histogram reads that disagreed with
 	// their counters; both were re-read sample by sample.
@@ -48,12 +55,15 @@ type k6Data struct {
 
 func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges []time.Time) (*k6Data, error) {
 	tid := "testid=" + quote(testID)
-	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}}
+	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{}}
 	var err error
 	if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
 		return nil, err
 	}
 	if d.iters, err = floatsAt(ctx, q, metricIterations+"{"+tid+"}", from, edges, d.iterLabels); err != nil {
+		return nil, err
+	}
+	if d.dropped, err = floatsAt(ctx, q, metricDropped+"{"+tid+"}", from, edges, d.dropLabels); err != nil {
 		return nil, err
 	}
 	if d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, d.labels); err != nil {
@@ -149,8 +159,12 @@ type agg struct {
 	series      int
 	errLabelled bool
 	hist        *Histogram
-	iters       float64
-	iterSeries  int
+	// okHist holds the latencies of the requests k6 expected (expected_response="true"), when
+	// some were not: objectives judge latency on them, since failed requests are often fast.
+	okHist     *Histogram
+	iters      float64
+	iterSeries int
+	dropped    float64
 }
 
 // groupBy maps a series to its group; ok is false for series outside every group.
@@ -197,7 +211,7 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 		ag.reqs += delta
 		if er, ok := m[tagExpectedResponse]; ok {
 			ag.errLabelled = true
-			if er == "false" {
+			if er == unexpected {
 				ag.errs += delta
 			}
 		}
@@ -214,6 +228,12 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 			ag.hist = NewHistogram()
 		}
 		ag.hist.Add(h)
+		if d.labels[k][tagExpectedResponse] != unexpected {
+			if ag.okHist == nil {
+				ag.okHist = NewHistogram()
+			}
+			ag.okHist.Add(h)
+		}
 	}
 	for k, vb := range d.iters[b] {
 		if !iterations {
@@ -227,6 +247,17 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 		ag := get(g)
 		ag.iters += vb - d.iters[a][k]
 		ag.iterSeries++
+	}
+	for k, vb := range d.dropped[b] {
+		if !iterations {
+			break
+		}
+		g, ok := by(d.dropLabels[k])
+		if !ok {
+			continue
+		}
+		// A series first written inside the window counted only drops since then.
+		get(g).dropped += vb - d.dropped[a][k]
 	}
 	return out
 }
@@ -266,11 +297,35 @@ func (a *agg) stats(seconds float64) RequestStats {
 			s.Max = num(v * 1000)
 		}
 	}
+	if a.errs > 0 && a.okHist != nil && a.okHist.Count > 0 {
+		s.Successful = latencyOf(a.okHist)
+	}
 	return s
 }
 
-// k6Window computes scenario, request and total results between edges a and b.
-func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
+// latencyOf is a histogram's mean, percentiles and max bound in milliseconds.
+func latencyOf(h *Histogram) *Latency {
+	l := &Latency{}
+	if m, ok := h.Mean(); ok {
+		l.Avg = num(m * 1000)
+	}
+	for _, p := range []struct {
+		q   float64
+		dst **float64
+	}{{0.5, &l.P50}, {0.75, &l.P75}, {0.9, &l.P90}, {0.95, &l.P95}, {0.99, &l.P99}} {
+		if v, ok := h.Quantile(p.q); ok {
+			*p.dst = num(v * 1000)
+		}
+	}
+	if v, ok := h.MaxBound(); ok {
+		l.Max = num(v * 1000)
+	}
+	return l
+}
+
+// k6Window computes scenario, request and total results between edges a and b. seconds gives
+// the active seconds of a scenario in the window ("" for all of them together).
+func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
 	declared := map[string]bool{}
 	for _, s := range scenarios {
 		declared[s] = true
@@ -282,9 +337,16 @@ func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (Reques
 	out := make([]ScenarioResult, 0, len(scenarios))
 	for _, name := range scenarios {
 		ag := perScenario[groupKey{scenario: name}]
-		sr := ScenarioResult{Name: name, RequestStats: ag.stats(seconds), Validity: perfexpv1alpha1.Valid}
+		active := seconds(name)
+		sr := ScenarioResult{Name: name, RequestStats: ag.stats(active), Validity: perfexpv1alpha1.Valid, ActiveSeconds: num(active)}
 		if ag != nil && ag.iterSeries > 0 {
 			sr.Iterations = count(int64(math.Round(ag.iters)))
+			// No dropped-iterations series means none were dropped: k6 writes it from the
+			// first drop on.
+			sr.DroppedIterations = count(int64(math.Round(ag.dropped)))
+			if planned := ag.iters + ag.dropped; planned > 0 {
+				sr.DroppedPercent = num(100 * ag.dropped / planned)
+			}
 		}
 		if ag != nil && ag.hist != nil && ag.series > 0 && math.Round(ag.hist.Count) != math.Round(ag.reqs) {
 			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram holds %.0f observations for %.0f requests; percentiles cover only those", name, ag.hist.Count, ag.reqs))
@@ -296,12 +358,12 @@ func (d *k6Data) k6Window(a, b int, seconds float64, scenarios []string) (Reques
 			if g.scenario != name {
 				continue
 			}
-			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(seconds)})
+			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(active)})
 		}
 		sortRequests(sr.Requests)
 		out = append(out, sr)
 	}
-	return total.stats(seconds), out, notes
+	return total.stats(seconds("")), out, notes
 }
 
 // sortRequests orders request names by count, highest first, then by name.

@@ -57,12 +57,16 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 	for _, o := range specs {
 		or := ObjectiveResult{Name: ObjectiveName(o), Unit: metricUnit(o.Metric)}
 		var value *float64
+		successOnly := false
 		if o.Metric == perfexpv1alpha1.MetricQuery {
 			if q := r.query(o.Query); q != nil {
 				value, or.Unit = q.Value, q.Unit
 			}
 		} else {
 			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
+			if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
+				value, successOnly = ok, true
+			}
 		}
 		or.Value = value
 		if value == nil {
@@ -71,13 +75,25 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 			continue
 		}
 		var missed, unknown []string
+		// A percentile that is only an upper bound (trend-stats fallback over several runners)
+		// proves a maximum is met when it is below it, and proves nothing else.
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
-				missed = append(missed, fmt.Sprintf("%s is above the maximum %s", format(*value), o.Max.String()))
+				if upper {
+					unknown = append(unknown, fmt.Sprintf("%s is above the maximum %s, but it is an upper bound (the largest of several k6 runners' own %s, no histograms to merge), so the true value may be within it",
+						format(*value), o.Max.String(), o.Metric))
+				} else {
+					missed = append(missed, fmt.Sprintf("%s is above the maximum %s", format(*value), o.Max.String()))
+				}
 			}
 		}
 		if o.Min != nil {
-			if bound := o.Min.AsApproximateFloat64(); *value < bound {
+			switch bound := o.Min.AsApproximateFloat64(); {
+			case upper:
+				unknown = append(unknown, fmt.Sprintf("%s is an upper bound (the largest of several k6 runners' own %s), which cannot show a minimum of %s is met",
+					format(*value), o.Metric, o.Min.String()))
+			case *value < bound:
 				missed = append(missed, fmt.Sprintf("%s is below the minimum %s", format(*value), o.Min.String()))
 			}
 		}
@@ -93,10 +109,48 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		default:
 			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveMet, fmt.Sprintf("%s%s is within bounds", format(*value), spaced(or.Unit))
 		}
+		if successOnly {
+			or.Message += " (successful requests only)"
+		}
 		out = append(out, or)
 	}
 	return out
 }
+
+// successfulOf is a latency metric of the successful requests, when the row has them apart.
+func successfulOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+	if s == nil || s.Successful == nil {
+		return nil
+	}
+	l := s.Successful
+	switch m {
+	case perfexpv1alpha1.MetricAvg:
+		return l.Avg
+	case perfexpv1alpha1.MetricP50:
+		return l.P50
+	case perfexpv1alpha1.MetricP75:
+		return l.P75
+	case perfexpv1alpha1.MetricP90:
+		return l.P90
+	case perfexpv1alpha1.MetricP95:
+		return l.P95
+	case perfexpv1alpha1.MetricP99:
+		return l.P99
+	case perfexpv1alpha1.MetricMax:
+		return l.Max
+	}
+	return nil
+}
+
+func isPercentile(m perfexpv1alpha1.ObjectiveMetric) bool {
+	switch m {
+	case perfexpv1alpha1.MetricP50, perfexpv1alpha1.MetricP75, perfexpv1alpha1.MetricP90, perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricP99:
+		return true
+	}
+	return false
+}
+
+func boundedRow(s *RequestStats) bool { return s != nil && s.PercentilesUpperBound }
 
 // relative judges an objective's bounds relative to the baseline.
 func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {

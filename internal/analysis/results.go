@@ -107,6 +107,26 @@ type RequestStats struct {
 	// Max is an upper bound: the top of the highest non-empty histogram bucket (or k6's own
 	// max with trend stats).
 	Max *float64 `json:"max,omitempty"`
+	// PercentilesUpperBound is set when the percentiles come from k6's trend-stat gauges of
+	// several runners or series: each is the largest of theirs, an upper bound of the merged
+	// percentile (a percentile of a mixture never exceeds its parts' largest), not the value.
+	PercentilesUpperBound bool `json:"percentilesUpperBound,omitempty"`
+	// Successful is the latency of the successful requests only (k6's
+	// expected_response="true"), set when some requests failed: failed requests are often
+	// fast and would flatter the latency. Objectives on latency judge it; the fields above
+	// cover all requests.
+	Successful *Latency `json:"successful,omitempty"`
+}
+
+// Latency is a latency distribution's summary, in milliseconds.
+type Latency struct {
+	Avg *float64 `json:"avg,omitempty"`
+	P50 *float64 `json:"p50,omitempty"`
+	P75 *float64 `json:"p75,omitempty"`
+	P90 *float64 `json:"p90,omitempty"`
+	P95 *float64 `json:"p95,omitempty"`
+	P99 *float64 `json:"p99,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }
 
 // ScenarioResult is one scenario's result.
@@ -115,8 +135,18 @@ type ScenarioResult struct {
 	Validity      perfexpv1alpha1.Validity `json:"validity"`
 	InvalidReason string                   `json:"invalidReason,omitempty"`
 	RequestStats
-	Iterations *int64          `json:"iterations,omitempty"`
-	Requests   []RequestResult `json:"requestNames,omitempty"`
+	Iterations *int64 `json:"iterations,omitempty"`
+	// ActiveSeconds is how long the scenario ran within the window (from its first to its last
+	// k6 sample, when those are more than 30 s inside the window's edges): its rates are
+	// requests over it, so a start delay does not dilute them.
+	ActiveSeconds *float64 `json:"activeSeconds,omitempty"`
+	// DroppedIterations are the iterations k6 could not start in the window (an arrival-rate
+	// executor without a free VU, or a saturated runner), and DroppedPercent their share of
+	// the planned ones (iterations + dropped): the achieved arrival rate fell short of the
+	// planned one by that share.
+	DroppedIterations *int64          `json:"droppedIterations,omitempty"`
+	DroppedPercent    *float64        `json:"droppedPercent,omitempty"`
+	Requests          []RequestResult `json:"requestNames,omitempty"`
 }
 
 // RequestResult is one request name's result.
@@ -150,32 +180,48 @@ type WorkloadResult struct {
 	Name      string `json:"name"`
 	// Touched is true for workloads the variant changed, false for observed ones.
 	Touched bool `json:"touched"`
-	// Pods is the number of distinct pods seen in the window.
-	Pods int `json:"pods"`
+	// Listed is true for a workload reported because it runs in the target namespace, not
+	// because it was touched or observed.
+	Listed bool `json:"listed,omitempty"`
+	// Pods is the most pods running at once in the window (a pod counts while its cAdvisor
+	// samples are fresh); PodsSeen counts every distinct pod, so a rollout inside the window
+	// shows as PodsSeen > Pods.
+	Pods     int `json:"pods"`
+	PodsSeen int `json:"podsSeen,omitempty"`
+	// Sidecars are containers found in the pods but not in the pod template (injected at
+	// admission): their use is in the CPU and memory sums, their requests and limits are not
+	// in the capacity, and they are left out of the percentages of limit.
+	Sidecars []string `json:"sidecars,omitempty"`
 	// CPU in cores, summed over pods: the mean and the highest of the per-step rates.
 	CPUAvg *float64 `json:"cpuAvg,omitempty"`
 	CPUMax *float64 `json:"cpuMax,omitempty"`
 	// CPURequest and CPULimit are the totals in force (cores, averaged over the window's pods).
 	CPURequest *float64 `json:"cpuRequest,omitempty"`
 	CPULimit   *float64 `json:"cpuLimit,omitempty"`
-	// CPUPercentOfRequest and CPUPercentOfLimit are CPUAvg as a share of them; a note says
-	// "no request"/"no limit" when a container lacks one.
+	// CPUPercentOfRequest is CPUAvg as a share of the total request. CPUPercentOfLimit is the
+	// highest pod's: its mean CPU as a share of its own limit, so one pod at 95 % is not hidden
+	// by others at 50 %. A note says "no request"/"no limit" when a container lacks one.
 	CPUPercentOfRequest *float64 `json:"cpuPercentOfRequest,omitempty"`
 	CPURequestNote      string   `json:"cpuRequestNote,omitempty"`
 	CPUPercentOfLimit   *float64 `json:"cpuPercentOfLimit,omitempty"`
 	CPULimitNote        string   `json:"cpuLimitNote,omitempty"`
 	// CPUThrottledPercent is throttled CFS periods as a share of all periods.
 	CPUThrottledPercent *float64 `json:"cpuThrottledPercent,omitempty"`
-	// Memory working set in bytes, summed over pods.
+	// Memory working set in bytes, summed over pods: MemoryAvg the mean of the per-step sums,
+	// MemoryMax the highest per-step sum of each container's peak within the rate window
+	// (max_over_time), an upper bound when containers peak at different moments.
+	// MemoryPercentOfLimit is the highest pod's peak as a share of its own limit.
 	MemoryAvg            *float64 `json:"memoryAvg,omitempty"`
 	MemoryMax            *float64 `json:"memoryMax,omitempty"`
 	MemoryLimit          *float64 `json:"memoryLimit,omitempty"`
 	MemoryPercentOfLimit *float64 `json:"memoryPercentOfLimit,omitempty"`
 	MemoryLimitNote      string   `json:"memoryLimitNote,omitempty"`
-	// MemoryGrowthPerHour is the least-squares slope of the working set, bytes per hour, and
-	// MemoryGrowthR2 how well a line fits it.
+	// MemoryGrowthPerHour is how fast the post-GC floor of the working set rises, bytes per
+	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over the
+	// pods judged. MemoryTrendZ is the largest pod's Mann-Kendall statistic, adjusted for
+	// autocorrelation; Leak is the verdict (see leak.go).
 	MemoryGrowthPerHour *float64 `json:"memoryGrowthPerHour,omitempty"`
-	MemoryGrowthR2      *float64 `json:"memoryGrowthR2,omitempty"`
+	MemoryTrendZ        *float64 `json:"memoryTrendZ,omitempty"`
 	Leak                string   `json:"leak,omitempty"`
 	// Restarts and OOMKills of the workload's containers during the window.
 	Restarts       *int64 `json:"restarts,omitempty"`

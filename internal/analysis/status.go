@@ -43,7 +43,7 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 			break
 		}
 		out.Workloads = append(out.Workloads, perfexpv1alpha1.WorkloadResult{
-			Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
+			Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Pods: int32Ptr(w.Pods),
 			CPUAvg: fixed(w.CPUAvg, 3), CPUMax: fixed(w.CPUMax, 3),
 			CPUPercentOfRequest: orNote(fixed(w.CPUPercentOfRequest, 1), w.CPURequestNote),
 			CPUPercentOfLimit:   orNote(fixed(w.CPUPercentOfLimit, 1), w.CPULimitNote),
@@ -157,4 +157,9 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+func int32Ptr(n int) *int32 {
+	v := int32(min(n, math.MaxInt32))
+	return &v
 }

@@ -98,6 +98,7 @@ func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map
 				}
 				if stat != trendMax && len(vals) > 1 {
 					bounded = true
+					dst.PercentilesUpperBound = true
 				}
 			}
 			p := trendStats[stat](dst)

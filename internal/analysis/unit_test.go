@@ -81,67 +81,6 @@ func TestHistogramFromModelKeepsBounds(t *testing.T) {
 	}
 }
 
-func TestLinearFit(t *testing.T) {
-	tests := []struct {
-		name             string
-		xs, ys           []float64
-		slope, intercept float64
-		r2min, r2max     float64
-		undefined        bool
-	}{
-		{"a line", []float64{0, 1, 2, 3}, []float64{1, 3, 5, 7}, 2, 1, 1, 1, false},
-		{"flat", []float64{0, 1, 2}, []float64{4, 4, 4}, 0, 4, 1, 1, false},
-		{"noise", []float64{0, 1, 2, 3}, []float64{1, -1, 1, -1}, -0.4, 0.6, 0, 0.3, false},
-		{"one point", []float64{1}, []float64{1}, 0, 0, 0, 0, true},
-		{"all at one x", []float64{1, 1}, []float64{1, 2}, 0, 0, 0, 0, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, i, r2 := linearFit(tc.xs, tc.ys)
-			if tc.undefined {
-				if !math.IsNaN(s) {
-					t.Errorf("slope %g, want NaN", s)
-				}
-				return
-			}
-			if math.Abs(s-tc.slope) > 1e-9 || math.Abs(i-tc.intercept) > 1e-9 || r2 < tc.r2min || r2 > tc.r2max {
-				t.Errorf("fit = %g x + %g (R² %g)", s, i, r2)
-			}
-		})
-	}
-}
-
-func TestLeakVerdict(t *testing.T) {
-	start := time.Unix(1_700_000_000, 0)
-	series := func(d time.Duration, f func(h float64) float64) map[int64]float64 {
-		m := map[int64]float64{}
-		for x := time.Duration(0); x <= d; x += 30 * time.Second {
-			m[int64(model.TimeFromUnixNano(start.Add(x).UnixNano()))] = f(x.Hours())
-		}
-		return m
-	}
-	tests := []struct {
-		name string
-		d    time.Duration
-		f    func(h float64) float64
-		want string
-	}{
-		{"flat for an hour", time.Hour, func(float64) float64 { return 500 * mib }, LeakNone},
-		{"grows 20% in an hour", time.Hour, func(h float64) float64 { return 500*mib + h*100*mib }, LeakSuspected},
-		{"grows 2% in an hour", time.Hour, func(h float64) float64 { return 500*mib + h*10*mib }, LeakNone},
-		{"saw-tooth garbage collection", time.Hour, func(h float64) float64 { return 500*mib + math.Mod(h*10, 1)*200*mib }, LeakNone},
-		{"grows but only 20 minutes", 20 * time.Minute, func(h float64) float64 { return 500*mib + h*600*mib }, LeakWindowTooShort},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, v := leak(series(tc.d, tc.f), start, start.Add(tc.d))
-			if v != tc.want {
-				t.Errorf("verdict %q, want %q", v, tc.want)
-			}
-		})
-	}
-}
-
 func TestPodPattern(t *testing.T) {
 	tests := []struct {
 		kind perfexpv1alpha1.WorkloadKind

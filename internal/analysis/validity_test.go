@@ -1,33 +1,163 @@
 package analysis
 
 import (
+	"context"
+	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
 )
 
-// A variant reverted during the run (the Drifted condition) makes otherwise valid results
-// Invalid, with the field and its manager in the reason, whatever the objectives say.
-func TestDriftedResultsAreInvalid(t *testing.T) {
+func requestRow(name string, requests, errors int64) RequestResult {
+	return RequestResult{Name: name, RequestStats: RequestStats{Requests: count(requests), Errors: count(errors),
+		ErrorPercent: num(100 * float64(errors) / float64(requests))}}
+}
+
+// A request name that fails wholesale under a small share of the traffic makes the run Invalid
+// even though the scenario's error rate is under the maximum.
+func TestValidityPerRequestName(t *testing.T) {
 	tests := []struct {
-		name        string
-		drifted     string
-		wantVerdict perfexpv1alpha1.Verdict
+		name    string
+		rows    []RequestResult
+		invalid string // part of the reason; empty: Valid
 	}{
-		{"no drift", "", perfexpv1alpha1.VerdictPass},
-		{"image put back by Argo CD", `Deployment shop/web spec.template.spec.containers[app].image is "web:1"; changed by "argocd-controller" (Apply)`, perfexpv1alpha1.VerdictInvalid},
+		{"all names healthy", []RequestResult{requestRow("check-out", 9600, 10), requestRow("check-in", 400, 0)}, ""},
+		{"one name failing 100 % under 4 % of traffic", []RequestResult{requestRow("check-out", 9600, 0), requestRow("renew", 400, 400)}, "renew 100.00% (400 of 400)"},
+		{"a rare name with too few errors to count", []RequestResult{requestRow("check-out", 9997, 0), requestRow("admin", 3, 3)}, ""},
+		{"at the maximum is still valid", []RequestResult{requestRow("check-out", 1000, 50)}, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := &Result{Validity: perfexpv1alpha1.Valid}
-			r.judgeDrift(tt.drifted)
-			if got := verdict(r); got != tt.wantVerdict {
-				t.Fatalf("verdict %s, want %s (reasons %v)", got, tt.wantVerdict, r.InvalidReasons)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var total, errs int64
+			for _, rr := range tc.rows {
+				total += *rr.Requests
+				errs += *rr.Errors
 			}
-			if tt.drifted != "" && (len(r.InvalidReasons) != 1 || !strings.Contains(r.InvalidReasons[0], "argocd-controller")) {
-				t.Fatalf("invalid reasons %v do not name the manager", r.InvalidReasons)
+			r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
+				RequestStats: RequestStats{Requests: count(total), Errors: count(errs), ErrorPercent: num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
+			r.judgeValidity(DefaultMaxErrorRatePercent)
+			s := r.Scenarios[0]
+			switch {
+			case tc.invalid == "" && s.Validity != perfexpv1alpha1.Valid:
+				t.Errorf("Invalid (%s), want Valid", s.InvalidReason)
+			case tc.invalid != "" && (s.Validity != perfexpv1alpha1.Invalid || r.Validity != perfexpv1alpha1.Invalid || !strings.Contains(s.InvalidReason, tc.invalid)):
+				t.Errorf("%s (%q), want Invalid naming %q", s.Validity, s.InvalidReason, tc.invalid)
 			}
 		})
+	}
+}
+
+// In the trend-stats fallback a percentile over several runners is the largest of theirs, an
+// upper bound: below a maximum it proves the objective met; above it, or against a minimum, it
+// proves nothing.
+func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	tests := []struct {
+		name    string
+		bounded bool
+		o       perfexpv1alpha1.Objective
+		want    perfexpv1alpha1.ObjectiveOutcome
+	}{
+		{"merged p95 above the maximum is missed", false, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("300")}, perfexpv1alpha1.ObjectiveMissed},
+		{"upper bound above the maximum is unknown", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("300")}, perfexpv1alpha1.ObjectiveUnknown},
+		{"upper bound below the maximum is met", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet},
+		{"upper bound against a minimum is unknown", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Min: q("100")}, perfexpv1alpha1.ObjectiveUnknown},
+		{"the average is not a bound", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricAvg, Max: q("100")}, perfexpv1alpha1.ObjectiveMissed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{Total: RequestStats{Avg: num(200), P95: num(400), PercentilesUpperBound: tc.bounded}}
+			got := judgeObjectives(r, []perfexpv1alpha1.Objective{tc.o})[0]
+			if got.Outcome != tc.want {
+				t.Errorf("%s (%s), want %s", got.Outcome, got.Message, tc.want)
+			}
+		})
+	}
+}
+
+// Dropped iterations are read at the window's edges like the other counters, per scenario; a
+// series that appears inside the window counts from zero.
+func TestDroppedIterations(t *testing.T) {
+	m := func(scenario, inst string) model.Metric {
+		return model.Metric{"scenario": model.LabelValue(scenario), "instance_id": model.LabelValue(inst)}
+	}
+	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{},
+		reqs: []map[string]float64{{}, {}}, hists: []map[string]*Histogram{{}, {}}}
+	d.iterLabels["a0"], d.iterLabels["a1"], d.iterLabels["b0"] = m("arrival", "0"), m("arrival", "1"), m("steady", "0")
+	d.iters = []map[string]float64{{"a0": 100, "a1": 100, "b0": 50}, {"a0": 1100, "a1": 1080, "b0": 1050}}
+	d.dropLabels["a0"], d.dropLabels["a1"] = m("arrival", "0"), m("arrival", "1")
+	d.dropped = []map[string]float64{{"a0": 2}, {"a0": 12, "a1": 30}}
+	_, got, _ := d.k6Window(0, 1, func(string) float64 { return 60 }, []string{"arrival", "steady"})
+	tests := []struct {
+		scenario string
+		dropped  int64
+		percent  float64
+	}{
+		{"arrival", 10 + 30, 100 * 40.0 / (1980 + 40)},
+		{"steady", 0, 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.scenario, func(t *testing.T) {
+			s := got[i]
+			if s.DroppedIterations == nil || *s.DroppedIterations != tc.dropped || s.DroppedPercent == nil || math.Abs(*s.DroppedPercent-tc.percent) > 1e-9 {
+				t.Errorf("dropped %v (%v%%), want %d (%g%%)", deref(s.DroppedIterations), deref(s.DroppedPercent), tc.dropped, tc.percent)
+			}
+		})
+	}
+	t.Run("2% dropped makes the results Invalid, 0 does not", func(t *testing.T) {
+		r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
+		for i := range r.Scenarios {
+			r.Scenarios[i].RequestStats = RequestStats{Requests: count(100), Errors: count(0), ErrorPercent: num(0)}
+		}
+		r.judgeValidity(DefaultMaxErrorRatePercent)
+		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
+			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
+		}
+		if r.Scenarios[1].Validity != perfexpv1alpha1.Valid {
+			t.Errorf("steady: %s %q", r.Scenarios[1].Validity, r.Scenarios[1].InvalidReason)
+		}
+	})
+}
+
+// Story: one request in 21 fails fast (1 ms) while the others take 200 ms. The tables show all
+// requests; objectives on latency judge the successful ones, so the fast failures cannot
+// flatter them.
+func TestCraftedSuccessOnlyLatencyForObjectives(t *testing.T) {
+	prom := promtest.Start(t)
+	start := time.Now().Add(-20 * time.Minute).Truncate(time.Minute)
+	end := start.Add(5 * time.Minute)
+	const testID = "fastfail"
+	ok := promtest.NewK6Series(promtest.K6Labels(testID, "main", "get", "0", true))
+	failed := promtest.NewK6Series(promtest.K6Labels(testID, "main", "get", "0", false))
+	for at := 5 * time.Second; at <= 5*time.Minute; at += 5 * time.Second {
+		lat := make([]float64, 20)
+		for i := range lat {
+			lat[i] = 0.2
+		}
+		ok.Flush(start.Add(at), lat...)
+		failed.Flush(start.Add(at), 0.001)
+	}
+	prom.Write(t, append(ok.Series(), failed.Series()...))
+	max := resource.MustParse("195")
+	res, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "f", TestID: testID, Start: start, End: end, Scenarios: []string{"main"},
+		Analysis: perfexpv1alpha1.Analysis{Objectives: []perfexpv1alpha1.Objective{{Metric: perfexpv1alpha1.MetricAvg, Scenario: "main", Max: &max}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Scenarios[0]
+	if s.Avg == nil || math.Abs(*s.Avg-(20*200+1)/21.0) > 0.01 {
+		t.Errorf("all requests' avg %v, want %.3f", deref(s.Avg), (20*200+1)/21.0)
+	}
+	if s.Successful == nil || s.Successful.Avg == nil || math.Abs(*s.Successful.Avg-200) > 0.01 {
+		t.Fatalf("successful requests' latency %+v, want avg 200", s.Successful)
+	}
+	if o := res.Objectives[0]; o.Outcome != perfexpv1alpha1.ObjectiveMissed || !strings.Contains(o.Message, "successful requests only") {
+		t.Errorf("objective %s: %s; want Missed on the successful requests' 200 ms", o.Outcome, o.Message)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ type Workload struct {
 	Name      string
 	// Touched is true when the variant changed the workload.
 	Touched bool
+	// Listed is true for a workload reported only because it runs in the target namespace
+	// (neither touched nor named in analysis.observe); those are capped.
+	Listed bool
 	// Containers are the containers with the resources in force during the run.
 	Containers []Container
 }
@@ -37,17 +41,6 @@ type Container struct {
 // as the local cluster's Prometheus labels them).
 const DefaultCAdvisorMatchers = `job="kubelet",metrics_path="/metrics/cadvisor"`
 
-// Leak verdict thresholds. A working set that grows by at least leakMinGrowthPercent of its
-// starting value over the window (and by at least leakMinGrowthBytes) along a line that fits
-// (R² >= leakMinR2) is a suspected leak. Below leakMinWindow, warm-up effects (JIT, caches,
-// garbage-collector sizing) look like growth, so no verdict is given.
-const (
-	leakMinWindow        = 30 * time.Minute
-	leakMinGrowthPercent = 10.0
-	leakMinGrowthBytes   = 1 << 20
-	leakMinR2            = 0.6
-)
-
 // PodPattern matches the names of a workload's pods: a Deployment's pods are
 // <name>-<pod-template-hash>-<suffix>, a StatefulSet's <name>-<ordinal>. Pods that existed
 // during the run may be gone by analysis time (the restore rolled them), so pods are matched
@@ -59,23 +52,54 @@ func PodPattern(kind perfexpv1alpha1.WorkloadKind, name string) string {
 	return regexp.QuoteMeta(name) + "-[a-z0-9]+-[a-z0-9]+"
 }
 
-// workloadSeries is the per-step use of one workload.
+// workloadSeries is the per-step use of one workload (or of one container name of it).
 type workloadSeries struct {
-	cpu, mem, throttled, periods map[int64]float64
+	// cpu, mem (the working set at the step) and memPeak (its highest over the rate window)
+	// are summed over every container seen, sidecars included.
+	cpu, mem, memPeak, throttled, periods map[int64]float64
 	// capacity per step: sums of the requests and limits of the containers seen at that step.
 	cpuReq, cpuLim, memLim map[int64]float64
-	pods                   map[string]bool
-	containers             map[string]*workloadSeries
-	restarts, oom          *int64
-	restartsSource         string
+	// pods are the pods seen at all; podsAt the pods with a fresh sample at each step.
+	pods   map[string]bool
+	podsAt map[int64]map[string]bool
+	// podMem is each pod's working set (every container), for the leak verdict.
+	podMem map[string]map[int64]float64
+	// perPod holds each pod's use and capacity for the containers of the pod template, for the
+	// highest pod's share of its limit.
+	perPod map[string]*podUse
+	// sidecars are container names seen in the pods but absent from the pod template
+	// (injected by a mutating webhook): their use counts, their limits do not.
+	sidecars       map[string]bool
+	containers     map[string]*workloadSeries
+	restarts, oom  *int64
+	restartsSource string
+}
+
+// podUse is one pod's per-step use and limits, template containers only.
+type podUse struct {
+	cpu, memPeak, cpuLim, memLim map[int64]float64
+}
+
+func newPodUse() *podUse {
+	return &podUse{cpu: map[int64]float64{}, memPeak: map[int64]float64{}, cpuLim: map[int64]float64{}, memLim: map[int64]float64{}}
 }
 
 func newWorkloadSeries() *workloadSeries {
 	return &workloadSeries{
-		cpu: map[int64]float64{}, mem: map[int64]float64{}, throttled: map[int64]float64{}, periods: map[int64]float64{},
+		cpu: map[int64]float64{}, mem: map[int64]float64{}, memPeak: map[int64]float64{}, throttled: map[int64]float64{}, periods: map[int64]float64{},
 		cpuReq: map[int64]float64{}, cpuLim: map[int64]float64{}, memLim: map[int64]float64{},
-		pods: map[string]bool{}, containers: map[string]*workloadSeries{},
+		pods: map[string]bool{}, podsAt: map[int64]map[string]bool{}, perPod: map[string]*podUse{}, podMem: map[string]map[int64]float64{},
+		sidecars: map[string]bool{}, containers: map[string]*workloadSeries{},
 	}
+}
+
+func (s *workloadSeries) pod(name string) *podUse {
+	p := s.perPod[name]
+	if p == nil {
+		p = newPodUse()
+		s.perPod[name] = p
+	}
+	return p
 }
 
 // workloadData is every workload's use over the measured window.
@@ -104,10 +128,27 @@ func rateWindow(step time.Duration) time.Duration {
 	return step
 }
 
-func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workload, start, end time.Time) (*workloadData, error) {
+// DefaultCAdvisorMaxAge is the default Input.CAdvisorMaxAge: two 30 s scrapes, which also
+// covers cAdvisor's own housekeeping delay (at most 15 s by default) at a 15 s scrape interval.
+const DefaultCAdvisorMaxAge = time.Minute
+
+// fresh keeps only the series of sel whose newest real sample is at most maxAge old at each
+// evaluation. cAdvisor stamps its samples with its own times, and Prometheus writes no
+// staleness markers for such series (before track_timestamps_staleness, 2.48), so without
+// this a container that is gone keeps its last value for the whole 5-minute lookback: after a
+// rollout the old and the new pods are summed. timestamp() of a plain selector is the
+// sample's own time in every Prometheus 2.x.
+func fresh(metric, sel string, maxAge time.Duration) string {
+	return fmt.Sprintf("(timestamp(%s%s) > time() - %s)", metric, sel, strconv.FormatFloat(maxAge.Seconds(), 'f', -1, 64))
+}
+
+func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
 	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start))}
 	if len(ws) == 0 {
 		return d, nil
+	}
+	if maxAge <= 0 {
+		maxAge = DefaultCAdvisorMaxAge
 	}
 	var namespaces, pods []string
 	for _, w := range ws {
@@ -126,50 +167,33 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workloa
 	first := start.Add(min(rateWindow(d.step), w))
 	r := promv1.Range{Start: first, End: end, Step: d.step}
 	by := "sum by (namespace, pod, container)"
+	const (
+		cpuName = "container_cpu_usage_seconds_total"
+		memName = "container_memory_working_set_bytes"
+	)
 
 	type rq struct {
-		query        string
-		into         func(*workloadSeries) map[int64]float64
-		isCPU, isMem bool
+		query string
+		into  func(*workloadSeries) map[int64]float64
+		kind  seriesKind
 	}
+	// Each series is kept at a step only while its own samples are fresh: a rate over a
+	// container that has just gone would otherwise mix the old revision into the new one for a
+	// whole rate window.
 	for _, x := range []rq{
-		{fmt.Sprintf("%s (rate(container_cpu_usage_seconds_total%s[%s]))", by, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, true, false},
-		{fmt.Sprintf("%s (container_memory_working_set_bytes%s)", by, sel), func(s *workloadSeries) map[int64]float64 { return s.mem }, false, true},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]))", by, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.throttled }, false, false},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]))", by, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.periods }, false, false},
+		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
+		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		// The peak within each rate window, so a spike between two steps is not missed.
+		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
 	} {
 		m, err := rangeMatrix(ctx, q, x.query, r)
 		if err != nil {
 			return nil, err
 		}
 		for _, ss := range m {
-			i, ctr := d.owner(ss.Metric)
-			if i < 0 {
-				continue
-			}
-			s := d.series[i]
-			s.pods[string(ss.Metric["pod"])] = true
-			c := s.containers[ctr]
-			if c == nil {
-				c = newWorkloadSeries()
-				s.containers[ctr] = c
-			}
-			spec := d.workloads[i].container(ctr)
-			for _, p := range ss.Values {
-				v := float64(p.Value)
-				if !finite(v) {
-					continue
-				}
-				ts := int64(p.Timestamp)
-				x.into(s)[ts] += v
-				x.into(c)[ts] += v
-				if x.isCPU {
-					addCapacity(s, c, ts, spec.CPURequest, spec.CPULimit, nil)
-				}
-				if x.isMem {
-					addCapacity(s, c, ts, nil, nil, spec.MemoryLimit)
-				}
-			}
+			d.add(ss, x.kind, x.into)
 		}
 	}
 
@@ -214,6 +238,88 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, ws []Workloa
 		return nil, err
 	}
 	return d, nil
+}
+
+// seriesKind says which capacity and per-pod use a range query's values feed.
+type seriesKind int
+
+const (
+	kindOther seriesKind = iota
+	kindCPU
+	kindMemory
+	kindMemoryPeak
+)
+
+// add files one series of a range query under its workload and container.
+func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*workloadSeries) map[int64]float64) {
+	i, ctr := d.owner(ss.Metric)
+	if i < 0 {
+		return
+	}
+	s := d.series[i]
+	podName := string(ss.Metric["pod"])
+	s.pods[podName] = true
+	c := s.containers[ctr]
+	if c == nil {
+		c = newWorkloadSeries()
+		s.containers[ctr] = c
+	}
+	c.pods[podName] = true
+	spec, inTemplate := d.workloads[i].lookup(ctr)
+	if !inTemplate && len(d.workloads[i].Containers) > 0 {
+		s.sidecars[ctr] = true
+	}
+	for _, p := range ss.Values {
+		v := float64(p.Value)
+		if !finite(v) {
+			continue
+		}
+		ts := int64(p.Timestamp)
+		into(s)[ts] += v
+		into(c)[ts] += v
+		if kind == kindCPU || kind == kindMemory {
+			for _, t := range []*workloadSeries{s, c} {
+				if t.podsAt[ts] == nil {
+					t.podsAt[ts] = map[string]bool{}
+				}
+				t.podsAt[ts][podName] = true
+			}
+		}
+		switch kind {
+		case kindCPU:
+			addCapacity(s, c, ts, spec.CPURequest, spec.CPULimit, nil)
+			if inTemplate {
+				s.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
+			}
+			c.pod(podName).add(ts, v, 0, spec.CPULimit, nil)
+		case kindMemory:
+			addCapacity(s, c, ts, nil, nil, spec.MemoryLimit)
+			if s.podMem[podName] == nil {
+				s.podMem[podName] = map[int64]float64{}
+			}
+			s.podMem[podName][ts] += v
+		case kindMemoryPeak:
+			if inTemplate {
+				s.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
+			}
+			c.pod(podName).add(ts, 0, v, nil, spec.MemoryLimit)
+		}
+	}
+}
+
+func (p *podUse) add(ts int64, cpu, peak float64, cpuLim, memLim *float64) {
+	if cpuLim != nil || cpu != 0 {
+		p.cpu[ts] += cpu
+	}
+	if peak != 0 {
+		p.memPeak[ts] += peak
+	}
+	if cpuLim != nil {
+		p.cpuLim[ts] += *cpuLim
+	}
+	if memLim != nil {
+		p.memLim[ts] += *memLim
+	}
 }
 
 func (s *workloadSeries) addRestarts(v int64, source string) {
@@ -264,13 +370,15 @@ func (d *workloadData) owner(m model.Metric) (int, string) {
 	return -1, ""
 }
 
-func (w Workload) container(name string) Container {
+// lookup finds a container of the pod template; a name that is not there (a sidecar injected
+// at admission) has no resources to count.
+func (w Workload) lookup(name string) (Container, bool) {
 	for _, c := range w.Containers {
 		if c.Name == name {
-			return c
+			return c, true
 		}
 	}
-	return Container{Name: name}
+	return Container{Name: name}, false
 }
 
 // results computes each workload's result between a and b (inclusive), with the memory trend
@@ -279,18 +387,26 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 	out := make([]WorkloadResult, 0, len(d.workloads))
 	for i, w := range d.workloads {
 		s := d.series[i]
-		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Pods: len(s.pods)}
 		u := s.usage(a, b)
+		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
+			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
-		wr.CPULimit, wr.CPUPercentOfLimit, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, w.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
+		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, w.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
+		if wr.CPULimitNote == "" {
+			wr.CPUPercentOfLimit = u.cpuPodShare
+		}
 		wr.MemoryLimit, _, wr.MemoryLimitNote = share(u.memMax, u.memLim, w.allSet(func(c Container) *float64 { return c.MemoryLimit }), "limit")
 		if wr.MemoryLimitNote == "" {
-			wr.MemoryPercentOfLimit = u.memPeakShare
+			wr.MemoryPercentOfLimit = u.memPodShare
 		}
+		for n := range s.sidecars {
+			wr.Sidecars = append(wr.Sidecars, n)
+		}
+		sort.Strings(wr.Sidecars)
 		if trend {
 			wr.Restarts, wr.RestartsSource, wr.OOMKills = s.restarts, s.restartsSource, s.oom
-			wr.MemoryGrowthPerHour, wr.MemoryGrowthR2, wr.Leak = leak(s.mem, a, b)
+			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = leak(s.podMem, a, b)
 		}
 		names := make([]string, 0, len(s.containers))
 		for n := range s.containers {
@@ -299,20 +415,103 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		sort.Strings(names)
 		for _, n := range names {
 			cu := s.containers[n].usage(a, b)
-			spec := w.container(n)
+			spec, _ := w.lookup(n)
 			c := ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
 				CPUThrottledPercent: cu.throttled, MemoryAvg: cu.memAvg, MemoryMax: cu.memMax, MemoryLimit: cu.memLim}
-			if spec.CPULimit != nil && cu.cpuAvg != nil && cu.cpuLim != nil && *cu.cpuLim > 0 {
-				c.CPUPercentOfLimit = num(100 * *cu.cpuAvg / *cu.cpuLim)
+			if spec.CPULimit != nil {
+				c.CPUPercentOfLimit = cu.cpuPodShare
 			}
 			if spec.MemoryLimit != nil {
-				c.MemoryPercentOfLimit = cu.memPeakShare
+				c.MemoryPercentOfLimit = cu.memPodShare
 			}
 			wr.Containers = append(wr.Containers, c)
 		}
 		out = append(out, wr)
 	}
 	return out
+}
+
+// DefaultMaxListedWorkloads is the default Input.MaxListedWorkloads: enough for a namespace
+// of services, few enough for the report to fit a ConfigMap.
+const DefaultMaxListedWorkloads = 40
+
+// capListed drops listed workloads that had no pods in the window, and keeps at most limit of
+// the others: those with the largest share of the listed workloads' CPU or memory, whichever is
+// larger, so a memory-heavy database is kept beside a CPU-heavy service. Touched and observed
+// workloads are always kept. It returns a note for the report when some were left out.
+func (d *workloadData) capListed(a, b time.Time, limit int) string {
+	if limit <= 0 {
+		limit = DefaultMaxListedWorkloads
+	}
+	type cand struct {
+		i        int
+		cpu, mem float64
+	}
+	var listed []cand
+	var totalCPU, totalMem float64
+	keep := make([]bool, len(d.workloads))
+	for i, w := range d.workloads {
+		if !w.Listed {
+			keep[i] = true
+			continue
+		}
+		u := d.series[i].usage(a, b)
+		if u.cpuAvg == nil && u.memAvg == nil {
+			continue
+		}
+		c := cand{i: i, cpu: orZero(u.cpuAvg), mem: orZero(u.memAvg)}
+		totalCPU += c.cpu
+		totalMem += c.mem
+		listed = append(listed, c)
+	}
+	weight := func(c cand) float64 {
+		var w float64
+		if totalCPU > 0 {
+			w = c.cpu / totalCPU
+		}
+		if totalMem > 0 {
+			w = max(w, c.mem/totalMem)
+		}
+		return w
+	}
+	sort.SliceStable(listed, func(x, y int) bool { return weight(listed[x]) > weight(listed[y]) })
+	var left []string
+	for n, c := range listed {
+		if n < limit {
+			keep[c.i] = true
+		} else {
+			left = append(left, d.workloads[c.i].Name)
+		}
+	}
+	kept := &workloadData{step: d.step}
+	for i, k := range keep {
+		if k {
+			kept.workloads = append(kept.workloads, d.workloads[i])
+			kept.series = append(kept.series, d.series[i])
+			kept.matchers = append(kept.matchers, d.matchers[i])
+		}
+	}
+	*d = *kept
+	if len(left) == 0 {
+		return ""
+	}
+	sort.Strings(left)
+	return fmt.Sprintf("%d of the target namespace's %d running workloads are listed (at most %d, the largest by share of CPU or memory); left out: %s",
+		limit, len(listed), limit, shortList(left, 20))
+}
+
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func shortList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // coverage says whether all, none or some containers have a resource set.
@@ -359,7 +558,11 @@ func share(use, capacity *float64, set coverage, what string) (*float64, *float6
 type usage struct {
 	cpuAvg, cpuMax, memAvg, memMax, throttled *float64
 	cpuReq, cpuLim, memLim                    *float64
-	memPeakShare                              *float64
+	// cpuPodShare and memPodShare are the highest pod's: its mean CPU as a share of its CPU
+	// limit, and its highest working set as a share of its memory limit.
+	cpuPodShare, memPodShare *float64
+	// pods is the most pods with fresh samples at any one step.
+	pods int
 }
 
 func (s *workloadSeries) usage(a, b time.Time) usage {
@@ -385,7 +588,8 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 	}
 	var u usage
 	u.cpuAvg, u.cpuMax = meanMax(s.cpu)
-	u.memAvg, u.memMax = meanMax(s.mem)
+	u.memAvg, _ = meanMax(s.mem)
+	_, u.memMax = meanMax(s.memPeak)
 	u.cpuReq, _ = meanMax(s.cpuReq)
 	u.cpuLim, _ = meanMax(s.cpuLim)
 	u.memLim, _ = meanMax(s.memLim)
@@ -399,46 +603,26 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 	if per > 0 {
 		u.throttled = num(100 * thr / per)
 	}
-	var peak float64
-	found := false
-	for ts, v := range s.mem {
-		if l := s.memLim[ts]; in(ts) && l > 0 {
-			if sh := 100 * v / l; !found || sh > peak {
-				peak, found = sh, true
+	for ts, p := range s.podsAt {
+		if in(ts) {
+			u.pods = max(u.pods, len(p))
+		}
+	}
+	for _, p := range s.perPod {
+		cpu, _ := meanMax(p.cpu)
+		lim, _ := meanMax(p.cpuLim)
+		if cpu != nil && lim != nil && *lim > 0 {
+			if sh := 100 * *cpu / *lim; u.cpuPodShare == nil || sh > *u.cpuPodShare {
+				u.cpuPodShare = num(sh)
+			}
+		}
+		for ts, v := range p.memPeak {
+			if l := p.memLim[ts]; in(ts) && l > 0 {
+				if sh := 100 * v / l; u.memPodShare == nil || sh > *u.memPodShare {
+					u.memPodShare = num(sh)
+				}
 			}
 		}
 	}
-	if found {
-		u.memPeakShare = num(peak)
-	}
 	return u
-}
-
-// leak fits a line to the working set: least squares, by hand because it is four sums and no
-// statistics library here offers a fit that also reports R².
-func leak(mem map[int64]float64, a, b time.Time) (*float64, *float64, string) {
-	lo, hi := int64(model.TimeFromUnixNano(a.UnixNano())), int64(model.TimeFromUnixNano(b.UnixNano()))
-	var xs, ys []float64
-	for ts, v := range mem {
-		if ts >= lo && ts <= hi {
-			xs = append(xs, float64(ts-lo)/1000/3600)
-			ys = append(ys, v)
-		}
-	}
-	if len(xs) < 3 {
-		if b.Sub(a) < leakMinWindow {
-			return nil, nil, LeakWindowTooShort
-		}
-		return nil, nil, ""
-	}
-	slope, intercept, r2 := linearFit(xs, ys)
-	verdict := LeakNone
-	growth := slope * b.Sub(a).Hours()
-	switch {
-	case b.Sub(a) < leakMinWindow:
-		verdict = LeakWindowTooShort
-	case intercept > 0 && growth >= leakMinGrowthBytes && 100*growth/intercept >= leakMinGrowthPercent && r2 >= leakMinR2:
-		verdict = LeakSuspected
-	}
-	return num(slope), num(r2), verdict
 }

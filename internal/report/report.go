@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 )
 
@@ -50,7 +51,7 @@ func Markdown(r *analysis.Result) string {
 	m.slices(r.Slices)
 	m.timeline(r.Phases)
 	m.notes(r.Notes)
-	m.method(r.PrometheusQueries)
+	m.method(r.PrometheusQueries, r.LatencySource)
 	return m.String()
 }
 
@@ -118,10 +119,21 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 			m.printf(" (invalid: %s)", s.InvalidReason)
 		}
 		m.printf("\n\n")
-		if s.Iterations != nil {
+		if s.Iterations != nil && s.DroppedIterations != nil && *s.DroppedIterations > 0 && s.DroppedPercent != nil {
+			m.printf("%d iterations; %d dropped by k6 (%.2f%% of those planned: the achieved arrival rate was that much below the planned one).\n\n",
+				*s.Iterations, *s.DroppedIterations, *s.DroppedPercent)
+		} else if s.Iterations != nil {
 			m.printf("%d iterations.\n\n", *s.Iterations)
 		}
+		if s.ActiveSeconds != nil {
+			m.printf("Active for %.0f s of the window; rates are requests over that time.\n\n", *s.ActiveSeconds)
+		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
+		if l := s.Successful; l != nil {
+			m.printf("\nSuccessful requests only (what latency objectives judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
+				num(l.Avg, 1), num(l.P50, 1), num(l.P90, 1), num(l.P95, 1), num(l.P99, 1))
+		}
+		m.printf("\n")
 	}
 }
 
@@ -221,13 +233,27 @@ func (m *markdown) workloads(workloads []analysis.WorkloadResult) {
 	if len(workloads) == 0 {
 		return
 	}
-	m.printf("## Services: CPU\n\nCores, summed over the workload's pods; average and highest of %s rates.\n\n", "per-step")
+	m.printf("## Services: CPU\n\nCores, summed over the workload's pods (sidecars included); average and highest of %s rates. ", "per-step")
+	m.printf("Pods is the most pods running at once (a pod counts while its cAdvisor samples are fresh; more seen in the window are in brackets). ")
+	m.printf("%% of limit is the busiest pod's average as a share of its own limit, containers of the pod template only.\n\n")
 	m.printf("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	var sidecars []string
 	for _, wl := range workloads {
-		m.printf("| %s | %d | %s | %s | %s | %s | %s |\n", workloadName(wl), wl.Pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
+		pods := strconv.Itoa(wl.Pods)
+		if wl.PodsSeen > wl.Pods {
+			pods += fmt.Sprintf(" (%d)", wl.PodsSeen)
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
 			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
+		if len(wl.Sidecars) > 0 {
+			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
+		}
 	}
-	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods.\n\n")
+	if len(sidecars) > 0 {
+		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
+	}
+	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods. Max adds up each container's peak within each rate window (`max_over_time`), so no spike between two steps is missed; ")
+	m.printf("when containers peak at different moments it is an upper bound of the highest total. %% of limit is the highest peak of any one pod as a share of its own limit.\n\n")
 	m.printf("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, wl := range workloads {
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
@@ -323,11 +349,21 @@ func (m *markdown) notes(notes []string) {
 }
 
 // method says where the numbers came from.
-func (m *markdown) method(queries int) {
+func (m *markdown) method(queries int, source perfexpv1alpha1.LatencySource) {
 	m.printf("## How these numbers were read\n\n")
 	m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
-	m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
-	m.printf("they are never averaged. Workload numbers come from cAdvisor. %d Prometheus queries.\n", queries)
+	switch source {
+	case perfexpv1alpha1.LatencyFromTrendStats:
+		m.printf("Latencies come from k6's trend-stat gauges (no native histograms were written): each runner's own statistics over its whole run, warm-up included; ")
+		m.printf("where several runners or series make up a row its percentiles are the largest of theirs, an upper bound, and objectives on them are Met only below a maximum, else Unknown. ")
+	case perfexpv1alpha1.LatencyFromNativeHistogram:
+		m.printf("Percentiles come from k6's native histograms summed over every runner, with the histogram at the window's start subtracted; ")
+		m.printf("they are never averaged; max is the top of the highest non-empty bucket, an upper bound. ")
+	default:
+		m.printf("No latencies were found. ")
+	}
+	m.printf("Workload numbers come from cAdvisor; a container counts at a step only while its newest sample is fresh, ")
+	m.printf("so a pod replaced by a rollout is not carried forward by Prometheus' five-minute lookback. %d Prometheus queries.\n", queries)
 }
 
 func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {

@@ -27,18 +27,18 @@ func sample() *analysis.Result {
 		return analysis.RequestStats{Requests: n(reqs), Errors: n(errs), Rate: f(float64(reqs) / 600), ErrorPercent: f(100 * float64(errs) / float64(reqs)),
 			Avg: f(p95 / 3), P50: f(p95 / 4), P75: f(p95 / 2), P90: f(p95 * 0.8), P95: f(p95), P99: f(p95 * 2), Max: f(p95 * 5)}
 	}
-	return &analysis.Result{
+	r := &analysis.Result{
 		Experiment: "no-cpu-limits", Namespace: "perf", TestID: "no-cpu-limits-1a2b3c4d", Variant: "every service without a CPU limit",
 		Window:   analysis.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
 		Validity: perfexpv1alpha1.Valid, LatencySource: perfexpv1alpha1.LatencyFromNativeHistogram, LatencyErrorBound: f(0.0905),
 		Total: stats(48000, 12, 41.5),
-		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000),
+		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000), ActiveSeconds: f(600), DroppedIterations: n(24), DroppedPercent: f(0.0999),
 			Requests: []analysis.RequestResult{{Name: "check-out", RequestStats: stats(24000, 10, 52)}, {Name: "check-in", RequestStats: stats(24000, 2, 30.25)},
 				{Name: "a|pipe", RequestStats: analysis.RequestStats{Requests: n(0)}}}}},
 		Workloads: []analysis.WorkloadResult{
-			{Kind: "Deployment", Namespace: "perf", Name: "circulation", Touched: true, Pods: 2, CPUAvg: f(0.812), CPUMax: f(1.3), CPULimitNote: "no limit",
+			{Kind: "Deployment", Namespace: "perf", Name: "circulation", Touched: true, Pods: 2, PodsSeen: 3, Sidecars: []string{"istio-proxy"}, CPUAvg: f(0.812), CPUMax: f(1.3), CPULimitNote: "no limit",
 				CPURequest: f(1), CPUPercentOfRequest: f(81.2), MemoryAvg: f(300 << 20), MemoryMax: f(310 << 20), MemoryLimit: f(1 << 30), MemoryPercentOfLimit: f(30.3),
-				MemoryGrowthPerHour: f(2 << 20), MemoryGrowthR2: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
+				MemoryGrowthPerHour: f(2 << 20), MemoryTrendZ: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
 			{Kind: "StatefulSet", Namespace: "perf", Name: "kafka", Pods: 1, CPUAvg: f(0.2), CPUMax: f(0.31), CPULimit: f(2), CPUPercentOfLimit: f(10), CPUThrottledPercent: f(0),
 				CPURequestNote: "no request", MemoryLimitNote: "no limit"},
 		},
@@ -70,6 +70,9 @@ func sample() *analysis.Result {
 		Notes:  []string{"1 k6 series were reset mid-run (a restarted runner); they were read sample by sample"},
 		Phases: []analysis.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
 	}
+	// 12 failures: the successful requests' latency apart.
+	r.Scenarios[0].Successful = &analysis.Latency{Avg: f(40.1), P50: f(35), P90: f(60), P95: f(70), P99: f(120)}
+	return r
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -182,5 +185,28 @@ func TestAbsentIsADash(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report of an empty result lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// "How these numbers were read" names the latency source the run actually used.
+func TestMethodMatchesLatencySource(t *testing.T) {
+	tests := []struct {
+		source      perfexpv1alpha1.LatencySource
+		says, never string
+	}{
+		{perfexpv1alpha1.LatencyFromNativeHistogram, "native histograms summed over every runner", "trend-stat gauges"},
+		{perfexpv1alpha1.LatencyFromTrendStats, "an upper bound, and objectives on them are Met only below a maximum", "native histograms summed"},
+		{"", "No latencies were found", "native histograms summed"},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.source), func(t *testing.T) {
+			r := sample()
+			r.LatencySource = tc.source
+			md := Markdown(r)
+			method := md[strings.Index(md, "## How these numbers were read"):]
+			if !strings.Contains(method, tc.says) || strings.Contains(method, tc.never) {
+				t.Errorf("method section:\n%s\nwant %q and not %q", method, tc.says, tc.never)
+			}
+		})
 	}
 }

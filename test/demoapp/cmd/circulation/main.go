@@ -13,6 +13,7 @@
 //	KAFKA_BOOTSTRAP_SERVERS  comma-separated brokers; empty disables events
 //	KAFKA_TOPIC              topic of loan events (circulation.loans)
 //	WORK_ROUNDS              CPU work per request in SHA-256 rounds (20000, about 2 ms on one core)
+//	LEAK_BYTES_PER_REQUEST   bytes kept for good per request, a deliberate memory leak for soaks (0)
 package main
 
 import (

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,9 +63,53 @@ func Work(rounds int, seed string) [32]byte {
 type Registry struct {
 	*prometheus.Registry
 	requests *prometheus.HistogramVec
+	leak     *Leak
 }
 
-// NewRegistry creates the registry with Go runtime, process and HTTP request metrics.
+// Leak keeps a fixed number of bytes per request for good: a memory leak on purpose, so a soak
+// of the demo can check perfexp's leak verdict against a known growth rate. Bytes per hour is
+// requests per hour times the bytes per request.
+type Leak struct {
+	perRequest int
+	mu         sync.Mutex
+	kept       [][]byte
+	total      prometheus.Counter
+}
+
+// NewLeak returns a leak of perRequest bytes per request (none when zero), counted in
+// demo_leaked_bytes_total.
+func NewLeak(reg prometheus.Registerer, perRequest int) *Leak {
+	return &Leak{perRequest: perRequest, total: promauto.With(reg).NewCounter(prometheus.CounterOpts{
+		Name: "demo_leaked_bytes_total",
+		Help: "Bytes kept on purpose (LEAK_BYTES_PER_REQUEST), never freed.",
+	})}
+}
+
+// Add leaks one request's bytes. Every byte is written, so the pages are resident and count
+// in the container's working set (an untouched allocation would not).
+func (l *Leak) Add() {
+	if l == nil || l.perRequest == 0 {
+		return
+	}
+	b := make([]byte, l.perRequest)
+	for i := range b {
+		b[i] = byte(i) | 1
+	}
+	l.mu.Lock()
+	l.kept = append(l.kept, b)
+	l.mu.Unlock()
+	l.total.Add(float64(l.perRequest))
+}
+
+// Kept is how many bytes the leak holds.
+func (l *Leak) Kept() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.kept) * l.perRequest
+}
+
+// NewRegistry creates the registry with Go runtime, process and HTTP request metrics. Every
+// instrumented request leaks LEAK_BYTES_PER_REQUEST bytes (default 0, no leak).
 func NewRegistry(service string) *Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -75,7 +120,7 @@ func NewRegistry(service string) *Registry {
 		Buckets:                     prometheus.DefBuckets,
 		NativeHistogramBucketFactor: 1.1,
 	}, []string{"route", "code"})
-	return &Registry{Registry: reg, requests: requests}
+	return &Registry{Registry: reg, requests: requests, leak: NewLeak(reg, EnvInt("LEAK_BYTES_PER_REQUEST", 0))}
 }
 
 type statusRecorder struct {
@@ -94,6 +139,7 @@ func (r *Registry) Instrument(route string, h http.HandlerFunc) http.HandlerFunc
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		h(rec, req)
+		r.leak.Add()
 		r.requests.WithLabelValues(route, strconv.Itoa(rec.code)).Observe(time.Since(start).Seconds())
 	}
 }
