@@ -279,6 +279,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 	for _, f := range []struct{ flag, value, arg string }{
 		{flag: "max-concurrent-reconciles", value: "maxConcurrentReconciles", arg: "7"},
 		{flag: "analysis-attempt-timeout", value: "analysisAttemptTimeout", arg: "45s"},
+		{flag: "prometheus-timeout", value: "prometheusTimeout", arg: "30s"},
 	} {
 		if all.Lookup(f.flag) != nil {
 			values[f.value] = f.arg

@@ -48,6 +48,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// AnalysisAttemptTimeout bounds one call into the analysis.
 	AnalysisAttemptTimeout time.Duration
+	// PrometheusTimeout bounds each request to Prometheus.
+	PrometheusTimeout time.Duration
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
@@ -86,6 +88,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
+	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", controllers.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
 }
@@ -222,6 +225,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			Clock:                 clock.RealClock{},
 			CAdvisorMatchers:      opts.CAdvisorMatchers,
 			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
+			Timeout:               opts.PrometheusTimeout,
 			Access: &access.Rules{
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,
