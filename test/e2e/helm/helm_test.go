@@ -160,6 +160,12 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 
+	// The upgrade binds patch rights in the demo's namespace, which a fresh cluster (CI) may not
+	// have yet: helm does not create the namespaces of a values list.
+	if !exists("namespace", demoNS) {
+		framework.Kubectl(t, "create", "namespace", demoNS)
+		t.Cleanup(func() { _, _ = framework.KubectlErr("delete", "namespace", demoNS, "--wait=false") })
+	}
 	t.Log("helm upgrade to the shared-cluster form: patch rights only in " + demoNS)
 	upgrade := append([]string{"upgrade", release, chart, "-n", namespace, "--wait", "--timeout", "5m"}, localValues...)
 	upgrade = append(upgrade, "--set", "rbac.environmentPatch.clusterWide=false",
