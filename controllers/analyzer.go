@@ -325,6 +325,19 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 			out = append(out, wl)
 		}
 	}
+	// addUnseen appends the workloads found that no earlier source named; listed marks those
+	// reported only because they run in the target namespace.
+	addUnseen := func(kind perfexpv1alpha1.WorkloadKind, ns string, found []analysis.Workload, listed bool) {
+		for _, wl := range found {
+			k := key{string(kind), ns, wl.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			wl.Listed = listed
+			out = append(out, wl)
+		}
+	}
 	var observe []perfexpv1alpha1.ObservedWorkloads
 	if exp.Spec.Analysis != nil {
 		observe = exp.Spec.Analysis.Observe
@@ -342,14 +355,7 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 		if err != nil {
 			return nil, err
 		}
-		for _, wl := range found {
-			k := key{string(kind), ns, wl.Name}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			out = append(out, wl)
-		}
+		addUnseen(kind, ns, found, false)
 	}
 	// Every other Deployment and StatefulSet of the target namespace is listed too, as a
 	// performance report shows every service; the analysis keeps the largest when there are
@@ -360,15 +366,7 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 		if err != nil {
 			return nil, err
 		}
-		for _, wl := range found {
-			k := key{string(kind), ns, wl.Name}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			wl.Listed = true
-			out = append(out, wl)
-		}
+		addUnseen(kind, ns, found, true)
 	}
 	return out, nil
 }

@@ -21,10 +21,28 @@ const KeyHTML = "report.html"
 // over the measured window (inline SVG, no scripts), then the Markdown report rendered by
 // goldmark with GitHub's table extension.
 func HTML(r *analysis.Result) (string, error) {
+	var charts strings.Builder
+	if t := r.Timeline; t != nil && len(t.Series) > 0 {
+		charts.WriteString(`<div class="charts">`)
+		charts.WriteString(chart("p95 (ms)", t, func(s analysis.TimelineSeries) []*float64 { return s.P95 }))
+		charts.WriteString(chart("throughput (req/s)", t, func(s analysis.TimelineSeries) []*float64 { return s.Rate }))
+		charts.WriteString(chart("error rate (%)", t, func(s analysis.TimelineSeries) []*float64 { return s.ErrorRate }))
+		charts.WriteString("</div>\n")
+	}
+	page, err := htmlPage("perfexp "+r.Experiment, charts.String(), Markdown(r))
+	if err != nil {
+		return "", fmt.Errorf("rendering the report: %w", err)
+	}
+	return page, nil
+}
+
+// htmlPage is one self-contained page (no scripts, no external resources): the charts (inline
+// SVG), then the Markdown rendered by goldmark with GitHub's table extension.
+func htmlPage(title, charts, markdown string) (string, error) {
 	var body bytes.Buffer
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	if err := md.Convert([]byte(Markdown(r)), &body); err != nil {
-		return "", fmt.Errorf("rendering the report: %w", err)
+	if err := md.Convert([]byte(markdown), &body); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<!DOCTYPE html>
@@ -35,14 +53,8 @@ table{border-collapse:collapse;margin:1em 0;font-size:90%%}td,th{border:1px soli
 td[style*="right"],th[style*="right"]{font-variant-numeric:tabular-nums}
 .charts{display:flex;flex-wrap:wrap;gap:1em}.chart{flex:1 1 340px}svg{width:100%%;height:auto}
 </style></head><body>
-`, html.EscapeString("perfexp "+r.Experiment))
-	if t := r.Timeline; t != nil && len(t.Series) > 0 {
-		b.WriteString(`<div class="charts">`)
-		b.WriteString(chart("p95 (ms)", t, func(s analysis.TimelineSeries) []*float64 { return s.P95 }))
-		b.WriteString(chart("throughput (req/s)", t, func(s analysis.TimelineSeries) []*float64 { return s.Rate }))
-		b.WriteString(chart("error rate (%)", t, func(s analysis.TimelineSeries) []*float64 { return s.ErrorRate }))
-		b.WriteString("</div>\n")
-	}
+`, html.EscapeString(title))
+	b.WriteString(charts)
 	b.Write(body.Bytes())
 	b.WriteString("</body></html>\n")
 	return b.String(), nil

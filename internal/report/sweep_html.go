@@ -1,44 +1,29 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html"
 	"strings"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 )
 
 // SweepHTML renders the sweep report as one self-contained page: a bar chart of each arm's p95
 // per scenario (inline SVG, no scripts), for a sweep over load the capacity curves (p95 and
 // throughput against load), then the Markdown report.
 func SweepHTML(r *SweepResult) (string, error) {
-	var body bytes.Buffer
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	if err := md.Convert([]byte(SweepMarkdown(r)), &body); err != nil {
-		return "", fmt.Errorf("rendering the sweep report: %w", err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>%s</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:90%%}td,th{border:1px solid #ccc;padding:.25em .5em}
-.charts{display:flex;flex-wrap:wrap;gap:1em}.chart{flex:1 1 340px}svg{width:100%%;height:auto}
-</style></head><body>
-`, html.EscapeString("perfexp sweep "+r.Sweep))
-	b.WriteString(`<div class="charts">`)
-	b.WriteString(armBars(r))
+	var charts strings.Builder
+	charts.WriteString(`<div class="charts">`)
+	charts.WriteString(armBars(r))
 	if r.LoadParameter != "" {
 		label := strings.ToLower(string(r.LoadParameter))
-		b.WriteString(capacityChart("p95 (ms) against "+label, r, func(p CapacityPoint) *float64 { return p.P95 }))
-		b.WriteString(capacityChart("throughput (req/s) against "+label, r, func(p CapacityPoint) *float64 { return p.Rate }))
+		charts.WriteString(capacityChart("p95 (ms) against "+label, r, func(p CapacityPoint) *float64 { return p.P95 }))
+		charts.WriteString(capacityChart("throughput (req/s) against "+label, r, func(p CapacityPoint) *float64 { return p.Rate }))
 	}
-	b.WriteString("</div>\n")
-	b.Write(body.Bytes())
-	b.WriteString("</body></html>\n")
-	return b.String(), nil
+	charts.WriteString("</div>\n")
+	page, err := htmlPage("perfexp sweep "+r.Sweep, charts.String(), SweepMarkdown(r))
+	if err != nil {
+		return "", fmt.Errorf("rendering the sweep report: %w", err)
+	}
+	return page, nil
 }
 
 // armBars draws one group of bars per arm, one bar per scenario: the mean p95 over the arm's
