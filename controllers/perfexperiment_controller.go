@@ -63,6 +63,11 @@ type PerfExperimentReconciler struct {
 	// experiment's own timeouts.analysis still ends the phase.
 	AnalysisAttemptTimeout time.Duration
 
+	// BaselineArrivalGrace is how long an experiment whose baseline does not exist yet waits for
+	// it before failing with BaselineNotFound: GitOps tools apply a queue in their own order.
+	// 0 fails at once.
+	BaselineArrivalGrace time.Duration
+
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
 

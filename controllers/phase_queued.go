@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,19 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 
 	acquired := holder.UID == exp.UID // a restart after taking the lock but before saying so
 	if !acquired && position == 1 {
+		// The queue orders a baseline before the experiments compared with it only once the
+		// cache shows it; an experiment applied in the same request as its baseline, or whose
+		// baseline waits in another queue, must not run first on a copy that lags.
+		wait, err := r.waitForBaseline(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if wait != "" {
+			exp.Status.QueuePosition = position
+			setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForBaseline, "%s", wait)
+			exp.Status.Message = wait
+			return ctrl.Result{RequeueAfter: queuedBaselineRecheck}, nil
+		}
 		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
 			return r.holderAlive(ctx, mates, h)
 		})
@@ -87,6 +101,38 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionFalse, perfexpv1alpha1.ReasonLockAcquired, "holds the lock of queue %s", name)
 	r.enter(s, perfexpv1alpha1.PhasePreparing, "took the lock of queue %s; preparing the environment", name)
 	return ctrl.Result{}, nil
+}
+
+// queuedBaselineRecheck is how often an experiment first in line looks again at a baseline that
+// has not run yet.
+const queuedBaselineRecheck = 2 * time.Second
+
+// waitForBaseline says why the experiment must not take its queue's lock yet, or "" when it may:
+// its baseline exists and has not run yet, or does not exist yet while the experiment is younger
+// than BaselineArrivalGrace. The baseline is read from the API server, not the cache.
+func (r *PerfExperimentReconciler) waitForBaseline(ctx context.Context, s *scope) (string, error) {
+	exp := s.exp
+	if exp.Spec.Baseline == nil || exp.Spec.Baseline.Name == exp.Name {
+		return "", nil // a self-reference is the precheck's to refuse
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	b := &perfexpv1alpha1.PerfExperiment{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Spec.Baseline.Name}, b)
+	switch {
+	case apierrors.IsNotFound(err):
+		if s.now.Sub(exp.CreationTimestamp.Time) < r.BaselineArrivalGrace {
+			return fmt.Sprintf("waiting up to %s for its baseline %s to be created", r.BaselineArrivalGrace, exp.Spec.Baseline.Name), nil
+		}
+		return "", nil // the precheck fails it: BaselineNotFound
+	case err != nil:
+		return "", fmt.Errorf("reading baseline %s: %w", exp.Spec.Baseline.Name, err)
+	case isWaiting(b):
+		return fmt.Sprintf("waiting for its baseline %s to run first", b.Name), nil
+	}
+	return "", nil
 }
 
 // queueMembers lists every experiment of a queue, from the cache.

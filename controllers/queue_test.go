@@ -216,6 +216,77 @@ func TestQueue(t *testing.T) {
 		}
 	})
 
+	t.Run("an experiment does not run before a baseline that waits in another queue", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "baseline-elsewhere")
+		lab := newLab()
+		startOperator(t, env, lab)
+		mustCreate(t, c, experiment(ns, "holder", "busy", 0))
+		waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, experiment(ns, "base", "busy", 0))
+
+		// Its own queue is free, and the queue order alone would let it run at once.
+		variant := experiment(ns, "variant", "free", 0)
+		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "base"}
+		mustCreate(t, c, variant)
+		eventually(t, 10*time.Second, "variant waits for its baseline", func() error {
+			got := get(t, c, ns, "variant")
+			if cond := condition(got, perfexpv1alpha1.ConditionQueued); cond == nil || cond.Reason != perfexpv1alpha1.ReasonWaitingForBaseline {
+				return fmt.Errorf("Queued condition %+v", cond)
+			}
+			return nil
+		})
+		consistently(t, 3*time.Second, "variant stays queued while its baseline waits", func() error {
+			if p := get(t, c, ns, "variant").Status.Phase; p != perfexpv1alpha1.PhaseQueued {
+				return fmt.Errorf("variant is %s", p)
+			}
+			return nil
+		})
+
+		lab.finishLoad("holder")
+		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseRunning)
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("base")
+		lab.finishLoad("variant")
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseSucceeded)
+		if got, want := lab.order(), []string{"holder", "base", "variant"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want %v", got, want)
+		}
+	})
+
+	t.Run("an experiment applied before its baseline waits for it, then fails if it never comes", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "baseline-late")
+		lab := newLab()
+		startOperatorOpts(t, env, operatorOptions{workers: 4, baselineGrace: 4 * time.Second}, lab, lab, lab)
+		variant := experiment(ns, "variant", "late", 10)
+		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "base"}
+		mustCreate(t, c, variant)
+		eventually(t, 10*time.Second, "variant waits for its baseline to be created", func() error {
+			if cond := condition(get(t, c, ns, "variant"), perfexpv1alpha1.ConditionQueued); cond == nil || cond.Reason != perfexpv1alpha1.ReasonWaitingForBaseline {
+				return fmt.Errorf("Queued condition %+v", cond)
+			}
+			return nil
+		})
+		mustCreate(t, c, experiment(ns, "base", "late", 0))
+		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("base")
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("variant")
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseSucceeded)
+		if got, want := lab.order(), []string{"base", "variant"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want %v", got, want)
+		}
+
+		orphan := experiment(ns, "orphan", "late", 0)
+		orphan.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "never"}
+		mustCreate(t, c, orphan)
+		got := waitPhase(t, c, ns, "orphan", perfexpv1alpha1.PhaseFailed)
+		if cond := condition(got, perfexpv1alpha1.ConditionQueued); cond == nil || cond.Reason != perfexpv1alpha1.ReasonBaselineNotFound {
+			t.Errorf("Queued condition %+v, want reason BaselineNotFound", cond)
+		}
+	})
+
 	t.Run("the queue defaults to the target namespace", func(t *testing.T) {
 		c := env.Client
 		ns := env.Namespace(t, "default-queue")

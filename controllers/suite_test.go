@@ -57,6 +57,7 @@ func startOperatorWith(t *testing.T, env *testenv.Env, environment controllers.E
 type operatorOptions struct {
 	workers        int
 	attemptTimeout time.Duration
+	baselineGrace  time.Duration
 }
 
 func startOperatorOpts(t *testing.T, env *testenv.Env, opts operatorOptions, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
@@ -79,6 +80,7 @@ func startOperatorOpts(t *testing.T, env *testenv.Env, opts operatorOptions, env
 		Analyzer:                analyzer,
 		MaxConcurrentReconciles: opts.workers,
 		AnalysisAttemptTimeout:  opts.attemptTimeout,
+		BaselineArrivalGrace:    opts.baselineGrace,
 		SkipNameValidation:      true,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -281,6 +283,18 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// consistently fails the test if check returns an error at any time within d.
+func consistently(t *testing.T, d time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := check(); err != nil {
+			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -48,6 +48,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// AnalysisAttemptTimeout bounds one call into the analysis.
 	AnalysisAttemptTimeout time.Duration
+	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
+	BaselineArrivalGrace time.Duration
 	// PrometheusTimeout bounds each request to Prometheus.
 	PrometheusTimeout time.Duration
 	// Access rules (internal/access, docs/security.md).
@@ -90,6 +92,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", controllers.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
+	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
 	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
 }
 
@@ -203,6 +206,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		Lock:                    &queue.Lock{Client: c, Reader: mgr.GetAPIReader(), Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
+		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),
