@@ -26,6 +26,7 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -60,8 +61,16 @@ func startSweepOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
 	return op
 }
 
-// newTestSweep builds a sweep of HTTP_MAXPOOLSIZE over the given values on one queue.
+// newTestSweep builds a sweep of HTTP_MAXPOOLSIZE over the given values on one queue, run in the
+// declared order so a test knows which run comes first.
 func newTestSweep(ns, name string, repeats int32, values ...string) *perfexpv1alpha1.PerfSweep {
+	s := newRandomizedTestSweep(ns, name, repeats, values...)
+	s.Spec.Order = perfexpv1alpha1.SweepOrderInterleaved
+	return s
+}
+
+// newRandomizedTestSweep builds the same sweep with the default (randomized) order.
+func newRandomizedTestSweep(ns, name string, repeats int32, values ...string) *perfexpv1alpha1.PerfSweep {
 	s := &perfexpv1alpha1.PerfSweep{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	s.Spec.Queue = ns
 	s.Spec.Repeats = repeats
@@ -211,7 +220,7 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		s = getSweep(t, c, ns, "pool")
-		s.Spec = newTestSweep(ns, "pool", 2, "1", "10", "50").Spec
+		s.Spec = sw.Spec
 		if err := c.Update(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
@@ -284,6 +293,49 @@ func TestSweep(t *testing.T) {
 		}
 		if !strings.Contains(cm.Data[report.KeySweepHTML], "<svg") {
 			t.Error("report.html has no chart")
+		}
+	})
+
+	t.Run("a randomized sweep runs in its plan's order, a variant before its baseline waiting for it in analysis", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-random")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		mustCreate(t, c, newRandomizedTestSweep(ns, "pool", 2, "1", "10", "50"))
+		sw := getSweep(t, c, ns, "pool")
+		if sw.Spec.Order != perfexpv1alpha1.SweepOrderRandomized {
+			t.Errorf("order defaults to %q, want Randomized", sw.Spec.Order)
+		}
+		plan, err := sweep.NewPlan(sw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, r := range plan.Runs {
+			want = append(want, r.Name)
+		}
+		eventually(t, 30*time.Second, "8 runs exist", func() error {
+			if n := len(runsOf(t, c, ns)); n != 8 {
+				return fmt.Errorf("%d runs", n)
+			}
+			return nil
+		})
+		for _, name := range want {
+			lab.finishLoad(name)
+		}
+		waitSweepPhase(t, c, ns, "pool", perfexpv1alpha1.SweepSucceeded)
+		if got := lab.order(); !slices.Equal(got, want) {
+			t.Errorf("runs prepared in order\n %v\nwant the plan's %v", got, want)
+		}
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("runs overlapped: %v", v)
+		}
+		for _, r := range plan.Runs {
+			if r.Baseline == "" {
+				continue
+			}
+			if seen := lab.baselinePhaseSeen(r.Name); seen != string(perfexpv1alpha1.PhaseSucceeded) {
+				t.Errorf("%s was analysed against its baseline in phase %q, want Succeeded", r.Name, seen)
+			}
 		}
 	})
 

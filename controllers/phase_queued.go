@@ -115,6 +115,9 @@ func (r *PerfExperimentReconciler) waitForBaseline(ctx context.Context, s *scope
 	if exp.Spec.Baseline == nil || exp.Spec.Baseline.Name == exp.Name {
 		return "", nil // a self-reference is the precheck's to refuse
 	}
+	if sweepOrdered(exp) {
+		return "", nil
+	}
 	var reader client.Reader = r.Client
 	if r.APIReader != nil {
 		reader = r.APIReader
@@ -135,6 +138,14 @@ func (r *PerfExperimentReconciler) waitForBaseline(ctx context.Context, s *scope
 	return "", nil
 }
 
+// sweepOrdered reports whether the experiment's place in its queue was set by a PerfSweep,
+// which may put a run before its baseline on purpose (spec.order Randomized): such a run keeps
+// its place, and its analysis waits for the baseline's results instead.
+func sweepOrdered(exp *perfexpv1alpha1.PerfExperiment) bool {
+	_, ok := exp.Annotations[queue.AnnotationSequence]
+	return ok
+}
+
 // queueMembers lists every experiment of a queue, from the cache.
 func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string) ([]perfexpv1alpha1.PerfExperiment, error) {
 	list := &perfexpv1alpha1.PerfExperimentList{}
@@ -147,7 +158,7 @@ func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string
 func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
 	m := queue.Member{UID: exp.UID, Namespace: exp.Namespace, Name: exp.Name, Priority: exp.Spec.Priority, Created: exp.CreationTimestamp.Time}.
 		WithOrderAnnotations(exp.Annotations)
-	if exp.Spec.Baseline != nil {
+	if exp.Spec.Baseline != nil && !sweepOrdered(exp) {
 		m.Baseline = exp.Spec.Baseline.Name
 	}
 	return m

@@ -56,6 +56,15 @@ type PerfSweepSpec struct {
 	// +kubebuilder:validation:Maximum=10
 	Repeats int32 `json:"repeats,omitempty"`
 
+	// order is the order of the runs within each repeat. Randomized (the default) shuffles the
+	// arms of every repeat, the baseline included, with a seed taken from the sweep's UID, so
+	// that a drift over time (a cache warming, a neighbour's batch job) does not always favour
+	// the same arm. Interleaved keeps the declared order: the baseline, then the arms.
+	// +optional
+	// +kubebuilder:default=Randomized
+	// +kubebuilder:validation:Enum=Randomized;Interleaved
+	Order SweepOrder `json:"order,omitempty"`
+
 	// minMeaningfulChangePercent is the smallest relative change that matters: an arm is
 	// Regressed or Improved only when the whole interval of a change lies beyond it.
 	// +optional
@@ -69,6 +78,16 @@ type PerfSweepSpec struct {
 	// +optional
 	Abort bool `json:"abort,omitempty"`
 }
+
+// SweepOrder is the order of a sweep's runs within each repeat.
+type SweepOrder string
+
+const (
+	// SweepOrderRandomized shuffles each repeat's runs with a seed from the sweep's UID.
+	SweepOrderRandomized SweepOrder = "Randomized"
+	// SweepOrderInterleaved runs each repeat in the declared order: baseline, then the arms.
+	SweepOrderInterleaved SweepOrder = "Interleaved"
+)
 
 // SweepTemplate is the part of a PerfExperiment's spec every run of a sweep shares.
 // +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="template.load.warmUp.scenario must name one of template.load.scenarios"

@@ -47,6 +47,10 @@ func withMatrix(dims ...perfexpv1alpha1.SweepDimension) func(*perfexpv1alpha1.Pe
 	return func(s *perfexpv1alpha1.PerfSweep) { s.Spec.Matrix = append(s.Spec.Matrix, dims...) }
 }
 
+func withOrder(o perfexpv1alpha1.SweepOrder) func(*perfexpv1alpha1.PerfSweep) {
+	return func(s *perfexpv1alpha1.PerfSweep) { s.Spec.Order = o }
+}
+
 func withRepeats(n int32) func(*perfexpv1alpha1.PerfSweep) {
 	return func(s *perfexpv1alpha1.PerfSweep) { s.Spec.Repeats = n }
 }

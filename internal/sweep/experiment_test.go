@@ -9,7 +9,7 @@ import (
 )
 
 func TestExperimentOfARun(t *testing.T) {
-	s := newSweep(withRepeats(2), withArms(envArm("pool-10", "10"),
+	s := newSweep(withRepeats(2), withOrder(perfexpv1alpha1.SweepOrderInterleaved), withArms(envArm("pool-10", "10"),
 		perfexpv1alpha1.SweepArm{Name: "alone", Load: &perfexpv1alpha1.LoadOverride{Scenarios: []string{"checkinout"}}},
 		perfexpv1alpha1.SweepArm{Name: "fast", Load: &perfexpv1alpha1.LoadOverride{Rate: ptr(int32(40))}},
 	), func(s *perfexpv1alpha1.PerfSweep) {

@@ -6,8 +6,10 @@ package sweep
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +62,8 @@ type Run struct {
 type Plan struct {
 	// Arms: the baseline first, then the baselines at other loads, then the arms compared.
 	Arms []Arm
-	// Runs in the order they are to run: B, V1, V2, ..., B, V1, V2, ...
+	// Runs in the order they are to run: each repeat is a block in which every arm runs once,
+	// in the declared order (B, V1, V2, ...) or shuffled (spec.order).
 	Runs []Run
 	// LoadParameter is set when every arm other than the baseline changes only the load's VUs
 	// (or only its rate): the sweep is a capacity curve and its report charts against load.
@@ -90,8 +93,9 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	}
 	p := &Plan{Arms: arms}
 	p.LoadParameter = loadParameter(s, arms)
+	shuffle := blockShuffler(s)
 	for r := 1; r <= repeats; r++ {
-		for _, a := range arms {
+		for _, a := range shuffle(arms) {
 			run := Run{Arm: a.Name, Repeat: r, Name: RunName(s.Name, a.Name, r), Sequence: len(p.Runs)}
 			if !a.IsBaseline() {
 				run.Baseline = RunName(s.Name, a.Baseline, r)
@@ -100,6 +104,28 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// blockShuffler returns what orders the arms of each repeat (a block): the declared order for
+// Interleaved, otherwise a permutation drawn afresh for every block from a generator seeded by
+// the sweep's UID (its name when it has none yet), so the order is random between sweeps but the
+// same on every reconcile of one sweep. A randomized complete block design: every arm runs once
+// per block, and a drift within blocks does not always favour the same arm.
+func blockShuffler(s *perfexpv1alpha1.PerfSweep) func([]Arm) []Arm {
+	if s.Spec.Order == perfexpv1alpha1.SweepOrderInterleaved {
+		return func(arms []Arm) []Arm { return arms }
+	}
+	id := string(s.UID)
+	if id == "" {
+		id = s.Namespace + "/" + s.Name
+	}
+	sum := sha256.Sum256([]byte(id))
+	rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
+	return func(arms []Arm) []Arm {
+		out := append([]Arm(nil), arms...)
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
 }
 
 // Arm returns the arm of the given name, or nil.

@@ -1,15 +1,18 @@
 package sweep_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
 
 func TestPlanInterleavesArmsAndPairsBaselinesByRepeat(t *testing.T) {
-	s := newSweep(withArms(envArm("pool-1", "1"), envArm("pool-10", "10"), envArm("pool-50", "50")), withRepeats(2))
+	s := newSweep(withArms(envArm("pool-1", "1"), envArm("pool-10", "10"), envArm("pool-50", "50")), withRepeats(2), withOrder(perfexpv1alpha1.SweepOrderInterleaved))
 	p, err := sweep.NewPlan(s)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +31,74 @@ func TestPlanInterleavesArmsAndPairsBaselinesByRepeat(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("runs (name<baseline)\n got %v\nwant %v", got, want)
 	}
+}
+
+func TestRandomizedOrderIsACompleteBlockDesign(t *testing.T) {
+	arms := withArms(envArm("pool-1", "1"), envArm("pool-10", "10"), envArm("pool-50", "50"))
+	plan := func(uid string) *sweep.Plan {
+		t.Helper()
+		s := newSweep(arms, withRepeats(3))
+		s.UID = types.UID(uid)
+		p, err := sweep.NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	names := func(p *sweep.Plan) string {
+		var out []string
+		for _, r := range p.Runs {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, " ")
+	}
+
+	t.Run("every repeat runs every arm once, paired with the baseline of its repeat", func(t *testing.T) {
+		p := plan("uid-1")
+		if len(p.Runs) != 12 {
+			t.Fatalf("%d runs, want 12", len(p.Runs))
+		}
+		for i, r := range p.Runs {
+			if r.Sequence != i || r.Repeat != i/4+1 {
+				t.Errorf("run %s: sequence %d repeat %d at position %d", r.Name, r.Sequence, r.Repeat, i)
+			}
+			if r.Arm != perfexpv1alpha1.BaselineArm && r.Baseline != sweep.RunName("pool", perfexpv1alpha1.BaselineArm, r.Repeat) {
+				t.Errorf("run %s compared with %s", r.Name, r.Baseline)
+			}
+		}
+		for block := 0; block < 3; block++ {
+			seen := map[string]bool{}
+			for _, r := range p.Runs[block*4 : block*4+4] {
+				seen[r.Arm] = true
+			}
+			if len(seen) != 4 {
+				t.Errorf("repeat %d runs arms %v, want all four once", block+1, seen)
+			}
+		}
+	})
+
+	t.Run("one sweep always gets the same order", func(t *testing.T) {
+		if a, b := names(plan("uid-1")), names(plan("uid-1")); a != b {
+			t.Errorf("two plans of one sweep differ:\n%s\n%s", a, b)
+		}
+	})
+
+	t.Run("over many sweeps every arm is first in a block about equally often", func(t *testing.T) {
+		first := map[string]int{}
+		const sweeps = 400
+		for i := 0; i < sweeps; i++ {
+			p := plan(fmt.Sprintf("uid-%d", i))
+			for block := 0; block < 3; block++ {
+				first[p.Runs[block*4].Arm]++
+			}
+		}
+		// 1,200 blocks, 4 arms: 300 each expected, sd about 15; 240..360 is four sd.
+		for _, arm := range []string{perfexpv1alpha1.BaselineArm, "pool-1", "pool-10", "pool-50"} {
+			if n := first[arm]; n < 240 || n > 360 {
+				t.Errorf("%s ran first in %d of 1200 blocks, want about 300 (%v)", arm, n, first)
+			}
+		}
+	})
 }
 
 func TestRunName(t *testing.T) {
