@@ -59,6 +59,11 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 test: generate manifests test-deps ## Run unit and integration tests (real kube-apiserver, etcd, Prometheus and k6).
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -count=1 -timeout 30m
 
+.PHONY: test-property
+test-property: test-deps ## The API property test at length: PROPERTY_SPECS random specs (default 400), a random seed unless PROPERTY_SEED is set.
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" PERFEXP_PROPERTY_SPECS=$${PROPERTY_SPECS:-400} PERFEXP_PROPERTY_SEED=$${PROPERTY_SEED:-$$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')} \
+		go test ./controllers -run TestRandomSpecsAreRefusedOrEndWithTheEnvironmentUnchanged -count=1 -v -timeout 60m
+
 .PHONY: bench
 bench: test-deps ## Run the benchmarks.
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -benchmem
