@@ -122,12 +122,49 @@ type lab struct {
 	holdAnalysis map[string]bool
 	// baselines records the baseline's phase each experiment was analysed against.
 	baselines map[string]string
+	// teardown scripts an experiment's teardown (Done when unset); teardowns records, per
+	// experiment, how many restores had happened at each teardown call, and stoppedTeardown
+	// the experiments whose teardown was stopped after its timeout.
+	teardown        map[string]step.Result
+	teardowns       map[string][]int
+	stoppedTeardown map[string]bool
 }
 
 func newLab() *lab {
 	return &lab{restored: map[string]int{}, active: map[string]bool{}, finish: map[string]bool{},
 		prepare: map[string]step.Result{}, load: map[string]step.Result{}, crossed: map[string]bool{},
-		holdAnalysis: map[string]bool{}, baselines: map[string]string{}}
+		holdAnalysis: map[string]bool{}, baselines: map[string]string{},
+		teardown: map[string]step.Result{}, teardowns: map[string][]int{}, stoppedTeardown: map[string]bool{}}
+}
+
+func (l *lab) Teardown(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.teardowns[exp.Name] = append(l.teardowns[exp.Name], l.restored[exp.Name])
+	if r, ok := l.teardown[exp.Name]; ok {
+		return r, nil
+	}
+	return step.Done(), nil
+}
+
+func (l *lab) StopTeardown(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stoppedTeardown[exp.Name] = true
+	return nil
+}
+
+func (l *lab) scriptTeardown(name string, r step.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.teardown[name] = r
+}
+
+// teardownCalls returns, for each teardown call of the experiment, how many restores had run.
+func (l *lab) teardownCalls(name string) ([]int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.teardowns[name]), l.stoppedTeardown[name]
 }
 
 func (l *lab) Prepare(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {

@@ -168,11 +168,11 @@ func (r *PerfExperimentReconciler) checkAbortAndDeadline(ctx context.Context, s 
 // effectiveTimeouts are the spec's timeouts with defaults filled in; the CRD defaults them only
 // when spec.timeouts is present.
 type effectiveTimeouts struct {
-	Rollout, Setup, LoadGrace, Analysis, Overall time.Duration
+	Rollout, Setup, Teardown, LoadGrace, Analysis, Overall time.Duration
 }
 
 func timeouts(exp *perfexpv1alpha1.PerfExperiment) effectiveTimeouts {
-	t := effectiveTimeouts{Rollout: 10 * time.Minute, Setup: 30 * time.Minute, LoadGrace: 5 * time.Minute, Analysis: 30 * time.Minute}
+	t := effectiveTimeouts{Rollout: 10 * time.Minute, Setup: 30 * time.Minute, Teardown: 10 * time.Minute, LoadGrace: 5 * time.Minute, Analysis: 30 * time.Minute}
 	spec := exp.Spec.Timeouts
 	if spec == nil {
 		return t
@@ -184,6 +184,7 @@ func timeouts(exp *perfexpv1alpha1.PerfExperiment) effectiveTimeouts {
 	}
 	set(&t.Rollout, spec.Rollout)
 	set(&t.Setup, spec.Setup)
+	set(&t.Teardown, spec.Teardown)
 	set(&t.LoadGrace, spec.LoadGrace)
 	set(&t.Analysis, spec.Analysis)
 	set(&t.Overall, spec.Overall)

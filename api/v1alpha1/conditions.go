@@ -22,6 +22,10 @@ const (
 	// ConditionEnvironmentRestored is True once every touched object is back as it was (or
 	// nothing was touched), False while restoring or when restoring has not succeeded yet.
 	ConditionEnvironmentRestored = "EnvironmentRestored"
+	// ConditionTornDown says whether spec.teardown ran: False/TearingDown while it runs,
+	// True/TornDown once it succeeded, False/TeardownFailed or False/TeardownTimedOut after it
+	// failed (the queue is released all the same).
+	ConditionTornDown = "TornDown"
 
 	// ConditionDrifted is True when someone else changed a field the variant had patched during
 	// the run (a GitOps self-heal, a person). The field is restored to the snapshot anyway.
@@ -56,6 +60,10 @@ const (
 	ReasonFieldChangedDuringRun = "FieldChangedDuringRun"
 	ReasonSetupFailed           = "SetupFailed"
 	ReasonSetupTimedOut         = "SetupTimedOut"
+	ReasonTearingDown           = "TearingDown"
+	ReasonTornDown              = "TornDown"
+	ReasonTeardownFailed        = "TeardownFailed"
+	ReasonTeardownTimedOut      = "TeardownTimedOut"
 	ReasonLoadRunning           = "LoadRunning"
 	ReasonLoadSucceeded         = "LoadSucceeded"
 	ReasonLoadFailed            = "LoadFailed"

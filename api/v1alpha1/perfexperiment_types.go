@@ -49,6 +49,14 @@ type PerfExperimentSpec struct {
 	// +optional
 	Setup *Setup `json:"setup,omitempty"`
 
+	// teardown is an optional Job of the same shape as setup that puts the data back after the
+	// load, for example to reset state a run leaves behind. It runs on every path once setup or
+	// load may have begun (success, failure, abort, deletion, timeout), after the workloads are
+	// restored and before the queue is released, within timeouts.teardown. Its failure is
+	// reported in the TornDown condition; it never keeps the workloads from being restored.
+	// +optional
+	Teardown *Setup `json:"teardown,omitempty"`
+
 	// load is the k6 load to run: an optional warm-up and one or more scenarios.
 	// +required
 	Load Load `json:"load"`
@@ -107,6 +115,16 @@ type Timeouts struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeouts.setup must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
 	Setup *metav1.Duration `json:"setup,omitempty"`
+
+	// teardown is how long the teardown Job may run; at most 24h. When it passes, the Job is
+	// stopped, TornDown reads TeardownTimedOut and the queue is released.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('24h')",message="timeouts.teardown must be a positive duration of at most 24h (1 day), such as 90s or 1h30m"
+	Teardown *metav1.Duration `json:"teardown,omitempty"`
 
 	// loadGrace is how much longer than its planned duration the load may take (pod start-up,
 	// graceful stop) before it is stopped and the experiment fails. At most 24h.

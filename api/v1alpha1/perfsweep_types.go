@@ -103,6 +103,10 @@ type SweepTemplate struct {
 	// +optional
 	Setup *Setup `json:"setup,omitempty"`
 
+	// teardown runs after every run's load, as a PerfExperiment's spec.teardown.
+	// +optional
+	Teardown *Setup `json:"teardown,omitempty"`
+
 	// load is the k6 load of every run, unless an arm overrides part of it.
 	// +required
 	Load Load `json:"load"`

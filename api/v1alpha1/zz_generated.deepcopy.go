@@ -726,6 +726,11 @@ func (in *PerfExperimentSpec) DeepCopyInto(out *PerfExperimentSpec) {
 		*out = new(Setup)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Teardown != nil {
+		in, out := &in.Teardown, &out.Teardown
+		*out = new(Setup)
+		(*in).DeepCopyInto(*out)
+	}
 	in.Load.DeepCopyInto(&out.Load)
 	if in.Analysis != nil {
 		in, out := &in.Analysis, &out.Analysis
@@ -1518,6 +1523,11 @@ func (in *SweepTemplate) DeepCopyInto(out *SweepTemplate) {
 		*out = new(Setup)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Teardown != nil {
+		in, out := &in.Teardown, &out.Teardown
+		*out = new(Setup)
+		(*in).DeepCopyInto(*out)
+	}
 	in.Load.DeepCopyInto(&out.Load)
 	if in.Analysis != nil {
 		in, out := &in.Analysis, &out.Analysis
@@ -1581,6 +1591,11 @@ func (in *Timeouts) DeepCopyInto(out *Timeouts) {
 	}
 	if in.Setup != nil {
 		in, out := &in.Setup, &out.Setup
+		*out = new(v1.Duration)
+		**out = **in
+	}
+	if in.Teardown != nil {
+		in, out := &in.Teardown, &out.Teardown
 		*out = new(v1.Duration)
 		**out = **in
 	}

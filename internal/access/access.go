@@ -215,21 +215,23 @@ func (r *Rules) pods(exp *perfexpv1alpha1.PerfExperiment) *Refusal {
 	for _, s := range exp.Spec.Load.Scenarios {
 		images = append(images, s.Image)
 	}
-	if s := exp.Spec.Setup; s != nil {
-		accounts = append(accounts, s.ServiceAccountName)
-		images = append(images, s.Image)
+	for _, s := range []*perfexpv1alpha1.Setup{exp.Spec.Setup, exp.Spec.Teardown} {
+		if s != nil {
+			accounts = append(accounts, s.ServiceAccountName)
+			images = append(images, s.Image)
+		}
 	}
 	if len(r.RunnerServiceAccounts) > 0 {
 		for _, sa := range accounts {
 			if sa != "" && !slices.Contains(r.RunnerServiceAccounts, sa) {
-				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "service account %s may not run setup or load pods; allowed: %s (the operator's --allowed-runner-service-accounts)", sa, strings.Join(r.RunnerServiceAccounts, ", "))
+				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "service account %s may not run setup, teardown or load pods; allowed: %s (the operator's --allowed-runner-service-accounts)", sa, strings.Join(r.RunnerServiceAccounts, ", "))
 			}
 		}
 	}
 	if len(r.RunnerImages) > 0 {
 		for _, img := range images {
 			if img != "" && img != r.DefaultImage && !matchAny(r.RunnerImages, img) {
-				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "image %s may not run setup or load pods; allowed: %s (the operator's --allowed-runner-images)", img, strings.Join(r.RunnerImages, ", "))
+				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "image %s may not run setup, teardown or load pods; allowed: %s (the operator's --allowed-runner-images)", img, strings.Join(r.RunnerImages, ", "))
 			}
 		}
 	}

@@ -30,6 +30,9 @@ const (
 	managedBy      = "perfexp"
 	componentLoad  = "load"
 	componentSetup = "setup"
+	// componentTeardown marks the teardown Job and its pods, which Stop leaves running: the
+	// teardown runs after the load is stopped.
+	componentTeardown = "teardown"
 	k6Container    = "k6"
 	setupContainer = "setup"
 )
@@ -52,6 +55,11 @@ func testRunName(exp *perfexpv1alpha1.PerfExperiment, unit string) string {
 // SetupJobName is the name of the data-preparation Job.
 func SetupJobName(exp *perfexpv1alpha1.PerfExperiment) string {
 	return childName(exp.Name, "setup", maxSetupJobName)
+}
+
+// TeardownJobName is the name of the teardown Job.
+func TeardownJobName(exp *perfexpv1alpha1.PerfExperiment) string {
+	return childName(exp.Name, "teardown", maxSetupJobName)
 }
 
 // SummariesName is the name of the ConfigMap holding the k6 summaries of an experiment's pods.

@@ -188,8 +188,13 @@ func placePod(spec *corev1.PodSpec, p *perfexpv1alpha1.RunnerPod) {
 
 // setupJob is the data-preparation Job of spec.setup.
 func (r *Runner) setupJob(exp *perfexpv1alpha1.PerfExperiment) *batchv1.Job {
-	s := exp.Spec.Setup
-	lbl := labels(exp, componentSetup, "")
+	return r.dataJobObject(exp, setupOf(exp))
+}
+
+// dataJobObject is the Job of spec.setup or spec.teardown; both have one shape.
+func (r *Runner) dataJobObject(exp *perfexpv1alpha1.PerfExperiment, d dataJob) *batchv1.Job {
+	s := d.spec
+	lbl := labels(exp, d.component, "")
 	tmp, tmpMount := tmpVolume()
 	c := corev1.Container{
 		Name:            setupContainer,
@@ -221,7 +226,7 @@ func (r *Runner) setupJob(exp *perfexpv1alpha1.PerfExperiment) *batchv1.Job {
 		Volumes:    []corev1.Volume{tmp},
 	}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: SetupJobName(exp), Namespace: exp.Namespace, Labels: lbl},
+		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: exp.Namespace, Labels: lbl},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(s.BackoffLimit),
 			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl}, Spec: spec},

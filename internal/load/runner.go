@@ -133,6 +133,16 @@ func (r *Runner) Setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment)
 	return r.setup(ctx, exp)
 }
 
+// Teardown runs the experiment's teardown Job; Done once it succeeded.
+func (r *Runner) Teardown(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return r.teardown(ctx, exp)
+}
+
+// StopTeardown suspends the teardown Job (its timeout passed); Done once it no longer runs.
+func (r *Runner) StopTeardown(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) error {
+	return r.stopTeardown(ctx, exp)
+}
+
 // WarmUp runs the warm-up load and records the window's start and the warm-up's end.
 func (r *Runner) WarmUp(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	return r.warmUp(ctx, exp)
@@ -144,7 +154,8 @@ func (r *Runner) Run(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (
 	return r.run(ctx, exp)
 }
 
-// Stop stops every load and setup pod of the experiment; Done once none runs.
+// Stop stops every load and setup pod of the experiment (not the teardown's); Done once none
+// runs.
 func (r *Runner) Stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	return r.stop(ctx, exp)
 }

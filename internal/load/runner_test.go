@@ -37,7 +37,54 @@ func TestLoadOnAPIServer(t *testing.T) {
 	t.Run("an experiment with a long name gets Jobs the API server accepts", func(t *testing.T) { longNames(t, env) })
 	t.Run("the k6-operator runner follows its TestRun", func(t *testing.T) { testRun(t, env) })
 	t.Run("the setup Job prepares data before the load", func(t *testing.T) { setup(t, env) })
+	t.Run("the teardown Job runs after the load, outlives Stop, and stops after its timeout", func(t *testing.T) { teardown(t, env) })
 	t.Run("the scenario library's experiments are accepted", func(t *testing.T) { library(t, env) })
+}
+
+func teardown(t *testing.T, env *testenv.Env) {
+	f := newFixture(t, env, "teardown")
+	exp := f.experiment("reset", []perfexpv1alpha1.Scenario{vusScenario("checkout", 1, time.Minute)}, func(exp *perfexpv1alpha1.PerfExperiment) {
+		exp.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "perfexp/datagen:1", Args: []string{"--reset-refresh-state"}, RunAsUser: ptr.To[int64](999)}
+	})
+	if res := mustStep(t)(f.r.Teardown(t.Context(), exp)); res.Done || res.Failure != nil {
+		t.Fatalf("Teardown() = %+v, want a wait for its Job", res)
+	}
+	job := &batchv1.Job{}
+	if !f.get(load.TeardownJobName(exp), job) {
+		t.Fatal("no teardown Job")
+	}
+	if c := job.Spec.Template.Spec.Containers[0]; c.Image != "perfexp/datagen:1" || !slices.Equal(c.Args, []string{"--reset-refresh-state"}) {
+		t.Errorf("teardown container %+v", c)
+	}
+	if ref := metav1.GetControllerOf(job); ref == nil || ref.UID != exp.UID {
+		t.Error("the teardown Job is not owned by the experiment")
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: f.ns, Labels: job.Spec.Template.Labels},
+		Spec: *job.Spec.Template.Spec.DeepCopy()}
+	if err := f.c.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restoring calls Stop on every pass; the teardown runs after the load and must survive it.
+	if res := mustStep(t)(f.r.Stop(t.Context(), exp)); !res.Done {
+		t.Fatalf("Stop() = %+v: it waits for the teardown pod", res)
+	}
+	if !f.get(job.Name, job) || ptr.Deref(job.Spec.Suspend, false) {
+		t.Fatal("Stop suspended the teardown Job")
+	}
+	if !f.get(pod.Name, &corev1.Pod{}) {
+		t.Fatal("Stop deleted the teardown pod")
+	}
+
+	if err := f.r.StopTeardown(t.Context(), exp); err != nil {
+		t.Fatal(err)
+	}
+	if !f.get(job.Name, job) || !ptr.Deref(job.Spec.Suspend, false) {
+		t.Error("StopTeardown did not suspend the teardown Job")
+	}
+	if got := &(corev1.Pod{}); f.get(pod.Name, got) && got.DeletionTimestamp == nil {
+		t.Error("StopTeardown left the teardown pod running")
+	}
 }
 
 func jobSpecs(t *testing.T, env *testenv.Env) {

@@ -14,22 +14,49 @@ import (
 	"github.com/perfexp/perfexp/internal/step"
 )
 
-// setup runs spec.setup as a Job and waits for it. The Job's own conditions say whether it
+// dataJob is one of the two data Jobs: spec.setup before the load, spec.teardown after it.
+type dataJob struct {
+	what      string // "setup" or "teardown", for messages
+	spec      *perfexpv1alpha1.Setup
+	name      string
+	component string
+	failed    string // the failure's reason
+}
+
+func setupOf(exp *perfexpv1alpha1.PerfExperiment) dataJob {
+	return dataJob{what: "setup", spec: exp.Spec.Setup, name: SetupJobName(exp), component: componentSetup, failed: perfexpv1alpha1.ReasonSetupFailed}
+}
+
+func teardownOf(exp *perfexpv1alpha1.PerfExperiment) dataJob {
+	return dataJob{what: "teardown", spec: exp.Spec.Teardown, name: TeardownJobName(exp), component: componentTeardown, failed: perfexpv1alpha1.ReasonTeardownFailed}
+}
+
+// setup runs spec.setup as a Job and waits for it.
+func (r *Runner) setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return r.runDataJob(ctx, exp, setupOf(exp))
+}
+
+// teardown runs spec.teardown as a Job and waits for it.
+func (r *Runner) teardown(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	return r.runDataJob(ctx, exp, teardownOf(exp))
+}
+
+// runDataJob runs a data Job and waits for it. The Job's own conditions say whether it
 // succeeded or used up its retries; its pods are looked at for what no retry fixes (a missing
 // image, a pod that cannot be scheduled).
-func (r *Runner) setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
-	if exp.Spec.Setup == nil {
+func (r *Runner) runDataJob(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, d dataJob) (step.Result, error) {
+	if d.spec == nil {
 		return step.Done(), nil
 	}
 	if exp.Status.TestID == "" {
 		return step.Result{}, errors.New("the experiment has no test id yet")
 	}
-	job := r.setupJob(exp)
+	job := r.dataJobObject(exp, d)
 	existing := &batchv1.Job{}
 	if err := r.createOwned(ctx, exp, job, existing); err != nil {
 		res, err := asResult(err)
 		if res.Failure != nil {
-			res.Failure.Reason = perfexpv1alpha1.ReasonSetupFailed
+			res.Failure.Reason = d.failed
 		}
 		return res, err
 	}
@@ -38,7 +65,7 @@ func (r *Runner) setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment)
 	}
 	pods := &corev1.PodList{}
 	if err := r.c.List(ctx, pods, client.InNamespace(exp.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
-		return step.Result{}, fmt.Errorf("listing the setup pods: %w", err)
+		return step.Result{}, fmt.Errorf("listing the %s pods: %w", d.what, err)
 	}
 	now := r.opts.Clock.Now()
 	var latest *corev1.Pod
@@ -54,26 +81,26 @@ func (r *Runner) setup(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment)
 		}
 		switch c.Type {
 		case batchv1.JobComplete:
-			log.FromContext(ctx).Info("Setup finished", "job", job.Name)
+			log.FromContext(ctx).Info("Data Job finished", "job", job.Name, "step", d.what)
 			return step.Done(), nil
 		case batchv1.JobFailed:
-			msg := fmt.Sprintf("setup Job %s failed (%s): %s", job.Name, c.Reason, c.Message)
+			msg := fmt.Sprintf("%s Job %s failed (%s): %s", d.what, job.Name, c.Reason, c.Message)
 			if latest != nil {
 				msg += r.podLogTail(ctx, latest, setupContainer)
 			}
-			return step.Fail(perfexpv1alpha1.ReasonSetupFailed, "%s", msg), nil
+			return step.Fail(d.failed, "%s", msg), nil
 		}
 	}
 	if latest == nil {
 		if v := missingPod(0, job.CreationTimestamp.Time, now, r.opts.PendingTimeout); v.phase == podBroken {
-			return step.Fail(perfexpv1alpha1.ReasonSetupFailed, "setup Job %s: %s", job.Name, v.message), nil
+			return step.Fail(d.failed, "%s Job %s: %s", d.what, job.Name, v.message), nil
 		}
-		return step.Wait(r.opts.PollInterval, "setup Job %s to start a pod", job.Name), nil
+		return step.Wait(r.opts.PollInterval, "%s Job %s to start a pod", d.what, job.Name), nil
 	}
 	if v := viewPod(latest, setupContainer, 0, now, r.opts.PendingTimeout); v.phase == podBroken {
-		return step.Fail(perfexpv1alpha1.ReasonSetupFailed, "setup Job %s, pod %s: %s", job.Name, latest.Name, brokenWhat(&v)), nil
+		return step.Fail(d.failed, "%s Job %s, pod %s: %s", d.what, job.Name, latest.Name, brokenWhat(&v)), nil
 	}
-	return step.Wait(r.opts.PollInterval, "setup Job %s", job.Name), nil
+	return step.Wait(r.opts.PollInterval, "%s Job %s", d.what, job.Name), nil
 }
 
 // podLogTail is "; log tail:" and the end of a container's log (or the kubelet's termination

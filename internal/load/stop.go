@@ -55,12 +55,14 @@ func (r *Runner) stop(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) 
 	if err := r.c.List(ctx, pods, ns, sel); err != nil {
 		return step.Result{}, fmt.Errorf("listing the experiment's pods: %w", err)
 	}
+	pods.Items = withoutTeardown(pods.Items, func(p corev1.Pod) map[string]string { return p.Labels })
 	byJob := podsByJob(pods.Items)
 
 	jobs := &batchv1.JobList{}
 	if err := r.c.List(ctx, jobs, ns, sel); err != nil {
 		return step.Result{}, fmt.Errorf("listing the experiment's Jobs: %w", err)
 	}
+	jobs.Items = withoutTeardown(jobs.Items, func(j batchv1.Job) map[string]string { return j.Labels })
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
 		if jobFinished(j) || jobAllEnded(j, byJob[j.Name]) || ptr.Deref(j.Spec.Suspend, false) {
@@ -203,4 +205,54 @@ func podsByJob(pods []corev1.Pod) map[string]podsOfJob {
 		byJob[job] = jp
 	}
 	return byJob
+}
+
+// withoutTeardown drops the teardown Job and its pods: the teardown runs after the load is
+// stopped, on a reconcile that calls Stop again, and has a timeout of its own (stopTeardown).
+func withoutTeardown[T any](items []T, labelsOf func(T) map[string]string) []T {
+	out := items[:0]
+	for _, it := range items {
+		if labelsOf(it)[labelComponent] != componentTeardown {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// stopTeardown suspends the teardown Job and deletes its running pods, without waiting: its
+// timeout passed, and the queue is released whether or not its pod is gone yet.
+func (r *Runner) stopTeardown(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) error {
+	if exp.Status.TestID == "" {
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.c.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: TeardownJobName(exp)}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the teardown Job: %w", err)
+	}
+	if !jobFinished(job) && !ptr.Deref(job.Spec.Suspend, false) {
+		patch := client.MergeFrom(job.DeepCopy())
+		job.Spec.Suspend = ptr.To(true)
+		if err := r.c.Patch(ctx, job, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("suspending the teardown Job %s: %w", job.Name, err)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := r.c.List(ctx, pods, client.InNamespace(exp.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+		return fmt.Errorf("listing the teardown pods: %w", err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if err := r.c.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting teardown pod %s: %w", p.Name, err)
+		}
+	}
+	log.FromContext(ctx).Info("Stopped the teardown Job after its timeout", "job", job.Name)
+	return nil
 }

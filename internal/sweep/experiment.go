@@ -41,6 +41,7 @@ func (p *Plan) Experiment(s *perfexpv1alpha1.PerfSweep, run Run) (*perfexpv1alph
 			Priority:        s.Spec.Priority,
 			TargetNamespace: t.TargetNamespace,
 			Setup:           t.Setup,
+			Teardown:        t.Teardown,
 			Load:            t.Load,
 			Analysis:        t.Analysis,
 			Timeouts:        t.Timeouts,
