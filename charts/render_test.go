@@ -280,6 +280,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		{flag: "max-concurrent-reconciles", value: "maxConcurrentReconciles", arg: "7"},
 		{flag: "analysis-attempt-timeout", value: "analysisAttemptTimeout", arg: "45s"},
 		{flag: "prometheus-timeout", value: "prometheusTimeout", arg: "30s"},
+		{flag: "baseline-arrival-grace", value: "baselineArrivalGrace", arg: "1m"},
 	} {
 		if all.Lookup(f.flag) != nil {
 			values[f.value] = f.arg

@@ -132,10 +132,29 @@ func (r *PerfExperimentReconciler) waitForBaseline(ctx context.Context, s *scope
 		return "", nil // the precheck fails it: BaselineNotFound
 	case err != nil:
 		return "", fmt.Errorf("reading baseline %s: %w", exp.Spec.Baseline.Name, err)
-	case isWaiting(b):
+	case isWaiting(b) && !leadsBackTo(ctx, reader, b, exp):
 		return fmt.Sprintf("waiting for its baseline %s to run first", b.Name), nil
 	}
 	return "", nil
+}
+
+// leadsBackTo reports whether following spec.baseline from b comes back to exp: a cycle, which
+// the precheck refuses, so nobody on it may wait for the others.
+func leadsBackTo(ctx context.Context, reader client.Reader, b, exp *perfexpv1alpha1.PerfExperiment) bool {
+	for range maxBaselineChain {
+		if b.Spec.Baseline == nil {
+			return false
+		}
+		if b.Spec.Baseline.Name == exp.Name {
+			return true
+		}
+		next := &perfexpv1alpha1.PerfExperiment{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: b.Spec.Baseline.Name}, next); err != nil {
+			return false
+		}
+		b = next
+	}
+	return true // longer than any chain the precheck follows: let it judge
 }
 
 // sweepOrdered reports whether the experiment's place in its queue was set by a PerfSweep,

@@ -36,6 +36,10 @@ demo: ## Local cluster + operator + demo app + demo experiments; waits and print
 demo-reset: ## Delete the demo experiments so the next `make demo` runs them again.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) delete --ignore-not-found -k scenarios/demo
 
+.PHONY: test-faults
+test-faults: cluster-up images ## The fault suite at length (test/e2e/faults, FAULTS_LONG=1): more manager kills, a k6 pod stuck Terminating, the kubelet stopped mid-run.
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) FAULTS_LONG=1 go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/faults/
+
 .PHONY: test-e2e
 test-e2e: cluster-up images helm ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.
 	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) go test -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
