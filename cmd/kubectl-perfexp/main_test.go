@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +19,30 @@ import (
 
 func run(t *testing.T, conn *connection, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand(func(f *kubeFlags) (*connection, error) {
+	return runWith(t, conn, testSettings(), args...)
+}
+
+// testSettings never opens a browser and refreshes watch quickly.
+func testSettings() settings {
+	return settings{
+		open:          func(string) error { return fmt.Errorf("no browser in tests") },
+		watchInterval: 20 * time.Millisecond,
+		now:           time.Now,
+		terminal:      func(io.Writer) bool { return false },
+	}
+}
+
+// runWith runs the plugin connected to conn, as if its namespace were the -n flag's or else
+// conn's.
+func runWith(t *testing.T, conn *connection, set settings, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCommandWith(func(f *kubeFlags) (*connection, error) {
 		c := *conn
-		if f.namespace != "" {
-			c.namespace = f.namespace
+		if ns := f.namespaceFlag(); ns != "" {
+			c.namespace = ns
 		}
 		return &c, nil
-	})
+	}, set)
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
