@@ -26,7 +26,7 @@ const defaultPrometheusURL = "http://prometheus-operated.monitoring:9090"
 // noPrometheus as --prometheus-url switches the live numbers off.
 const noPrometheus = "none"
 
-// liveWindow is the span the live numbers cover: long enough for k6's 5 s remote-write flushes
+// liveWindow is the span the live numbers cover (liveStats.String says "the last minute"): long enough for k6's 5 s remote-write flushes
 // to give a rate, short enough to follow a ramp.
 const liveWindow = time.Minute
 
@@ -49,7 +49,7 @@ func (l *liveStats) String() string {
 	if l.Unavailable != "" {
 		return "p95 n/a, errors n/a (" + l.Unavailable + ")"
 	}
-	p95, errs, rate := "n/a", "n/a", "n/a"
+	p95, errs, rate := "n/a", "n/a", "n/a req/s"
 	if l.P95 != nil {
 		p95 = strconv.FormatFloat(*l.P95*1000, 'f', 1, 64) + " ms"
 	}
@@ -59,7 +59,7 @@ func (l *liveStats) String() string {
 	if l.RequestRate != nil {
 		rate = strconv.FormatFloat(*l.RequestRate, 'f', 1, 64) + " req/s"
 	}
-	return fmt.Sprintf("p95 %s, errors %s, %s (last %s)", p95, errs, rate, shortDuration(liveWindow))
+	return fmt.Sprintf("p95 %s, errors %s, %s over the last minute", p95, errs, rate)
 }
 
 // prometheusURLFor picks the Prometheus to ask: the flag, the experiment's own, or the

@@ -268,7 +268,9 @@ func renderOutcome(row func(string, string, ...any), exp *perfexpv1alpha1.PerfEx
 		}
 		row("took", "%s from leaving the queue to the end", shortDuration(end.Sub(exp.Status.StartTime.Time)))
 	}
-	row("verdict", "%s", orDash(string(exp.Status.Verdict)))
+	if exp.Status.Verdict != "" {
+		row("verdict", "%s", exp.Status.Verdict)
+	}
 	if r := exp.Status.Results; r != nil {
 		if r.Validity != "" {
 			v := string(r.Validity)
