@@ -163,7 +163,9 @@ func TestPlannedLoad(t *testing.T) {
 		t.Errorf("planned %v, want 5m", got)
 	}
 	// A late scenario decides: import starts after 4m and runs 2m.
-	late := watchedExperiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Load.Scenarios[1].StartDelay.Duration = 4 * time.Minute })
+	late := watchedExperiment(func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Spec.Load.Scenarios[1].StartDelay.Duration = 4 * time.Minute
+	})
 	if got := plannedLoad(late); got != 6*time.Minute {
 		t.Errorf("planned %v, want 6m", got)
 	}
