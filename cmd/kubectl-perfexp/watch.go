@@ -209,7 +209,7 @@ func renderWatch(f watchFrame) string {
 			row("warm-up", "%s", progress(f.Now.Sub(exp.Status.Window.Start.Time), wu.Duration.Duration))
 		}
 	case perfexpv1alpha1.PhaseRunning:
-		renderLoad(&b, row, f)
+		renderLoad(row, f)
 	}
 	if phase.IsTerminal() {
 		renderOutcome(row, exp, f.Now)
@@ -220,7 +220,7 @@ func renderWatch(f watchFrame) string {
 }
 
 // renderLoad shows the load's progress, each scenario and the live numbers.
-func renderLoad(b *strings.Builder, row func(string, string, ...any), f watchFrame) {
+func renderLoad(row func(string, string, ...any), f watchFrame) {
 	exp := f.Exp
 	ls := exp.Status.Load
 	if ls == nil || ls.StartTime == nil {
