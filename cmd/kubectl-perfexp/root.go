@@ -123,16 +123,16 @@ func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
 }
 
 const reportExamples = `  # The Markdown report of a finished experiment
-  kubectl perfexp report demo-no-cpu-limits -n demo
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo
 
   # The HTML report with charts, written to a file and opened in the browser
-  kubectl perfexp report demo-no-cpu-limits -n demo -o html --open
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o html --open
 
   # The full results as JSON, into a file of your choice
-  kubectl perfexp report demo-no-cpu-limits -n demo -o json --file results.json
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o json --file results.json
 
   # The Grafana dashboard JSON, to import by hand
-  kubectl perfexp report demo-no-cpu-limits -n demo -o dashboard > dashboard.json`
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o dashboard > dashboard.json`
 
 func reportCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
 	var output, file string
@@ -339,7 +339,7 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 		Use:   "abort NAME",
 		Short: "Abort an experiment: stop its load, restore the environment and end it as Aborted",
 		Example: `  # Stop a running experiment; perfexp restores the environment before it ends as Aborted
-  kubectl perfexp abort demo-no-cpu-limits -n demo`,
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {

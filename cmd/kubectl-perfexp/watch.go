@@ -16,13 +16,13 @@ import (
 )
 
 const watchExamples = `  # Follow an experiment until it ends; the verdict is printed at the end
-  kubectl perfexp watch demo-no-cpu-limits -n demo
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo
 
   # Read live latency from a Prometheus the plugin can reach directly
-  kubectl perfexp watch demo-no-cpu-limits -n demo --prometheus-url http://localhost:9090
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url http://localhost:9090
 
   # Phase and progress only, without asking Prometheus
-  kubectl perfexp watch demo-no-cpu-limits -n demo --prometheus-url none`
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url none`
 
 // logEvery is how often watch prints an unchanged experiment when its output is not a
 // terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.

@@ -94,13 +94,13 @@ func TestRenderWatch(t *testing.T) {
 		{"warming-up", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseWarmingUp, -20*time.Second), func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Status.Window = &perfexpv1alpha1.Window{Start: at(-20 * time.Second)}
 		})}},
-		{"running-live", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -90*time.Second), loadStarted(-30*time.Second, running, waiting)),
+		{"running-live", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -32*time.Second), loadStarted(-30*time.Second, running, waiting)),
 			Live: &liveStats{P95: f64(0.2124), ErrorRate: f64(0), RequestRate: f64(48.25)}}},
-		{"running-no-prometheus", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -4*time.Minute), loadStarted(-150*time.Second,
+		{"running-no-prometheus", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -152*time.Second), loadStarted(-150*time.Second,
 			perfexpv1alpha1.ScenarioStatus{Name: "checkout", State: perfexpv1alpha1.ScenarioRunning, StartTime: at(-150 * time.Second)},
 			perfexpv1alpha1.ScenarioStatus{Name: "import", State: perfexpv1alpha1.ScenarioRunning, StartTime: at(-90 * time.Second)})),
 			Live: &liveStats{Unavailable: `Prometheus: Post "http://prometheus-operated.monitoring:9090/api/v1/query": dial tcp: lookup failed`}}},
-		{"running-overtime", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -6*time.Minute), loadStarted(-5*time.Minute-12*time.Second,
+		{"running-overtime", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -5*time.Minute-14*time.Second), loadStarted(-5*time.Minute-12*time.Second,
 			perfexpv1alpha1.ScenarioStatus{Name: "checkout", State: perfexpv1alpha1.ScenarioRunning, StartTime: at(-5*time.Minute - 12*time.Second)}, perfexpv1alpha1.ScenarioStatus{Name: "import", State: perfexpv1alpha1.ScenarioSucceeded})),
 			Live: &liveStats{P95: f64(0.19), ErrorRate: f64(0.0012)}}},
 		{"succeeded", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseSucceeded, -30*time.Second), finished(perfexpv1alpha1.VerdictPass),
