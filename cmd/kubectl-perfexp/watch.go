@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -27,6 +28,9 @@ const watchExamples = `  # Follow an experiment until it ends; the verdict is pr
 // logEvery is how often watch prints an unchanged experiment when its output is not a
 // terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.
 const logEvery = 30 * time.Second
+
+// apiGrace is how long watch keeps retrying an API server that does not answer.
+const apiGrace = time.Minute
 
 func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
 	var promURL string
@@ -80,26 +84,31 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 	terminal := w.set.terminal(out)
 	ticker := time.NewTicker(w.set.watchInterval)
 	defer ticker.Stop()
+	var failingSince time.Time
 	for {
 		exp := &perfexpv1alpha1.PerfExperiment{}
 		if err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, exp); err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil
+			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+				return err
+			case failingSince.IsZero():
+				failingSince = w.set.now()
+			case w.set.now().Sub(failingSince) > apiGrace:
+				return fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
 			}
-			return err
-		}
-		frame := watchFrame{Now: w.set.now(), Exp: exp}
-		if exp.Status.Phase == perfexpv1alpha1.PhaseRunning {
-			frame.Live = w.live(ctx, exp, frame.Now)
-		}
-		if err := w.draw(out, frame, terminal); err != nil {
-			return err
-		}
-		if exp.Status.Phase.IsTerminal() {
-			if exp.Status.Phase != perfexpv1alpha1.PhaseSucceeded {
-				return fmt.Errorf("experiment %s/%s ended %s", exp.Namespace, exp.Name, exp.Status.Phase)
+			// A soak runs for hours; one dropped connection must not end the watch. The
+			// message goes below the last block, which is then left as it is.
+			if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying: %v\n", w.conn.namespace, w.name, err); werr != nil {
+				return werr
 			}
-			return nil
+			w.drawnLines, w.lastKey = 0, ""
+		} else {
+			failingSince = time.Time{}
+			if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -107,6 +116,25 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 		case <-ticker.C:
 		}
 	}
+}
+
+// show draws one refresh; done once the experiment has ended, with an error unless it
+// succeeded.
+func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.PerfExperiment, terminal bool) (done bool, err error) {
+	frame := watchFrame{Now: w.set.now(), Exp: exp}
+	if exp.Status.Phase == perfexpv1alpha1.PhaseRunning {
+		frame.Live = w.live(ctx, exp, frame.Now)
+	}
+	if err := w.draw(out, frame, terminal); err != nil {
+		return true, err
+	}
+	if !exp.Status.Phase.IsTerminal() {
+		return false, nil
+	}
+	if exp.Status.Phase != perfexpv1alpha1.PhaseSucceeded {
+		return true, fmt.Errorf("experiment %s/%s ended %s", exp.Namespace, exp.Name, exp.Status.Phase)
+	}
+	return true, nil
 }
 
 // draw shows the frame: redrawn in place on a terminal, appended to a log otherwise.

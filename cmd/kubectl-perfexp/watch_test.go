@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -182,6 +185,59 @@ func TestWatch(t *testing.T) {
 		out, wait := start(t, "watch", "nope")
 		if err := wait(); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Fatalf("error %v, want not found\n%s", err, out.String())
+		}
+	})
+
+	t.Run("the API server not answering for a while, then for too long", func(t *testing.T) {
+		if err := env.Client.Create(ctx, newExperiment(ns, "flaky")); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "flaky", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhasePreparing })
+		var mu sync.Mutex
+		failures := 2
+		withWatch, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flaky := interceptor.NewClient(withWatch, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if failures != 0 {
+					failures--
+					return errors.New("connection reset by peer")
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		})
+		// Each reading of the clock is 20 s later: three failures in a row outlast the
+		// one-minute grace, two do not.
+		var tick time.Duration
+		clockSet := testSettings()
+		clockSet.now = func() time.Time { mu.Lock(); defer mu.Unlock(); tick += 20 * time.Second; return now.Add(tick) }
+		watchWith := func(args ...string) (*syncBuffer, error) {
+			out := &syncBuffer{}
+			cmd := newRootCommandWith(func(*kubeFlags) (*connection, error) {
+				return &connection{client: flaky, namespace: ns}, nil
+			}, clockSet)
+			cmd.SetOut(out)
+			cmd.SetErr(out)
+			cmd.SetArgs(args)
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			return out, cmd.ExecuteContext(wctx)
+		}
+		out, err := watchWith("watch", "flaky", "--prometheus-url", "none")
+		if err != nil || strings.Count(out.String(), "reading "+ns+"/flaky failed, retrying: connection reset by peer") != 2 ||
+			!strings.Contains(out.String(), "Preparing") {
+			t.Fatalf("two failures should be retried, then the experiment shown (err %v):\n%s", err, out.String())
+		}
+		mu.Lock()
+		failures = -1 // from now on, every read fails
+		mu.Unlock()
+		out, err = watchWith("watch", "flaky")
+		if err == nil || !strings.Contains(err.Error(), "the API server has not answered for 1m00s") {
+			t.Fatalf("error %v, want watch to give up after the grace\n%s", err, out.String())
 		}
 	})
 
