@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +170,55 @@ func TestPlannedLoad(t *testing.T) {
 	if got := plannedLoad(late); got != 6*time.Minute {
 		t.Errorf("planned %v, want 6m", got)
 	}
+}
+
+// On a terminal each refresh replaces the previous block; in a log a block is added when
+// something happened, or as a heartbeat every logEvery.
+func TestWatchDraw(t *testing.T) {
+	queued := watchedExperiment(inPhase(perfexpv1alpha1.PhaseQueued, -time.Minute), queuedAt(2))
+	next := watchedExperiment(inPhase(perfexpv1alpha1.PhaseQueued, -time.Minute), queuedAt(1))
+	frames := []watchFrame{
+		{Now: t0, Exp: queued},
+		{Now: t0.Add(2 * time.Second), Exp: queued},
+		{Now: t0.Add(4 * time.Second), Exp: next},
+		{Now: t0.Add(6 * time.Second), Exp: next},
+		{Now: t0.Add(4*time.Second + logEvery), Exp: next},
+	}
+	t.Run("terminal", func(t *testing.T) {
+		w := &watcher{}
+		var out strings.Builder
+		for i, f := range frames {
+			before := out.Len()
+			if err := w.draw(&out, f, true); err != nil {
+				t.Fatal(err)
+			}
+			got := out.String()[before:]
+			want := renderWatch(f)
+			if i > 0 {
+				// Up two lines (the previous block's), clear, draw.
+				want = "\x1b[2A\x1b[J" + want
+			}
+			if got != want {
+				t.Errorf("refresh %d wrote %q, want %q", i, got, want)
+			}
+		}
+	})
+	t.Run("log", func(t *testing.T) {
+		w := &watcher{}
+		var out strings.Builder
+		printed := 0
+		for _, f := range frames {
+			before := out.Len()
+			if err := w.draw(&out, f, false); err != nil {
+				t.Fatal(err)
+			}
+			if out.Len() > before {
+				printed++
+			}
+		}
+		// The first block, the change of position, and the heartbeat logEvery later.
+		if printed != 3 || strings.Contains(out.String(), "\x1b[") {
+			t.Errorf("printed %d blocks, want 3 without terminal codes:\n%s", printed, out.String())
+		}
+	})
 }
