@@ -14,7 +14,9 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
@@ -62,9 +64,10 @@ func (l *liveStats) String() string {
 	return fmt.Sprintf("p95 %s, errors %s, %s over the last minute", p95, errs, rate)
 }
 
-// prometheusURLFor picks the Prometheus to ask: the flag, the experiment's own, or the
-// chart's default; "" when the user said none.
-func prometheusURLFor(flag string, exp *perfexpv1alpha1.PerfExperiment) string {
+// prometheusURLFor picks the Prometheus to ask: the flag, the experiment's own, the one the
+// operator was started with (operator, "" when unknown), or the chart's default; "" when the
+// user said none.
+func prometheusURLFor(flag string, exp *perfexpv1alpha1.PerfExperiment, operator string) string {
 	switch {
 	case flag == noPrometheus:
 		return ""
@@ -72,8 +75,37 @@ func prometheusURLFor(flag string, exp *perfexpv1alpha1.PerfExperiment) string {
 		return flag
 	case exp.Spec.Analysis != nil && exp.Spec.Analysis.PrometheusURL != "":
 		return exp.Spec.Analysis.PrometheusURL
+	case operator != "":
+		return operator
 	}
 	return defaultPrometheusURL
+}
+
+// operatorLabel selects the operator's Deployment, as config/manager and the chart label it.
+const operatorLabel = "app.kubernetes.io/name"
+
+// operatorPrometheusURL reads --prometheus-url from the perfexp operator's Deployment in any
+// namespace: the Prometheus the analysis itself uses. "" when there is none or the user may not
+// list Deployments (most users may not, cluster-wide): the caller falls back to the default.
+func operatorPrometheusURL(ctx context.Context, c client.Client) string {
+	list := &appsv1.DeploymentList{}
+	if err := c.List(ctx, list, client.MatchingLabels{operatorLabel: "perfexp"}); err != nil {
+		return ""
+	}
+	for _, d := range list.Items {
+		for _, ctr := range d.Spec.Template.Spec.Containers {
+			args := append(append([]string(nil), ctr.Command...), ctr.Args...)
+			for i, a := range args {
+				if v, ok := strings.CutPrefix(a, "--prometheus-url="); ok {
+					return v
+				}
+				if a == "--prometheus-url" && i+1 < len(args) {
+					return args[i+1]
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // serviceProxyPath is the API server path that proxies to the in-cluster service a Prometheus

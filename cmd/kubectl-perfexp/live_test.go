@@ -10,7 +10,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
@@ -51,16 +56,18 @@ func TestPrometheusURLFor(t *testing.T) {
 	tests := []struct {
 		name, flag string
 		exp        *perfexpv1alpha1.PerfExperiment
+		operator   string
 		want       string
 	}{
-		{"the flag wins", "http://localhost:9090", own, "http://localhost:9090"},
-		{"then the experiment's own", "", own, "http://thanos.obs:9090"},
-		{"then the chart's default", "", newExperiment("demo", "y"), defaultPrometheusURL},
-		{"none switches it off", noPrometheus, own, ""},
+		{"the flag wins", "http://localhost:9090", own, "", "http://localhost:9090"},
+		{"then the experiment's own", "", own, "http://10.244.0.1:9090", "http://thanos.obs:9090"},
+		{"then the operator's", "", newExperiment("demo", "y"), "http://10.244.0.1:9090", "http://10.244.0.1:9090"},
+		{"then the chart's default", "", newExperiment("demo", "y"), "", defaultPrometheusURL},
+		{"none switches it off", noPrometheus, own, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := prometheusURLFor(tc.flag, tc.exp); got != tc.want {
+			if got := prometheusURLFor(tc.flag, tc.exp, tc.operator); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -186,4 +193,33 @@ func TestLiveQueriesOnPrometheus(t *testing.T) {
 			t.Errorf("got %+v, want every number absent", got)
 		}
 	})
+}
+
+// The operator's --prometheus-url is read from its Deployment, in either spelling of the flag;
+// a Deployment of another app, or none readable, gives "".
+func TestOperatorPrometheusURL(t *testing.T) {
+	deployment := func(name string, labels map[string]string, args ...string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "perfexp-system", Name: name, Labels: labels},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "sidecar"}, {Name: "manager", Args: args}}}}}}
+	}
+	ours := map[string]string{operatorLabel: "perfexp"}
+	tests := []struct {
+		name    string
+		objects []client.Object
+		want    string
+	}{
+		{"--flag=value", []client.Object{deployment("m", ours, "--leader-elect", "--prometheus-url=http://10.244.0.1:9090")}, "http://10.244.0.1:9090"},
+		{"--flag value", []client.Object{deployment("m", ours, "--prometheus-url", "http://prometheus-operated.monitoring:9090")}, "http://prometheus-operated.monitoring:9090"},
+		{"another app's flag", []client.Object{deployment("other", map[string]string{operatorLabel: "other"}, "--prometheus-url=http://x:9090")}, ""},
+		{"no operator", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithObjects(tc.objects...).Build()
+			if got := operatorPrometheusURL(t.Context(), c); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

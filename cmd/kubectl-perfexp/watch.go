@@ -41,7 +41,8 @@ func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.
 the queue while it waits, the load's progress with the time left while k6 runs, and the verdict
 when it ends. While the load runs it also shows the last minute's p95, error rate and request
 rate, read from Prometheus: from --prometheus-url, else the experiment's
-spec.analysis.prometheusURL, else ` + defaultPrometheusURL + `. A Prometheus inside the
+spec.analysis.prometheusURL, else the operator's own --prometheus-url (read from its
+Deployment when the user may list Deployments), else ` + defaultPrometheusURL + `. A Prometheus inside the
 cluster (a URL like http://NAME.NAMESPACE:PORT or NAME.NAMESPACE.svc...) is reached through the
 API server's service proxy, so no port-forward is needed (the user needs get on services/proxy
 in that namespace); any other URL is asked directly. When Prometheus cannot be reached the
@@ -62,7 +63,7 @@ succeeded (whatever its verdict), 1 when it failed or was aborted.`,
 			return w.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&promURL, "prometheus-url", "", `Prometheus to read live latency from ("none": do not ask); default: the experiment's, else `+defaultPrometheusURL)
+	cmd.Flags().StringVar(&promURL, "prometheus-url", "", `Prometheus to read live latency from ("none": do not ask); default: the experiment's, else the operator's, else `+defaultPrometheusURL)
 	return cmd
 }
 
@@ -73,11 +74,14 @@ type watcher struct {
 	promURL string
 	set     settings
 
-	prom       *livePrometheus
-	promFor    string
-	lastKey    string
-	lastPrint  time.Time
-	drawnLines int
+	prom    *livePrometheus
+	promFor string
+	// operatorURL is the operator's --prometheus-url, read once (operatorRead) when needed.
+	operatorURL  string
+	operatorRead bool
+	lastKey      string
+	lastPrint    time.Time
+	drawnLines   int
 }
 
 func (w *watcher) run(ctx context.Context, out io.Writer) error {
@@ -178,7 +182,10 @@ func watchKey(exp *perfexpv1alpha1.PerfExperiment) string {
 
 // live reads the last minute's latency and errors, or says why it cannot.
 func (w *watcher) live(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, now time.Time) *liveStats {
-	url := prometheusURLFor(w.promURL, exp)
+	if !w.operatorRead && w.promURL == "" && (exp.Spec.Analysis == nil || exp.Spec.Analysis.PrometheusURL == "") {
+		w.operatorURL, w.operatorRead = operatorPrometheusURL(ctx, w.conn.client), true
+	}
+	url := prometheusURLFor(w.promURL, exp, w.operatorURL)
 	if url == "" {
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -238,6 +240,35 @@ func TestWatch(t *testing.T) {
 		out, err = watchWith("watch", "flaky")
 		if err == nil || !strings.Contains(err.Error(), "the API server has not answered for 1m00s") {
 			t.Fatalf("error %v, want watch to give up after the grace\n%s", err, out.String())
+		}
+	})
+
+	t.Run("without a flag, the operator's Prometheus", func(t *testing.T) {
+		system := env.Namespace(t, "perfexp-system")
+		labels := map[string]string{operatorLabel: "perfexp"}
+		op := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: system, Name: "perfexp-manager", Labels: labels},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "perfexp/manager:dev",
+					Args: []string{"--leader-elect", "--prometheus-url", prom.URL}}}}}}}
+		if err := env.Client.Create(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = env.Client.Delete(ctx, op) }()
+		if err := env.Client.Create(ctx, newExperiment(ns, "discovered")); err != nil {
+			t.Fatal(err)
+		}
+		started := metav1.NewTime(now)
+		update(t, "discovered", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.TestID = perfexpv1alpha1.PhaseRunning, "discovered-1"
+			s.Load = &perfexpv1alpha1.LoadStatus{StartTime: &started}
+		})
+		out, wait := start(t, "watch", "discovered")
+		from := 0
+		shows(t, out, &from, "Running", "live       p95 187.5 ms")
+		update(t, "discovered", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseSucceeded })
+		if err := wait(); err != nil {
+			t.Fatal(err)
 		}
 	})
 
