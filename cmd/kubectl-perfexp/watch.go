@@ -199,7 +199,13 @@ func (w *watcher) live(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 		}
 		w.prom, w.promFor = p, url
 	}
-	return w.prom.read(ctx, exp.Status.TestID, now)
+	stats := w.prom.read(ctx, exp.Status.TestID, now)
+	if stats.Unavailable != "" && w.promURL == "" {
+		// The URL was guessed (the experiment's, the operator's or the default), and it may be
+		// one only the cluster reaches: say how to name another.
+		stats.Unavailable += "; choose one with --prometheus-url"
+	}
+	return stats
 }
 
 // watchFrame is everything one refresh shows; renderWatch turns it into text.

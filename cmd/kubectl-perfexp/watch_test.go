@@ -273,7 +273,12 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("a running experiment with Prometheus out of reach shows n/a", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		deadURL := dead.URL
+		dead.Close()
+		// The experiment names the Prometheus, not the user: n/a comes with a hint.
 		exp := newExperiment(ns, "offline")
+		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{PrometheusURL: deadURL}
 		if err := env.Client.Create(ctx, exp); err != nil {
 			t.Fatal(err)
 		}
@@ -282,12 +287,9 @@ func TestWatch(t *testing.T) {
 			s.Phase, s.TestID = perfexpv1alpha1.PhaseRunning, "offline-1"
 			s.Load = &perfexpv1alpha1.LoadStatus{StartTime: &started}
 		})
-		dead := httptest.NewServer(http.NotFoundHandler())
-		deadURL := dead.URL
-		dead.Close()
-		out, wait := start(t, "watch", "offline", "--prometheus-url", deadURL)
+		out, wait := start(t, "watch", "offline")
 		from := 0
-		shows(t, out, &from, "Running", "live       p95 n/a, errors n/a (Prometheus: ")
+		shows(t, out, &from, "Running", "live       p95 n/a, errors n/a (Prometheus: ", "; choose one with --prometheus-url)")
 		update(t, "offline", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseAborted })
 		if err := wait(); err == nil || !strings.Contains(err.Error(), "ended Aborted") {
 			t.Fatalf("error %v, want ended Aborted", err)
