@@ -49,8 +49,9 @@ the two runs' results are compared now (one run each: between-run noise is not i
 
 With one name, compare prints the table of a PerfSweep: arm, parameter, value, each scenario's
 average and p95, the change of p95 against the baseline and the arm's verdict.`,
-		Example: compareExamples,
-		Args:    cobra.RangeArgs(1, 2),
+		Example:           compareExamples,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: completeCompare(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != outputTable && output != outputMarkdown && output != outputJSON {
 				return fmt.Errorf("unknown output %q: use table, md or json", output)

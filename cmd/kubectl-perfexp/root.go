@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,25 +17,40 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
-// connection is what the commands need: a client and the namespace to work in.
+// connection is what the commands need: a client, the namespace to work in, and the REST
+// config the client was made from (the watch command reaches Prometheus through the API
+// server's service proxy with it; nil when a test connects without one).
 type connection struct {
 	client    client.Client
 	namespace string
+	rest      *rest.Config
 }
 
 // clientFactory connects with the given kubeconfig flags.
 type clientFactory func(flags *kubeFlags) (*connection, error)
 
+// kubeFlags are kubectl's own connection flags (--kubeconfig, --context, -n/--namespace,
+// --as, --token, --server, ...), from cli-runtime, so the plugin connects exactly as the
+// kubectl that runs it does.
 type kubeFlags struct {
-	kubeconfig, context, namespace string
+	*genericclioptions.ConfigFlags
+}
+
+// namespaceFlag is the -n value given on the command line, or "".
+func (f *kubeFlags) namespaceFlag() string {
+	if f.ConfigFlags == nil || f.Namespace == nil {
+		return ""
+	}
+	return *f.Namespace
 }
 
 func scheme() *runtime.Scheme {
@@ -45,67 +63,160 @@ func scheme() *runtime.Scheme {
 // kubeconfigClient connects as kubectl does: $KUBECONFIG or ~/.kube/config, the current
 // context and its namespace, unless flags say otherwise.
 func kubeconfigClient(f *kubeFlags) (*connection, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if f.kubeconfig != "" {
-		rules.ExplicitPath = f.kubeconfig
-	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.context}
-	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	rest, err := cfg.ClientConfig()
+	cfg, err := f.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	ns, _, err := cfg.Namespace()
+	ns, _, err := f.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, err
 	}
-	if f.namespace != "" {
-		ns = f.namespace
-	}
-	c, err := client.New(rest, client.Options{Scheme: scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme()})
 	if err != nil {
 		return nil, err
 	}
-	return &connection{client: c, namespace: ns}, nil
+	return &connection{client: c, namespace: ns, rest: cfg}, nil
+}
+
+// settings are what the commands take from their surroundings besides the cluster; tests
+// replace them.
+type settings struct {
+	// open shows a file to the user (a browser for an HTML report).
+	open func(path string) error
+	// watchInterval is how often watch reads the experiment again.
+	watchInterval time.Duration
+	// now is the clock watch measures progress with.
+	now func() time.Time
+	// terminal says whether out is a terminal that watch may redraw in place.
+	terminal func(out io.Writer) bool
+}
+
+func defaultSettings() settings {
+	return settings{open: openInBrowser, watchInterval: 2 * time.Second, now: time.Now, terminal: isTerminal}
 }
 
 func newRootCommand(connect clientFactory) *cobra.Command {
-	flags := &kubeFlags{}
+	return newRootCommandWith(connect, defaultSettings())
+}
+
+func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
+	flags := &kubeFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}
 	root := &cobra.Command{
 		Use:           "kubectl-perfexp",
 		Short:         "Work with perfexp performance experiments",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		// kubectl shows plugins as `kubectl perfexp`; usage lines and examples say so too.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl perfexp"},
 	}
-	root.PersistentFlags().StringVar(&flags.kubeconfig, "kubeconfig", "", "path to the kubeconfig file")
-	root.PersistentFlags().StringVar(&flags.context, "context", "", "kubeconfig context to use")
-	root.PersistentFlags().StringVarP(&flags.namespace, "namespace", "n", "", "namespace of the experiments (default: the context's)")
-	root.AddCommand(reportCommand(connect, flags), queueCommand(connect, flags), abortCommand(connect, flags),
-		compareCommand(connect, flags))
+	flags.AddFlags(root.PersistentFlags())
+	registerFlagCompletion(root, connect, flags)
+	// One line per verb: a new verb is added here and nowhere else.
+	root.AddCommand(
+		reportCommand(connect, flags, set),
+		queueCommand(connect, flags),
+		abortCommand(connect, flags),
+		compareCommand(connect, flags),
+		watchCommand(connect, flags, set),
+	)
 	return root
 }
 
-func reportCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
-	var output string
+const reportExamples = `  # The Markdown report of a finished experiment
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo
+
+  # The HTML report with charts, written to a file and opened in the browser
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o html --open
+
+  # The full results as JSON, into a file of your choice
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o json --file results.json
+
+  # The Grafana dashboard JSON, to import by hand
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o dashboard > dashboard.json`
+
+func reportCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
+	var output, file string
+	var open bool
 	cmd := &cobra.Command{
 		Use:   "report NAME",
 		Short: "Print an experiment's report: Markdown (-o md), the full results (-o json), a page with charts (-o html) or the Grafana dashboard (-o dashboard)",
-		Args:  cobra.ExactArgs(1),
+		Long: `report prints the report perfexp published for a finished experiment, from its report ConfigMap.
+With --file it writes the report to that file instead; with --open (HTML only) it writes the
+page to a file (--file, or one in the temporary directory) and opens it with xdg-open or open.`,
+		Example:           reportExamples,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, ok := map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON,
 				"dashboard": report.KeyDashboard, "html": report.KeyHTML}[output]
 			if !ok {
 				return fmt.Errorf("unknown output %q: use md, json, html or dashboard", output)
 			}
+			if open && key != report.KeyHTML {
+				return fmt.Errorf("--open shows the HTML report: add -o html")
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
 			}
-			return printReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key)
+			if file == "" && !open {
+				return printReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key)
+			}
+			if file == "" {
+				file = filepath.Join(os.TempDir(), fmt.Sprintf("perfexp-%s-%s.html", conn.namespace, args[0]))
+			}
+			return writeReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key, file, open, set.open)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json, html or dashboard")
+	cmd.Flags().StringVar(&file, "file", "", "write the report to this file instead of printing it")
+	cmd.Flags().BoolVar(&open, "open", false, "write the HTML report to a file and open it in the browser (with -o html)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "html", "dashboard"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// writeReport writes the report to path, says where, and opens it when asked. A browser that
+// cannot be started is not an error: the file is there, and its path is printed.
+func writeReport(ctx context.Context, out io.Writer, conn *connection, name, key, path string, open bool, opener func(string) error) error {
+	var buf strings.Builder
+	if err := printReport(ctx, &buf, conn, name, key); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	if _, err := fmt.Fprintf(out, "wrote the report of %s/%s to %s\n", conn.namespace, name, abs); err != nil {
+		return err
+	}
+	if !open {
+		return nil
+	}
+	if err := opener(abs); err != nil {
+		_, _ = fmt.Fprintf(out, "could not open it (%v): open the file in a browser\n", err)
+	}
+	return nil
+}
+
+// openInBrowser hands a file to the desktop's opener: xdg-open on Linux and the BSDs, open on
+// macOS. It does not wait for the browser.
+func openInBrowser(path string) error {
+	for _, opener := range []string{"xdg-open", "open"} {
+		bin, err := exec.LookPath(opener)
+		if err != nil {
+			continue
+		}
+		cmd := exec.Command(bin, path)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		// The opener outlives the plugin; what the browser does is no longer our business.
+		return cmd.Process.Release()
+	}
+	return fmt.Errorf("neither xdg-open nor open is installed")
 }
 
 func printReport(ctx context.Context, out io.Writer, conn *connection, name, key string) error {
@@ -143,7 +254,13 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue [QUEUE]",
 		Short: "List the experiments that run or wait, per queue, in the order they will run",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  # Every queue of the current namespace
+  kubectl perfexp queue
+
+  # One queue, across all namespaces
+  kubectl perfexp queue demo -A`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeQueues(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			conn, err := connect(flags)
 			if err != nil {
@@ -221,7 +338,10 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "abort NAME",
 		Short: "Abort an experiment: stop its load, restore the environment and end it as Aborted",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # Stop a running experiment; perfexp restores the environment before it ends as Aborted
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			conn, err := connect(flags)
 			if err != nil {

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/load"
+)
+
+const watchExamples = `  # Follow an experiment until it ends; the verdict is printed at the end
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo
+
+  # Read live latency from a Prometheus the plugin can reach directly
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url http://localhost:9090
+
+  # Phase and progress only, without asking Prometheus
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url none`
+
+// logEvery is how often watch prints an unchanged experiment when its output is not a
+// terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.
+const logEvery = 30 * time.Second
+
+// apiGrace is how long watch keeps retrying an API server that does not answer.
+const apiGrace = time.Minute
+
+func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
+	var promURL string
+	cmd := &cobra.Command{
+		Use:   "watch NAME",
+		Short: "Follow an experiment: phase, queue position, load progress and time left, live p95 and error rate, and the verdict at the end",
+		Long: `watch reads the experiment every 2 seconds until it ends and shows where it is: its place in
+the queue while it waits, the load's progress with the time left while k6 runs, and the verdict
+when it ends. While the load runs it also shows the last minute's p95, error rate and request
+rate, read from Prometheus: from --prometheus-url, else the experiment's
+spec.analysis.prometheusURL, else the operator's own --prometheus-url (read from its
+Deployment when the user may list Deployments), else ` + defaultPrometheusURL + `. A Prometheus inside the
+cluster (a URL like http://NAME.NAMESPACE:PORT or NAME.NAMESPACE.svc...) is reached through the
+API server's service proxy, so no port-forward is needed (the user needs get on services/proxy
+in that namespace); any other URL is asked directly. When Prometheus cannot be reached the
+numbers read n/a and watch goes on.
+
+On a terminal the block is redrawn in place; in a pipe or a CI log a new block is printed when
+the phase or a scenario changes, and every 30 s otherwise. watch exits 0 when the experiment
+succeeded (whatever its verdict), 1 when it failed or was aborted.`,
+		Example:           watchExamples,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeExperiments(connect, flags, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conn, err := connect(flags)
+			if err != nil {
+				return err
+			}
+			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set}
+			return w.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&promURL, "prometheus-url", "", `Prometheus to read live latency from ("none": do not ask); default: the experiment's, else the operator's, else `+defaultPrometheusURL)
+	return cmd
+}
+
+// watcher follows one experiment.
+type watcher struct {
+	conn    *connection
+	name    string
+	promURL string
+	set     settings
+
+	prom    *livePrometheus
+	promFor string
+	// operatorURL is the operator's --prometheus-url, read once (operatorRead) when needed.
+	operatorURL  string
+	operatorRead bool
+	lastKey      string
+	lastPrint    time.Time
+	drawnLines   int
+}
+
+func (w *watcher) run(ctx context.Context, out io.Writer) error {
+	terminal := w.set.terminal(out)
+	ticker := time.NewTicker(w.set.watchInterval)
+	defer ticker.Stop()
+	var failingSince time.Time
+	for {
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, exp); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+				return err
+			case failingSince.IsZero():
+				failingSince = w.set.now()
+			case w.set.now().Sub(failingSince) > apiGrace:
+				return fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
+			}
+			// A soak runs for hours; one dropped connection must not end the watch. The
+			// message goes below the last block, which is then left as it is.
+			if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying: %v\n", w.conn.namespace, w.name, err); werr != nil {
+				return werr
+			}
+			w.drawnLines, w.lastKey = 0, ""
+		} else {
+			failingSince = time.Time{}
+			if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// show draws one refresh; done once the experiment has ended, with an error unless it
+// succeeded.
+func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.PerfExperiment, terminal bool) (done bool, err error) {
+	frame := watchFrame{Now: w.set.now(), Exp: exp}
+	if exp.Status.Phase == perfexpv1alpha1.PhaseRunning {
+		frame.Live = w.live(ctx, exp, frame.Now)
+	}
+	if err := w.draw(out, frame, terminal); err != nil {
+		return true, err
+	}
+	if !exp.Status.Phase.IsTerminal() {
+		return false, nil
+	}
+	if exp.Status.Phase != perfexpv1alpha1.PhaseSucceeded {
+		return true, fmt.Errorf("experiment %s/%s ended %s", exp.Namespace, exp.Name, exp.Status.Phase)
+	}
+	return true, nil
+}
+
+// draw shows the frame: redrawn in place on a terminal, appended to a log otherwise.
+func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
+	text := renderWatch(f)
+	if terminal {
+		var b strings.Builder
+		if w.drawnLines > 0 {
+			// Up to the first line of the previous block, then clear to the end of the screen.
+			fmt.Fprintf(&b, "\x1b[%dA\x1b[J", w.drawnLines)
+		}
+		b.WriteString(text)
+		w.drawnLines = strings.Count(text, "\n")
+		_, err := io.WriteString(out, b.String())
+		return err
+	}
+	key := watchKey(f.Exp)
+	if key == w.lastKey && f.Now.Sub(w.lastPrint) < logEvery && !f.Exp.Status.Phase.IsTerminal() {
+		return nil
+	}
+	prefix := ""
+	if w.lastKey != "" {
+		prefix = "\n"
+	}
+	w.lastKey, w.lastPrint = key, f.Now
+	_, err := io.WriteString(out, prefix+text)
+	return err
+}
+
+// watchKey is what makes a new block worth printing in a log: the phase, the queue position
+// and each scenario's state.
+func watchKey(exp *perfexpv1alpha1.PerfExperiment) string {
+	key := fmt.Sprintf("%s/%d", phaseOf(exp), exp.Status.QueuePosition)
+	if exp.Status.Load != nil {
+		for _, s := range exp.Status.Load.Scenarios {
+			key += "/" + s.Name + "=" + string(s.State)
+		}
+	}
+	return key
+}
+
+// live reads the last minute's latency and errors, or says why it cannot.
+func (w *watcher) live(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, now time.Time) *liveStats {
+	if !w.operatorRead && w.promURL == "" && (exp.Spec.Analysis == nil || exp.Spec.Analysis.PrometheusURL == "") {
+		w.operatorURL, w.operatorRead = operatorPrometheusURL(ctx, w.conn.client), true
+	}
+	url := prometheusURLFor(w.promURL, exp, w.operatorURL)
+	if url == "" {
+		return nil
+	}
+	if exp.Status.TestID == "" {
+		return &liveStats{Unavailable: "no test id yet"}
+	}
+	if w.prom == nil || w.promFor != url {
+		p, err := newLivePrometheus(url, w.conn.rest)
+		if err != nil {
+			return &liveStats{Unavailable: err.Error()}
+		}
+		w.prom, w.promFor = p, url
+	}
+	stats := w.prom.read(ctx, exp.Status.TestID, now)
+	if stats.Unavailable != "" && w.promURL == "" {
+		// The URL was guessed (the experiment's, the operator's or the default), and it may be
+		// one only the cluster reaches: say how to name another.
+		stats.Unavailable += "; choose one with --prometheus-url"
+	}
+	return stats
+}
+
+// watchFrame is everything one refresh shows; renderWatch turns it into text.
+type watchFrame struct {
+	Now  time.Time
+	Exp  *perfexpv1alpha1.PerfExperiment
+	Live *liveStats
+}
+
+// progressWidth is the number of cells in the progress bar.
+const progressWidth = 30
+
+// renderWatch draws one refresh of watch. It is pure: the same frame always gives the same text.
+func renderWatch(f watchFrame) string {
+	exp := f.Exp
+	var b strings.Builder
+	phase := perfexpv1alpha1.Phase(phaseOf(exp))
+	fmt.Fprintf(&b, "%s/%s  %s", exp.Namespace, exp.Name, phase)
+	if since := phaseSince(exp, phase); since != nil && !phase.IsTerminal() {
+		fmt.Fprintf(&b, " for %s", shortDuration(f.Now.Sub(*since)))
+	}
+	if exp.Status.Queue != "" {
+		fmt.Fprintf(&b, "  (queue %s)", exp.Status.Queue)
+	}
+	b.WriteString("\n")
+	row := func(label, format string, a ...any) {
+		fmt.Fprintf(&b, "  %-10s %s\n", label, fmt.Sprintf(format, a...))
+	}
+	switch phase {
+	case perfexpv1alpha1.PhasePending:
+		row("waiting", "for the operator to take it up")
+	case perfexpv1alpha1.PhaseQueued:
+		if p := exp.Status.QueuePosition; p > 0 {
+			ahead := "it runs next, once the environment is free"
+			if p > 1 {
+				ahead = plural(int(p-1), "experiment") + " ahead of it"
+			}
+			row("position", "%d in queue %s: %s", p, orDash(exp.Status.Queue), ahead)
+		}
+	case perfexpv1alpha1.PhaseWarmingUp:
+		if wu := exp.Spec.Load.WarmUp; wu != nil && exp.Status.Window != nil && exp.Status.Window.Start != nil {
+			row("warm-up", "%s", progress(f.Now.Sub(exp.Status.Window.Start.Time), wu.Duration.Duration))
+		}
+	case perfexpv1alpha1.PhaseRunning:
+		renderLoad(row, f)
+	}
+	if phase.IsTerminal() {
+		renderOutcome(row, exp, f.Now)
+	} else if exp.Status.Message != "" {
+		row("message", "%s", exp.Status.Message)
+	}
+	return b.String()
+}
+
+// renderLoad shows the load's progress, each scenario and the live numbers.
+func renderLoad(row func(string, string, ...any), f watchFrame) {
+	exp := f.Exp
+	ls := exp.Status.Load
+	if ls == nil || ls.StartTime == nil {
+		row("load", "starting")
+	} else {
+		row("load", "%s", progress(f.Now.Sub(ls.StartTime.Time), plannedLoad(exp)))
+	}
+	states := map[string]perfexpv1alpha1.ScenarioStatus{}
+	if ls != nil {
+		for _, s := range ls.Scenarios {
+			states[s.Name] = s
+		}
+	}
+	for i := range exp.Spec.Load.Scenarios {
+		sc := &exp.Spec.Load.Scenarios[i]
+		st, ok := states[sc.Name]
+		state := perfexpv1alpha1.ScenarioWaiting
+		if ok {
+			state = st.State
+		}
+		detail := ""
+		switch {
+		case state == perfexpv1alpha1.ScenarioWaiting && sc.StartDelay != nil && ls != nil && ls.StartTime != nil:
+			if wait := ls.StartTime.Add(sc.StartDelay.Duration).Sub(f.Now); wait > 0 {
+				detail = ", starts in " + shortDuration(wait)
+			}
+		case state == perfexpv1alpha1.ScenarioRunning && st.StartTime != nil:
+			detail = fmt.Sprintf(", %s of %s", shortDuration(f.Now.Sub(st.StartTime.Time)), shortDuration(load.ShapeDuration(sc)))
+		case st.Message != "":
+			detail = ": " + st.Message
+		}
+		row("scenario", "%s %s%s", sc.Name, state, detail)
+	}
+	if f.Live != nil {
+		row("live", "%s", f.Live.String())
+	}
+}
+
+// renderOutcome shows how the experiment ended.
+func renderOutcome(row func(string, string, ...any), exp *perfexpv1alpha1.PerfExperiment, now time.Time) {
+	if exp.Status.StartTime != nil {
+		end := now
+		if exp.Status.CompletionTime != nil {
+			end = exp.Status.CompletionTime.Time
+		}
+		row("took", "%s from leaving the queue to the end", shortDuration(end.Sub(exp.Status.StartTime.Time)))
+	}
+	if exp.Status.Verdict != "" {
+		row("verdict", "%s", exp.Status.Verdict)
+	}
+	if r := exp.Status.Results; r != nil {
+		if r.Validity != "" {
+			v := string(r.Validity)
+			if r.InvalidReason != "" {
+				v += ": " + r.InvalidReason
+			}
+			row("results", "%s", v)
+		}
+		if r.P95 != "" {
+			row("p95", "%s ms over all scenarios", r.P95)
+		}
+		for _, s := range r.Scenarios {
+			row("scenario", "%s p95 %s ms, errors %s %%", s.Name, orDash(s.P95), orDash(s.ErrorPercent))
+		}
+	}
+	if c := exp.Status.Comparison; c != nil {
+		row("compared", "with %s: %s", c.Baseline, orDash(string(c.Change)))
+	}
+	if exp.Status.Message != "" {
+		row("message", "%s", exp.Status.Message)
+	}
+	if exp.Status.ReportRef != nil {
+		row("report", "kubectl perfexp report %s -n %s", exp.Name, exp.Namespace)
+	}
+}
+
+// plannedLoad is how long the load is planned to run: the longest start delay plus load shape
+// over the scenarios (the operator's own plan, without k6's graceful stop).
+func plannedLoad(exp *perfexpv1alpha1.PerfExperiment) time.Duration {
+	var longest time.Duration
+	for i := range exp.Spec.Load.Scenarios {
+		sc := &exp.Spec.Load.Scenarios[i]
+		d := load.ShapeDuration(sc)
+		if sc.StartDelay != nil {
+			d += sc.StartDelay.Duration
+		}
+		longest = max(longest, d)
+	}
+	return longest
+}
+
+// progress draws a bar with the share done, the time elapsed and the time left. Past the plan
+// the bar is full and the overrun is shown: k6 is stopping its virtual users gracefully.
+func progress(elapsed, total time.Duration) string {
+	elapsed = max(elapsed, 0)
+	if total <= 0 {
+		return shortDuration(elapsed) + " so far"
+	}
+	share := min(float64(elapsed)/float64(total), 1)
+	filled := int(share*progressWidth + 0.5)
+	bar := "[" + strings.Repeat("#", filled) + strings.Repeat("-", progressWidth-filled) + "]"
+	if elapsed >= total {
+		return fmt.Sprintf("%s 100%%  %s planned, %s over: the load is stopping", bar, shortDuration(total), shortDuration(elapsed-total))
+	}
+	return fmt.Sprintf("%s %3.0f%%  %s of %s, %s left", bar, share*100, shortDuration(elapsed), shortDuration(total), shortDuration(total-elapsed))
+}
+
+// phaseSince is when the experiment entered its current phase, from its phase history.
+func phaseSince(exp *perfexpv1alpha1.PerfExperiment, phase perfexpv1alpha1.Phase) *time.Time {
+	h := exp.Status.PhaseHistory
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Phase == phase {
+			t := h[i].Time.Time
+			return &t
+		}
+	}
+	return nil
+}
+
+// shortDuration renders a duration to the second: 45s, 3m05s, 1h02m03s.
+func shortDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < 0 {
+		d = 0
+	}
+	h, m, s := int(d/time.Hour), int(d/time.Minute)%60, int(d/time.Second)%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+// isTerminal reports whether out is a character device (a terminal) that may be redrawn.
+func isTerminal(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

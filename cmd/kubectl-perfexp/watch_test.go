@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// syncBuffer is an output the test reads while the command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Story: an engineer runs `kubectl perfexp watch` on an experiment that waits in the queue,
+// and follows it through the run, with live numbers from Prometheus, to its verdict. The
+// experiment is moved along by status updates on a real API server, as the operator would.
+func TestWatch(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.Namespace(t, "watch")
+	conn := &connection{client: env.Client, namespace: ns, rest: env.Config}
+	ctx := t.Context()
+
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// One answer for the three queries: 0.1875 reads as p95 187.5 ms, 18.75 % errors
+		// and 0.2 req/s.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1700000000,"0.1875"]}]}}`))
+	}))
+	defer prom.Close()
+
+	// update moves the experiment along as the operator would: a status write.
+	update := func(t *testing.T, name string, change func(*perfexpv1alpha1.PerfExperimentStatus)) {
+		t.Helper()
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+			t.Fatal(err)
+		}
+		change(&exp.Status)
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// start runs watch in the background; wait returns its error once it ended.
+	// The clock stands still, so the progress shown is exact.
+	now := time.Now().Truncate(time.Second)
+	set := testSettings()
+	set.now = func() time.Time { return now }
+	start := func(t *testing.T, args ...string) (out *syncBuffer, wait func() error) {
+		out = &syncBuffer{}
+		done := make(chan error, 1)
+		go func() {
+			cmd := newRootCommandWith(func(*kubeFlags) (*connection, error) { return conn, nil }, set)
+			cmd.SetOut(out)
+			cmd.SetErr(out)
+			cmd.SetArgs(args)
+			done <- cmd.ExecuteContext(ctx)
+		}()
+		return out, func() error {
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(20 * time.Second):
+				t.Fatalf("watch did not end; it printed:\n%s", out.String())
+				return nil
+			}
+		}
+	}
+	// shows waits until the output has every text, in order, from where the last wait stopped.
+	shows := func(t *testing.T, out *syncBuffer, from *int, texts ...string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s := out.String()
+			at, ok := *from, true
+			for _, text := range texts {
+				i := strings.Index(s[at:], text)
+				if i < 0 {
+					ok = false
+					break
+				}
+				at += i + len(text)
+			}
+			if ok {
+				*from = at
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("watch never showed %q after offset %d; it printed:\n%s", texts, *from, s)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	t.Run("from the queue to the verdict", func(t *testing.T) {
+		exp := newExperiment(ns, "pool-10")
+		exp.Spec.Load.Scenarios[0].Duration = &metav1.Duration{Duration: 10 * time.Minute}
+		if err := env.Client.Create(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.Queue, s.QueuePosition = perfexpv1alpha1.PhaseQueued, "perf", 2
+		})
+		out, wait := start(t, "watch", "pool-10", "--prometheus-url", prom.URL)
+		from := 0
+		shows(t, out, &from, ns+"/pool-10  Queued", "position   2 in queue perf: 1 experiment ahead of it")
+
+		update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.QueuePosition = 1 })
+		shows(t, out, &from, "position   1 in queue perf: it runs next")
+
+		update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition, s.Message = perfexpv1alpha1.PhasePreparing, 0, "waiting for the rollout of deployment/checkout"
+		})
+		shows(t, out, &from, "Preparing", "waiting for the rollout of deployment/checkout")
+
+		started := metav1.NewTime(now.Add(-150 * time.Second))
+		update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.TestID, s.Message = perfexpv1alpha1.PhaseRunning, "pool-10-1", ""
+			s.Load = &perfexpv1alpha1.LoadStatus{StartTime: &started, Scenarios: []perfexpv1alpha1.ScenarioStatus{
+				{Name: "s", State: perfexpv1alpha1.ScenarioRunning, StartTime: &started}}}
+		})
+		// 2m30s of the 10 minutes: a quarter of the bar, 7m30s left.
+		shows(t, out, &from, "Running", "load       [########----------------------]  25%  2m30s of 10m00s, 7m30s left",
+			"scenario   s Running", "live       p95 187.5 ms, errors 18.75 %, 0.2 req/s over the last minute")
+
+		for _, p := range []perfexpv1alpha1.Phase{perfexpv1alpha1.PhaseRestoring, perfexpv1alpha1.PhaseAnalyzing} {
+			update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = p })
+			shows(t, out, &from, string(p))
+		}
+		update(t, "pool-10", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.Verdict = perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictPass
+			s.Results = &perfexpv1alpha1.Results{Validity: perfexpv1alpha1.Valid, P95: "187.5"}
+			s.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: "pool-10-report"}
+		})
+		if err := wait(); err != nil {
+			t.Fatalf("watch of a succeeded experiment: %v\n%s", err, out.String())
+		}
+		shows(t, out, &from, "Succeeded", "verdict    Pass", "p95        187.5 ms over all scenarios", "report     kubectl perfexp report pool-10 -n "+ns)
+	})
+
+	t.Run("a failed experiment ends watch with an error", func(t *testing.T) {
+		if err := env.Client.Create(ctx, newExperiment(ns, "broken")); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "broken", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhasePreparing })
+		out, wait := start(t, "watch", "broken", "--prometheus-url", "none")
+		from := 0
+		shows(t, out, &from, "Preparing")
+		update(t, "broken", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.Message = perfexpv1alpha1.PhaseFailed, "the variant could not be applied"
+		})
+		err := wait()
+		if err == nil || !strings.Contains(err.Error(), "ended Failed") {
+			t.Fatalf("error %v, want one saying it ended Failed\n%s", err, out.String())
+		}
+		shows(t, out, &from, "Failed", "the variant could not be applied")
+	})
+
+	t.Run("an unknown experiment", func(t *testing.T) {
+		out, wait := start(t, "watch", "nope")
+		if err := wait(); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("error %v, want not found\n%s", err, out.String())
+		}
+	})
+
+	t.Run("the API server not answering for a while, then for too long", func(t *testing.T) {
+		if err := env.Client.Create(ctx, newExperiment(ns, "flaky")); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "flaky", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhasePreparing })
+		var mu sync.Mutex
+		failures := 2
+		withWatch, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flaky := interceptor.NewClient(withWatch, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if failures != 0 {
+					failures--
+					return errors.New("connection reset by peer")
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		})
+		// Each reading of the clock is 20 s later: three failures in a row outlast the
+		// one-minute grace, two do not.
+		var tick time.Duration
+		clockSet := testSettings()
+		clockSet.now = func() time.Time { mu.Lock(); defer mu.Unlock(); tick += 20 * time.Second; return now.Add(tick) }
+		watchWith := func(args ...string) (*syncBuffer, error) {
+			out := &syncBuffer{}
+			cmd := newRootCommandWith(func(*kubeFlags) (*connection, error) {
+				return &connection{client: flaky, namespace: ns}, nil
+			}, clockSet)
+			cmd.SetOut(out)
+			cmd.SetErr(out)
+			cmd.SetArgs(args)
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			return out, cmd.ExecuteContext(wctx)
+		}
+		out, err := watchWith("watch", "flaky", "--prometheus-url", "none")
+		if err != nil || strings.Count(out.String(), "reading "+ns+"/flaky failed, retrying: connection reset by peer") != 2 ||
+			!strings.Contains(out.String(), "Preparing") {
+			t.Fatalf("two failures should be retried, then the experiment shown (err %v):\n%s", err, out.String())
+		}
+		mu.Lock()
+		failures = -1 // from now on, every read fails
+		mu.Unlock()
+		out, err = watchWith("watch", "flaky")
+		if err == nil || !strings.Contains(err.Error(), "the API server has not answered for 1m00s") {
+			t.Fatalf("error %v, want watch to give up after the grace\n%s", err, out.String())
+		}
+	})
+
+	t.Run("without a flag, the operator's Prometheus", func(t *testing.T) {
+		system := env.Namespace(t, "perfexp-system")
+		labels := map[string]string{operatorLabel: "perfexp"}
+		op := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: system, Name: "perfexp-manager", Labels: labels},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "perfexp/manager:dev",
+					Args: []string{"--leader-elect", "--prometheus-url", prom.URL}}}}}}}
+		if err := env.Client.Create(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = env.Client.Delete(ctx, op) }()
+		if err := env.Client.Create(ctx, newExperiment(ns, "discovered")); err != nil {
+			t.Fatal(err)
+		}
+		started := metav1.NewTime(now)
+		update(t, "discovered", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.TestID = perfexpv1alpha1.PhaseRunning, "discovered-1"
+			s.Load = &perfexpv1alpha1.LoadStatus{StartTime: &started}
+		})
+		out, wait := start(t, "watch", "discovered")
+		from := 0
+		shows(t, out, &from, "Running", "live       p95 187.5 ms")
+		update(t, "discovered", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseSucceeded })
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a running experiment with Prometheus out of reach shows n/a", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		deadURL := dead.URL
+		dead.Close()
+		// The experiment names the Prometheus, not the user: n/a comes with a hint.
+		exp := newExperiment(ns, "offline")
+		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{PrometheusURL: deadURL}
+		if err := env.Client.Create(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		started := metav1.NewTime(now)
+		update(t, "offline", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.TestID = perfexpv1alpha1.PhaseRunning, "offline-1"
+			s.Load = &perfexpv1alpha1.LoadStatus{StartTime: &started}
+		})
+		out, wait := start(t, "watch", "offline")
+		from := 0
+		shows(t, out, &from, "Running", "live       p95 n/a, errors n/a (Prometheus: ", "; choose one with --prometheus-url)")
+		update(t, "offline", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseAborted })
+		if err := wait(); err == nil || !strings.Contains(err.Error(), "ended Aborted") {
+			t.Fatalf("error %v, want ended Aborted", err)
+		}
+	})
+}
