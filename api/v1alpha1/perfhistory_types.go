@@ -8,18 +8,19 @@ import (
 )
 
 // DefaultHistoryMaxRecords is how many records a PerfHistory keeps when spec.maxRecords is
-// unset. A full record (3 scenarios with 5 request names each, 16 services, 16 queries) takes
-// about 6 KiB of JSON, so 100 of them stay well under etcd's 1.5 MiB limit on one object; the
-// operator also drops the oldest records while the object would exceed HistoryMaxBytes.
+// unset. etcd refuses objects over 1.5 MiB (--max-request-bytes): a record of one or two
+// scenarios takes 2-4 KiB of JSON, one at every bound below about 11 KiB, so 100 of even the
+// largest stay under etcd's limit; the operator also drops the oldest records while the
+// object would exceed HistoryMaxBytes.
 const DefaultHistoryMaxRecords = 100
 
-// HistoryMaxBytes bounds the JSON size of a PerfHistory the operator writes: etcd refuses
-// objects over 1.5 MiB (--max-request-bytes), and a margin leaves room for metadata and acks.
+// HistoryMaxBytes bounds the JSON size of a PerfHistory the operator writes, with a margin
+// under etcd's 1.5 MiB for metadata, acks and the managed-fields bookkeeping.
 const HistoryMaxBytes = 1 << 20
 
 // Bounds of one history record, so the object size above holds.
 const (
-	HistoryMaxScenarios = 8
+	HistoryMaxScenarios = 6
 	HistoryMaxRequests  = 5
 	HistoryMaxServices  = 16
 	HistoryMaxQueries   = 16
@@ -35,7 +36,8 @@ const LabelHistoryFingerprint = "perfexp.dev/fingerprint"
 // +kubebuilder:validation:XValidation:rule="!has(self.acks) || self.acks.all(a, self.acks.exists_one(b, b.experiment == a.experiment && (has(a.metric) ? has(b.metric) && a.metric == b.metric : !has(b.metric))))",message="one ack per experiment and metric: edit the existing ack instead"
 type PerfHistorySpec struct {
 	// maxRecords is how many records the history keeps; the oldest are dropped first. Defaults
-	// to 100: a record takes up to about 6 KiB and etcd refuses objects over 1.5 MiB.
+	// to 100: a record takes 2-11 KiB and etcd refuses objects over 1.5 MiB. Whatever the
+	// bound, the operator also drops the oldest records while the object exceeds 1 MiB.
 	// +optional
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=200
