@@ -65,10 +65,10 @@ type PerfHistorySpec struct {
 type AckDecision string
 
 const (
-	// AckConfirmed: the change is real (a release made things slower or faster). The run starts a
+	// AckConfirmed means the change is real (a release made things slower or faster). The run starts a
 	// new segment: later changes are looked for against it, not against older runs.
 	AckConfirmed AckDecision = "Confirmed"
-	// AckDismissed: the change is not worth reporting (a noisy node, a known blip); it is no longer
+	// AckDismissed means the change is not worth reporting (a noisy node, a known blip); it is no longer
 	// listed.
 	AckDismissed AckDecision = "Dismissed"
 )
