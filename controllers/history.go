@@ -14,6 +14,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/history"
+	"github.com/perfexp/perfexp/internal/report"
 )
 
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfhistories,verbs=get;list;watch;create
@@ -31,7 +32,14 @@ func (r *PerfExperimentReconciler) recordHistory(ctx context.Context, s *scope) 
 	if reader == nil {
 		reader = r.Client
 	}
-	name, err := RecordHistory(ctx, r.Client, reader, exp, metav1.NewTime(s.now))
+	h, err := RecordHistory(ctx, r.Client, reader, exp, metav1.NewTime(s.now))
+	name := ""
+	if h != nil {
+		name = h.Name
+	}
+	if err == nil {
+		err = publishHistory(ctx, r.Client, reader, exp, h)
+	}
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Could not add the run to its history", "history", name)
 		if r.Recorder != nil {
@@ -48,16 +56,18 @@ func (r *PerfExperimentReconciler) recordHistory(ctx context.Context, s *scope) 
 // has no owner reference, so deleting the experiment leaves it. Writing is idempotent: a
 // record whose experiment UID is there already is not added again, so a re-reconcile, or a
 // restart between this write and the experiment's status write, adds nothing. reader reads
-// past the cache, so the update starts from the stored version. It returns the history's name.
-func RecordHistory(ctx context.Context, c client.Client, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment, at metav1.Time) (string, error) {
+// past the cache, so the update starts from the stored version. It returns the history as
+// written.
+func RecordHistory(ctx context.Context, c client.Client, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment, at metav1.Time) (*perfexpv1alpha1.PerfHistory, error) {
 	scripts, err := historyScripts(ctx, reader, exp)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	name, fingerprint := history.Key(exp, scripts)
 	rec := history.RecordFrom(exp, historyImages(ctx, reader, exp), at)
+	var h *perfexpv1alpha1.PerfHistory
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		h := &perfexpv1alpha1.PerfHistory{}
+		h = &perfexpv1alpha1.PerfHistory{}
 		err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, h)
 		if apierrors.IsNotFound(err) {
 			h = &perfexpv1alpha1.PerfHistory{ObjectMeta: metav1.ObjectMeta{Namespace: exp.Namespace, Name: name,
@@ -79,7 +89,34 @@ func RecordHistory(ctx context.Context, c client.Client, reader client.Reader, e
 		}
 		return c.Status().Update(ctx, h)
 	})
-	return name, err
+	if err != nil && h != nil && h.Name == "" {
+		h.Name = name
+	}
+	return h, err
+}
+
+// publishHistory adds the history section to the experiment's report: report.md gets it
+// appended (replacing an earlier one) and history.md holds it alone.
+func publishHistory(ctx context.Context, c client.Client, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment, h *perfexpv1alpha1.PerfHistory) error {
+	if exp.Status.ReportRef == nil {
+		return nil
+	}
+	section := report.HistorySection(h, exp.UID, report.DefaultHistoryRuns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Status.ReportRef.Name}, cm); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		if cm.Data[report.KeyHistory] == section {
+			return nil
+		}
+		cm.Data[report.KeyHistory] = section
+		cm.Data[report.KeyMarkdown] = report.WithHistory(cm.Data[report.KeyMarkdown], section)
+		return c.Update(ctx, cm)
+	})
 }
 
 // labelValue is s cut to a label value's 63 characters; ":" is not allowed in one.

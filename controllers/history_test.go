@@ -5,18 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/history"
+	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -25,6 +28,7 @@ import (
 // circulation workload.
 type resultsLab struct {
 	*lab
+	c   client.Client
 	mu  sync.Mutex
 	p95 map[string]float64
 }
@@ -43,6 +47,13 @@ func (l *resultsLab) Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1
 			RequestStats: perfexpv1alpha1.RequestStats{Requests: &n, P95: p95, Avg: p95, Rate: "100", ErrorPercent: "0"}}},
 		Workloads: []perfexpv1alpha1.WorkloadResult{{Kind: "Deployment", Namespace: exp.Namespace, Name: "circulation", CPUAvg: "0.25"}},
 	}
+	// A report, as the analyzer publishes one, for the history section to be added to.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: exp.Namespace, Name: exp.Name + "-report"},
+		Data: map[string]string{report.KeyMarkdown: "# " + exp.Name + "\n\n## Method\n\nk6 and Prometheus.\n"}}
+	if err := l.c.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return step.Result{}, err
+	}
+	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: cm.Name}
 	return res, nil
 }
 
@@ -69,7 +80,7 @@ func TestHistory(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "circulation"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "perfexp-demo:dev"}}}},
 		}})
-	l := &resultsLab{lab: newLab(), p95: map[string]float64{}}
+	l := &resultsLab{lab: newLab(), c: c, p95: map[string]float64{}}
 	startOperatorWith(t, env, l, l, l)
 
 	var names []string
@@ -118,6 +129,23 @@ func TestHistory(t *testing.T) {
 	if found["checkinout/p95"] != "checkout-5" || found["checkinout/avg"] != "checkout-5" || len(changes) != 2 {
 		t.Errorf("changes %v, want checkinout/p95 and /avg at checkout-5 only", found)
 	}
+
+	t.Run("the report of the last run shows the history and the change", func(t *testing.T) {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "checkout-8-report"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		md := cm.Data[report.KeyMarkdown]
+		for _, want := range []string{"## Method", "## History", "Run 8 of 8", "| checkinout/p95 |", "Change points among these runs", "| checkout-5 | checkinout/p95 |"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("report.md lacks %q:\n%s", want, md)
+			}
+		}
+		if !strings.HasPrefix(cm.Data[report.KeyHistory], "## History") {
+			t.Errorf("history.md = %q", cm.Data[report.KeyHistory])
+		}
+		t.Logf("checkout-8's history section:\n%s", cm.Data[report.KeyHistory])
+	})
 
 	t.Run("writing a record again adds nothing", func(t *testing.T) {
 		exp := get(t, c, ns, "checkout-3")
