@@ -81,7 +81,7 @@ func newRootCommand(connect clientFactory) *cobra.Command {
 	root.PersistentFlags().StringVar(&flags.context, "context", "", "kubeconfig context to use")
 	root.PersistentFlags().StringVarP(&flags.namespace, "namespace", "n", "", "namespace of the experiments (default: the context's)")
 	root.AddCommand(reportCommand(connect, flags), queueCommand(connect, flags), abortCommand(connect, flags),
-		compareCommand(connect, flags))
+		compareCommand(connect, flags), historyCommand(connect, flags))
 	return root
 }
 

@@ -122,26 +122,25 @@ func SettingsOf(spec perfexpv1alpha1.PerfHistorySpec) Settings {
 }
 
 // ackFor is the decision on record r for series key, the most specific one winning: an ack
-// naming the metric beats one for every metric of the run.
-func ackFor(acks []perfexpv1alpha1.HistoryAck, r perfexpv1alpha1.HistoryRecord, key string) perfexpv1alpha1.AckDecision {
-	var all perfexpv1alpha1.AckDecision
+// naming the metric beats one for every metric of the run. named says it named the metric.
+func ackFor(acks []perfexpv1alpha1.HistoryAck, r perfexpv1alpha1.HistoryRecord, key string) (d perfexpv1alpha1.AckDecision, named bool) {
 	for _, a := range acks {
 		if a.Experiment != r.Experiment || (a.UID != "" && a.UID != r.UID) {
 			continue
 		}
 		switch a.Metric {
 		case key:
-			return a.Decision
+			return a.Decision, true
 		case "":
-			all = a.Decision
+			d = a.Decision
 		}
 	}
-	return all
+	return d, false
 }
 
 // Changes finds the change points of every series of h with its spec's settings and acks:
-// a confirmed run starts a new segment of the series (and is listed, Confirmed), a dismissed
-// change is not listed. Changes are ordered by record, then by series order.
+// a confirmed run starts a new segment of the series (and is listed, Confirmed, where the
+// ack names the series or the series changes there), a dismissed change is not listed. Changes are ordered by record, then by series order.
 func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 	set := SettingsOf(h.Spec)
 	recs := h.Status.Records
@@ -149,19 +148,25 @@ func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 	for _, s := range SeriesOf(recs) {
 		var fixed []int
 		for j, ri := range s.Records {
-			if ackFor(h.Spec.Acks, recs[ri], s.Key) == perfexpv1alpha1.AckConfirmed {
+			if d, _ := ackFor(h.Spec.Acks, recs[ri], s.Key); d == perfexpv1alpha1.AckConfirmed {
 				fixed = append(fixed, j)
 			}
 		}
 		for _, p := range Detect(s.Values, fixed, set) {
 			r := recs[s.Records[p.Index]]
-			if !p.Fixed && ackFor(h.Spec.Acks, r, s.Key) == perfexpv1alpha1.AckDismissed {
+			d, named := ackFor(h.Spec.Acks, r, s.Key)
+			switch {
+			case !p.Fixed && d == perfexpv1alpha1.AckDismissed:
+				continue
+			// A run confirmed for every series starts a segment in each, but is listed only
+			// in the series that do change there.
+			case p.Fixed && !named && !p.significant(set):
 				continue
 			}
 			c := Change{Series: s.Key, Metric: s.Metric, Unit: s.Unit, Record: s.Records[p.Index], Experiment: r.Experiment,
 				Point: p, Confirmed: p.Fixed}
 			switch {
-			case s.Worse == 0:
+			case s.Worse == 0 || p.After == p.Before:
 			case (p.After > p.Before) == (s.Worse > 0):
 				c.Verdict = perfexpv1alpha1.ChangeRegressed
 			default:
