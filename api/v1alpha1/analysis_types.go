@@ -64,6 +64,15 @@ type Analysis struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	PrimaryMetrics []PrimaryMetric `json:"primaryMetrics,omitempty"`
+
+	// historyKey names the PerfHistory this run's record is appended to, instead of one chosen
+	// by the fingerprint of the run (target namespace, scenarios, script hashes, load shape,
+	// variant). Give runs the same key to follow them as one series even though a script
+	// changed; see docs/history.md.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	HistoryKey string `json:"historyKey,omitempty"`
 }
 
 // PrimaryMetric names a metric the comparison's headline is decided on.

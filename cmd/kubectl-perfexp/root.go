@@ -118,6 +118,7 @@ func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
 		abortCommand(connect, flags),
 		compareCommand(connect, flags),
 		watchCommand(connect, flags, set),
+		historyCommand(connect, flags),
 	)
 	return root
 }

@@ -14,6 +14,7 @@
 //	KAFKA_TOPIC              topic of loan events (circulation.loans)
 //	WORK_ROUNDS              CPU work per request in SHA-256 rounds (20000, about 2 ms on one core)
 //	LEAK_BYTES_PER_REQUEST   bytes kept for good per request, a deliberate memory leak for soaks (0)
+//	RELEASE_CPU_WORK_PERCENT extra CPU work per request in percent of WORK_ROUNDS, a slower release (0)
 package main
 
 import (
@@ -68,7 +69,7 @@ func main() {
 	reg := service.NewRegistry("circulation")
 	s := &server{
 		inventoryURL: strings.TrimRight(service.EnvString("INVENTORY_URL", "http://inventory:8080"), "/"),
-		rounds:       service.EnvInt("WORK_ROUNDS", 20000),
+		rounds:       service.WorkRounds(20000),
 		client: &http.Client{
 			Timeout: 30 * time.Second,
 			// The pool: at most HTTP_MAXPOOLSIZE connections to inventory; a request that

@@ -5,6 +5,7 @@
 //
 //	PORT             listen port (8080)
 //	WORK_ROUNDS      CPU work per request in SHA-256 rounds (10000, about 1 ms on one core)
+//	RELEASE_CPU_WORK_PERCENT  extra CPU work in percent of WORK_ROUNDS, a slower release (0)
 package main
 
 import (
@@ -55,7 +56,7 @@ func (s *store) transition(barcode, from, to string) (Item, bool) {
 
 func main() {
 	port := service.EnvString("PORT", "8080")
-	rounds := service.EnvInt("WORK_ROUNDS", 10000)
+	rounds := service.WorkRounds(10000)
 	st := &store{items: map[string]*Item{}}
 	reg := service.NewRegistry("inventory")
 

@@ -47,6 +47,15 @@ func EnvString(name, def string) string {
 	return def
 }
 
+// WorkRounds is the CPU work per request: WORK_ROUNDS (def when unset) made
+// RELEASE_CPU_WORK_PERCENT percent larger (default 0). The second knob stands for a slower
+// release of the service: the history demo switches it on from one run to the next, as a
+// deployment pipeline would roll out a new image, and the run history must show a change
+// point there.
+func WorkRounds(def int) int {
+	return EnvInt("WORK_ROUNDS", def) * (100 + EnvInt("RELEASE_CPU_WORK_PERCENT", 0)) / 100
+}
+
 // Work burns CPU for the given number of hashing rounds and returns a digest so the compiler
 // cannot drop it. It stands for the business logic of a real service (rule evaluation,
 // serialisation): time spent here stretches when the container's CPU quota is exhausted, which

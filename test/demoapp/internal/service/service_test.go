@@ -48,3 +48,26 @@ func TestLeakKeepsBytesPerRequest(t *testing.T) {
 		})
 	}
 }
+
+// The release knob scales the configured work; unset, it changes nothing.
+func TestWorkRoundsRelease(t *testing.T) {
+	tests := []struct {
+		name          string
+		rounds, extra string
+		def, want     int
+	}{
+		{name: "defaults", def: 20000, want: 20000},
+		{name: "WORK_ROUNDS alone", rounds: "1000", def: 20000, want: 1000},
+		{name: "a release 200% slower", extra: "200", def: 20000, want: 60000},
+		{name: "both", rounds: "1000", extra: "50", def: 20000, want: 1500},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("WORK_ROUNDS", tc.rounds)
+			t.Setenv("RELEASE_CPU_WORK_PERCENT", tc.extra)
+			if got := WorkRounds(tc.def); got != tc.want {
+				t.Errorf("WorkRounds(%d) = %d, want %d", tc.def, got, tc.want)
+			}
+		})
+	}
+}
