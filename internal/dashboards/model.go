@@ -132,7 +132,7 @@ type FieldDefaults struct {
 	Unit     string `json:"unit,omitempty"`
 	Decimals *int   `json:"decimals,omitempty"`
 	// NoValue is shown where a query returned nothing.
-	NoValue string `json:"noValue,omitempty"`
+	NoValue string   `json:"noValue,omitempty"`
 	Min     *float64 `json:"min,omitempty"`
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -120,7 +120,7 @@ func TestDashboardsOnRealK6Runs(t *testing.T) {
 	if rel := dashP95 / *report.Total.P95; math.Abs(rel-1) > bound {
 		t.Errorf("dashboard p95 %.4f ms, report %.4f ms: %+.2f%%, beyond the bucket bound %.2f%%", dashP95, *report.Total.P95, 100*(rel-1), 100*bound)
 	}
-	t.Logf("p95 over the run: dashboard %.4f ms, report %.4f ms (%+.2f%%, bound ±%.2f%%)", dashP95, *report.Total.P95, 100*(dashP95 / *report.Total.P95-1), 100*bound)
+	t.Logf("p95 over the run: dashboard %.4f ms, report %.4f ms (%+.2f%%, bound ±%.2f%%)", dashP95, *report.Total.P95, 100*(dashP95 / *report.Total.P95 - 1), 100*bound)
 	if got := answers["Requests over the run/A"].only(t); got != float64(*report.Total.Requests) {
 		t.Errorf("dashboard requests %v, report %d", got, *report.Total.Requests)
 	}
@@ -178,7 +178,7 @@ func TestDashboardsOnRealK6Runs(t *testing.T) {
 			if rel := wp95 / *wr.Total.P95; math.Abs(rel-1) > bound {
 				t.Errorf("with a warm-up: dashboard p95 %.4f ms, report from one push later %.4f ms: beyond the bucket bound", wp95, *wr.Total.P95)
 			}
-			t.Logf("with a 3 s warm-up: p95 dashboard %.4f ms, report from one push interval later %.4f ms (%+.2f%%)", wp95, *wr.Total.P95, 100*(wp95 / *wr.Total.P95-1))
+			t.Logf("with a 3 s warm-up: p95 dashboard %.4f ms, report from one push interval later %.4f ms (%+.2f%%)", wp95, *wr.Total.P95, 100*(wp95 / *wr.Total.P95 - 1))
 		}
 	}
 
@@ -207,7 +207,7 @@ func TestDashboardsOnRealK6Runs(t *testing.T) {
 			for _, s := range sa["p95 of every run, by arm/A"].series {
 				arms[string(s.labels["arm"])] = s.values[0]
 			}
-			if len(arms) != 2 || math.Abs(arms["v1"]*1000 / *report.Total.P95-1) > bound {
+			if len(arms) != 2 || math.Abs(arms["v1"]*1000 / *report.Total.P95 - 1) > bound {
 				t.Errorf("sweep p95 by arm %v, the v1 run's report says %.4f ms", arms, *report.Total.P95)
 			}
 		}
