@@ -180,8 +180,9 @@ func Experiment(in ExperimentInput) *Dashboard {
 	l.add(12, 8, timeseries("Error rate: run and baseline", "percent",
 		"Requests k6 did not expect, in % of all requests over each rate interval; 0 while requests all succeed.",
 		overlay.both(`100 * (sum(rate(`+k6Requests+`{%[1]s,`+k6Failed+`}[$__rate_interval]%[2]s)) or 0 * sum(rate(`+k6Requests+`{%[1]s}[$__rate_interval]%[2]s))) / sum(rate(`+k6Requests+`{%[1]s}[$__rate_interval]%[2]s))`, "")...))
-	var pcts []*Target
-	for _, q := range []string{"0.5", "0.9", "0.95", "0.99"} {
+	qs := []string{"0.5", "0.9", "0.95", "0.99"}
+	pcts := make([]*Target, 0, len(qs))
+	for _, q := range qs {
 		pcts = append(pcts, rangeQ(fmt.Sprintf(`histogram_quantile(%s, sum by (scenario) (rate(%s{testid="$testid"}[$__rate_interval])))`, q, k6Duration),
 			"{{scenario}} p"+strings.TrimPrefix(q, "0.")))
 	}
@@ -200,7 +201,7 @@ func Experiment(in ExperimentInput) *Dashboard {
 		UID:           UID(r.TestID),
 		Title:         fmt.Sprintf("perfexp %s/%s", in.Namespace, in.Name),
 		Description:   fmt.Sprintf("Experiment %s/%s, test id %s. Written by perfexp; edits are overwritten.", in.Namespace, in.Name, r.TestID),
-		Tags:          []string{"perfexp", "perfexp-experiment"},
+		Tags:          []string{tagPerfexp, "perfexp-experiment"},
 		SchemaVersion: 39,
 		Editable:      true,
 		Time:          TimeRange{From: from.Format(time.RFC3339), To: to.Format(time.RFC3339)},

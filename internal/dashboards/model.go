@@ -12,6 +12,15 @@ import (
 	"fmt"
 )
 
+// tagPerfexp tags every perfexp dashboard, so Grafana's search finds them together.
+const tagPerfexp = "perfexp"
+
+// Variable types used.
+const (
+	typeQuery      = "query"
+	typeDatasource = "datasource"
+)
+
 // UIDMaxLength is the longest dashboard uid Grafana accepts.
 const UIDMaxLength = 40
 
@@ -170,7 +179,7 @@ func promDS() *Datasource {
 }
 
 func datasourceVariable() *Variable {
-	return &Variable{Name: DatasourceVariable, Label: "Prometheus", Type: "datasource", Query: "prometheus",
+	return &Variable{Name: DatasourceVariable, Label: "Prometheus", Type: typeDatasource, Query: "prometheus",
 		Description: "The Prometheus that holds the k6 samples (remote write), cAdvisor's series and perfexp's own metrics."}
 }
 

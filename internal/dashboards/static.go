@@ -27,11 +27,11 @@ func Overview() *Dashboard {
 	return &Dashboard{
 		UID: "perfexp-overview", Title: "perfexp overview",
 		Description: "Queues, experiments and verdicts of perfexp, from the operator's own metrics.",
-		Tags:        []string{"perfexp"}, SchemaVersion: 39, Editable: true, Refresh: "1m",
+		Tags:        []string{tagPerfexp}, SchemaVersion: 39, Editable: true, Refresh: "1m",
 		Time: TimeRange{From: "now-24h", To: "now"},
 		Templating: Templating{List: []*Variable{
 			datasourceVariable(),
-			{Name: "queue", Label: "Queue", Type: "query", Datasource: promDS(),
+			{Name: "queue", Label: "Queue", Type: typeQuery, Datasource: promDS(),
 				Query: "label_values(perfexp_experiments, queue)", Multi: true, IncludeAll: true, Refresh: 2, Sort: 1,
 				Current: &Option{Text: "All", Value: "$__all", Selected: true}, Description: "The queues (environments) to show."},
 		}},
@@ -59,15 +59,15 @@ func Sweep() *Dashboard {
 	return &Dashboard{
 		UID: "perfexp-sweep", Title: "perfexp sweep",
 		Description: "The arms of one PerfSweep: choose its namespace and name.",
-		Tags:        []string{"perfexp"}, SchemaVersion: 39, Editable: true,
+		Tags:        []string{tagPerfexp}, SchemaVersion: 39, Editable: true,
 		Time: TimeRange{From: "now-24h", To: "now"},
 		Templating: Templating{List: []*Variable{
 			datasourceVariable(),
-			{Name: "namespace", Label: "Namespace", Type: "query", Datasource: promDS(), Refresh: 2, Sort: 1,
+			{Name: "namespace", Label: "Namespace", Type: typeQuery, Datasource: promDS(), Refresh: 2, Sort: 1,
 				Query: "label_values(perfexp_sweep_run_info, namespace)", Description: "The sweep's namespace."},
-			{Name: "sweep", Label: "Sweep", Type: "query", Datasource: promDS(), Refresh: 2, Sort: 1,
+			{Name: "sweep", Label: "Sweep", Type: typeQuery, Datasource: promDS(), Refresh: 2, Sort: 1,
 				Query: `label_values(perfexp_sweep_run_info{namespace="$namespace"}, sweep)`, Description: "The PerfSweep."},
-			{Name: "testid", Label: "Runs", Type: "query", Datasource: promDS(), Refresh: 2, Sort: 1, Multi: true, IncludeAll: true,
+			{Name: "testid", Label: "Runs", Type: typeQuery, Datasource: promDS(), Refresh: 2, Sort: 1, Multi: true, IncludeAll: true,
 				Current: &Option{Text: "All", Value: "$__all", Selected: true},
 				Query:   `label_values(perfexp_sweep_run_info{namespace="$namespace",sweep="$sweep"}, testid)`, Description: "The sweep's runs (their k6 test ids)."},
 		}},

@@ -60,7 +60,7 @@ func TestDashboardsAreValid(t *testing.T) {
 func TestValidateFindsFaults(t *testing.T) {
 	tests := []struct {
 		name  string
-		break_ func(d *dashboards.Dashboard)
+		spoil func(d *dashboards.Dashboard)
 		want  string
 	}{
 		{"duplicate panel id", func(d *dashboards.Dashboard) { d.Panels[1].ID = d.Panels[0].ID }, "id already used"},
@@ -77,7 +77,7 @@ func TestValidateFindsFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := dashboards.Experiment(sampleExperiment())
-			tt.break_(d)
+			tt.spoil(d)
 			err := dashboards.Validate(d)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate = %v, want an error containing %q", err, tt.want)

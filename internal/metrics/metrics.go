@@ -24,6 +24,9 @@ const (
 	labelPhase  = "phase"
 	labelQueue  = "queue"
 	labelResult = "result"
+	labelName   = "name"
+	labelNS     = "namespace"
+	labelTestID = "testid"
 )
 
 // durationBuckets span seconds (a quick restore) to a day (a soak test): phases of perfexp
@@ -90,13 +93,13 @@ func New() *Recorder {
 			"Experiments waiting in a queue (phase Pending or Queued).", []string{labelQueue}, nil),
 		info: prometheus.NewDesc(namespace+"_experiment_info",
 			"1 for every experiment between leaving its queue and its end; its labels annotate dashboards.",
-			[]string{"namespace", "name", "testid", "variant", labelPhase, labelQueue}, nil),
+			[]string{labelNS, labelName, labelTestID, "variant", labelPhase, labelQueue}, nil),
 		verdict: prometheus.NewDesc(namespace+"_experiment_verdict",
 			"1 for every ended experiment with a verdict, until it is deleted; for dashboards listing recent results.",
-			[]string{"namespace", "name", "testid", "variant", labelPhase, labelQueue, "verdict"}, nil),
+			[]string{labelNS, labelName, labelTestID, "variant", labelPhase, labelQueue, "verdict"}, nil),
 		sweepRun: prometheus.NewDesc(namespace+"_sweep_run_info",
 			"1 for every experiment of a sweep once it has a test id, until it is deleted; joins a sweep's arms to their k6 samples.",
-			[]string{"namespace", "sweep", "arm", "repeat", "name", "testid"}, nil),
+			[]string{labelNS, "sweep", "arm", "repeat", labelName, labelTestID}, nil),
 	}
 }
 
