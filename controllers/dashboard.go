@@ -18,6 +18,8 @@ import (
 	"github.com/perfexp/perfexp/internal/report"
 )
 
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+
 // Labels of a delivered dashboard ConfigMap in another namespace than its experiment's: an
 // owner reference cannot cross namespaces, so these find it again when the experiment is gone.
 const (

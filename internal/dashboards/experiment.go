@@ -240,10 +240,12 @@ func workloadTargets(in ExperimentInput) (cpu, mem []*Target) {
 		sel := fmt.Sprintf(`{%s,container!="",container!="POD",namespace=%s,pod=~%s}`, matchers,
 			strconv.Quote(w.Namespace), strconv.Quote(analysis.PodPattern(w.Kind, w.Name)))
 		legend := w.Namespace + "/" + w.Name
-		for _, s := range []struct{ off, shift, who string }{
-			{"", "", "run"},
-			{" offset ${baseline_offset}s", " - ${baseline_offset}", "baseline"},
-		} {
+		runs := []struct{ off, shift, who string }{{"", "", "run"}}
+		if in.Baseline != nil {
+			// Without a baseline these would repeat the run's curves (offset 0) under its name.
+			runs = append(runs, struct{ off, shift, who string }{" offset ${baseline_offset}s", " - ${baseline_offset}", "baseline"})
+		}
+		for _, s := range runs {
 			// A series counts only while its newest sample is fresh: cAdvisor stamps its own
 			// times, so a gone container would otherwise linger for the 5-minute lookback.
 			fresh := func(metric string) string {

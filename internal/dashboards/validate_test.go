@@ -155,3 +155,26 @@ func TestShippedDashboardsAreCurrent(t *testing.T) {
 		}
 	}
 }
+
+// Without a baseline, CPU and memory show the run only: a baseline curve at offset 0 would be
+// the run's own under another name.
+func TestExperimentWithoutBaselineShowsTheRunOnly(t *testing.T) {
+	for _, withBaseline := range []bool{true, false} {
+		in := sampleExperiment()
+		if !withBaseline {
+			in.Baseline = nil
+		}
+		d := dashboards.Experiment(in)
+		want := len(in.Workloads)
+		if withBaseline {
+			want *= 2
+		}
+		for _, p := range d.Panels {
+			if strings.HasPrefix(p.Title, "CPU per service") || strings.HasPrefix(p.Title, "Memory working set") {
+				if len(p.Targets) != want {
+					t.Errorf("baseline %v: %q has %d queries, want %d", withBaseline, p.Title, len(p.Targets), want)
+				}
+			}
+		}
+	}
+}
