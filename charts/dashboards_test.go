@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // The overview and sweep dashboards render as ConfigMaps for Grafana's sidecar when
@@ -72,4 +75,35 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The perfexp values of docs/dashboards.md install as written: the manager gets the dashboard
+// flags and the static dashboards land in Grafana's namespace.
+func TestDashboardsDocValues(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root(t), "docs", "dashboards.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(# perfexp values.*?)```").FindSubmatch(doc)
+	if blocks == nil {
+		t.Fatal("docs/dashboards.md has no perfexp values block")
+	}
+	values := map[string]any{}
+	if err := yaml.Unmarshal(blocks[1], &values); err != nil {
+		t.Fatal(err)
+	}
+	r := render(t, values, monitoringAPI)
+	o, _ := managerArgs(t, stringArgs(container(t, r.find("Deployment", releaseNamespace, "perfexp-manager"))))
+	d := o.Dashboards
+	if !d.Enabled || d.Namespace != "monitoring" || d.BaseURL != "https://grafana.example.com" || d.FolderAnnotation != "grafana_folder" {
+		t.Errorf("dashboard options from the documented values: %+v", d)
+	}
+	for _, name := range []string{"perfexp-dashboard-overview", "perfexp-dashboard-sweep"} {
+		if cm := r.find("ConfigMap", "monitoring", name); cm == nil || cm.GetLabels()["grafana_dashboard"] != "1" {
+			t.Errorf("ConfigMap monitoring/%s with grafana_dashboard=1 not rendered", name)
+		}
+	}
+	if sm := r.find("ServiceMonitor", releaseNamespace, "perfexp-manager"); sm == nil || sm.GetLabels()["release"] != "kube-prometheus-stack" {
+		t.Errorf("the ServiceMonitor the phase annotations need is missing or unlabelled")
+	}
 }
