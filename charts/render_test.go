@@ -288,6 +288,12 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		}
 	}
 
+	values["grafana"] = map[string]any{"url": "https://grafana.example.com", "dashboards": map[string]any{
+		"enabled": true, "namespace": "monitoring", "label": "team_dashboard", "labelValue": "perf",
+		"folderAnnotation": "grafana_folder", "folder": "Performance"}}
+	want = append(want, "--grafana-dashboards", "--grafana-dashboard-namespace=monitoring", "--grafana-dashboard-label=team_dashboard=perf",
+		"--grafana-dashboard-folder-annotation=grafana_folder", "--grafana-dashboard-folder=Performance", "--grafana-url=https://grafana.example.com")
+
 	c := container(t, render(t, values).find("Deployment", releaseNamespace, "perfexp-manager"))
 	got, set := managerArgs(t, stringArgs(c))
 	all.VisitAll(func(f *flag.Flag) {

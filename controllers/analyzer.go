@@ -75,6 +75,8 @@ type PrometheusAnalyzer struct {
 	// MaxListedWorkloads caps the target namespace's workloads reported by default; zero means
 	// analysis.DefaultMaxListedWorkloads.
 	MaxListedWorkloads int
+	// Dashboards delivers each run's Grafana dashboard (dashboard.go); nil delivers none.
+	Dashboards *GrafanaDashboards
 }
 
 // DefaultPrometheusTimeout is the default PrometheusAnalyzer.Timeout. The analysis asks
@@ -153,8 +155,11 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	}
 	res.Notes = append(res.Notes, a.crossCheck(ctx, exp, res)...)
 
-	cm, err := a.publish(ctx, exp, res)
+	cm, err := a.publish(ctx, exp, res, a.Dashboards.options(baseline))
 	if err != nil {
+		return step.Result{}, err
+	}
+	if exp.Status.DashboardURL, err = a.Dashboards.publish(ctx, a.Client, exp, baseline, res); err != nil {
 		return step.Result{}, err
 	}
 	exp.Status.Results, exp.Status.Comparison = res.Status()
@@ -544,8 +549,8 @@ func (a *PrometheusAnalyzer) crossCheck(ctx context.Context, exp *perfexpv1alpha
 }
 
 // publish writes the report ConfigMap, owned by the experiment so it goes with it.
-func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *analysis.Result) (*corev1.ConfigMap, error) {
-	data, err := reportData(r)
+func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *analysis.Result, dash report.DashboardOptions) (*corev1.ConfigMap, error) {
+	data, err := reportData(r, dash)
 	if err != nil {
 		return nil, err
 	}
@@ -569,7 +574,7 @@ func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.P
 
 // reportData renders the report. When it would not fit a ConfigMap, request names beyond the
 // most frequent are left out of the documents, and the report says so.
-func reportData(r *analysis.Result) (map[string]string, error) {
+func reportData(r *analysis.Result, dash report.DashboardOptions) (map[string]string, error) {
 	for _, keep := range []int{-1, 500, 100, 20} {
 		rr := r
 		if keep >= 0 {
@@ -579,7 +584,7 @@ func reportData(r *analysis.Result) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		dash, err := report.Dashboard(rr)
+		dashboard, err := report.DashboardWith(rr, dash)
 		if err != nil {
 			return nil, err
 		}
@@ -587,7 +592,7 @@ func reportData(r *analysis.Result) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		data := map[string]string{report.KeyMarkdown: report.Markdown(rr), report.KeyJSON: string(js), report.KeyDashboard: string(dash), report.KeyHTML: page}
+		data := map[string]string{report.KeyMarkdown: report.Markdown(rr), report.KeyJSON: string(js), report.KeyDashboard: string(dashboard), report.KeyHTML: page}
 		size := 0
 		for _, v := range data {
 			size += len(v)

@@ -68,6 +68,10 @@ type PerfExperimentReconciler struct {
 	// 0 fails at once.
 	BaselineArrivalGrace time.Duration
 
+	// Dashboards deletes the dashboards an experiment had delivered to another namespace once
+	// it is gone (dashboard.go); the Analyzer writes them.
+	Dashboards *GrafanaDashboards
+
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
 
@@ -100,7 +104,10 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
 		metrics.Forget(req.NamespacedName, err)
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.Dashboards.forget(ctx, r.Client, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	original := exp.DeepCopy()
 	s := &scope{exp: exp, original: original, now: r.Clock.Now()}

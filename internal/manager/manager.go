@@ -57,6 +57,8 @@ type Options struct {
 	AllowedPrometheusURLs []string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
+	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
+	Dashboards controllers.GrafanaDashboards
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
@@ -93,6 +95,19 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", controllers.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
+	fs.BoolVar(&o.Dashboards.Enabled, "grafana-dashboards", false, "Write each analysed experiment's Grafana dashboard into a ConfigMap labelled for Grafana's dashboard sidecar.")
+	fs.StringVar(&o.Dashboards.Namespace, "grafana-dashboard-namespace", "", "Namespace of the dashboard ConfigMaps; empty means each experiment's own (the sidecar must then search every namespace).")
+	fs.Func("grafana-dashboard-label", "The label key=value the Grafana sidecar looks for (its label and labelValue; default grafana_dashboard=1).", func(s string) error {
+		k, v, _ := strings.Cut(s, "=")
+		if k = strings.TrimSpace(k); k == "" {
+			return fmt.Errorf("want key=value, got %q", s)
+		}
+		o.Dashboards.LabelKey, o.Dashboards.LabelValue = k, strings.TrimSpace(v)
+		return nil
+	})
+	fs.StringVar(&o.Dashboards.FolderAnnotation, "grafana-dashboard-folder-annotation", "", "Annotation the Grafana sidecar reads a dashboard's folder from (its folderAnnotation); empty writes none.")
+	fs.StringVar(&o.Dashboards.Folder, "grafana-dashboard-folder", "perfexp", "Folder written in --grafana-dashboard-folder-annotation.")
+	fs.StringVar(&o.Dashboards.BaseURL, "grafana-url", "", "Grafana's external URL; status.dashboardURL is <grafana-url>/d/<uid>. Empty leaves status.dashboardURL unset.")
 	fs.StringVar(&o.RemoteWriteURL, "remote-write-url", "", "Prometheus remote-write URL k6 pushes samples to; defaults to <prometheus-url>/api/v1/write.")
 }
 
@@ -198,6 +213,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
+	dashboards := &opts.Dashboards
+	dashboards.CAdvisorMatchers = opts.CAdvisorMatchers
 	return &controllers.PerfExperimentReconciler{
 		Client:                  c,
 		APIReader:               mgr.GetAPIReader(),
@@ -207,6 +224,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
+		Dashboards:              dashboards,
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),
@@ -230,6 +248,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			CAdvisorMatchers:      opts.CAdvisorMatchers,
 			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
 			Timeout:               opts.PrometheusTimeout,
+			Dashboards:            dashboards,
 			Access: &access.Rules{
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,

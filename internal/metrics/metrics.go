@@ -24,6 +24,9 @@ const (
 	labelPhase  = "phase"
 	labelQueue  = "queue"
 	labelResult = "result"
+	labelName   = "name"
+	labelNS     = "namespace"
+	labelTestID = "testid"
 )
 
 // durationBuckets span seconds (a quick restore) to a day (a soak test): phases of perfexp
@@ -45,11 +48,15 @@ type Recorder struct {
 	byPhase     *prometheus.Desc
 	queueLength *prometheus.Desc
 	info        *prometheus.Desc
+	verdict     *prometheus.Desc
+	sweepRun    *prometheus.Desc
 }
 
 // experiment is what the gauges need of one experiment.
 type experiment struct {
 	phase, queue, testID, variant string
+	// verdict is status.verdict; sweep, arm and repeat the labels of a sweep's run.
+	verdict, sweep, arm, repeat string
 }
 
 // New returns a Recorder whose collectors are not registered anywhere yet.
@@ -86,7 +93,13 @@ func New() *Recorder {
 			"Experiments waiting in a queue (phase Pending or Queued).", []string{labelQueue}, nil),
 		info: prometheus.NewDesc(namespace+"_experiment_info",
 			"1 for every experiment between leaving its queue and its end; its labels annotate dashboards.",
-			[]string{"namespace", "name", "testid", "variant", labelPhase, labelQueue}, nil),
+			[]string{labelNS, labelName, labelTestID, "variant", labelPhase, labelQueue}, nil),
+		verdict: prometheus.NewDesc(namespace+"_experiment_verdict",
+			"1 for every ended experiment with a verdict, until it is deleted; for dashboards listing recent results.",
+			[]string{labelNS, labelName, labelTestID, "variant", labelPhase, labelQueue, "verdict"}, nil),
+		sweepRun: prometheus.NewDesc(namespace+"_sweep_run_info",
+			"1 for every experiment of a sweep once it has a test id, until it is deleted; joins a sweep's arms to their k6 samples.",
+			[]string{labelNS, "sweep", "arm", "repeat", labelName, labelTestID}, nil),
 	}
 }
 
@@ -116,9 +129,21 @@ func (r *Recorder) Record(before, after *perfexpv1alpha1.PerfExperiment, queue s
 		if after.Spec.Variant != nil {
 			e.variant = after.Spec.Variant.Description
 		}
+		e.verdict = string(after.Status.Verdict)
+		e.sweep = after.Labels[perfexpv1alpha1.LabelSweep]
+		e.arm = after.Labels[perfexpv1alpha1.LabelArm]
+		e.repeat = after.Labels[perfexpv1alpha1.LabelRepeat]
 		r.experiments[key] = e
 	}
 	r.mu.Unlock()
+
+	// A queue's counters and histograms are written at zero from its first experiment on:
+	// increase() over a range loses the first value of a series, so a series born at its first
+	// observation would never count it.
+	r.queueWait.WithLabelValues(queue)
+	r.restoreDuration.WithLabelValues(queue)
+	r.restores.WithLabelValues(queue, "restored")
+	r.restores.WithLabelValues(queue, "failed")
 
 	for _, d := range leftPhases(before.Status.PhaseHistory, after.Status.PhaseHistory) {
 		r.phaseDuration.WithLabelValues(string(d.phase), queue).Observe(d.seconds)
@@ -231,6 +256,8 @@ func (r *Recorder) Describe(ch chan<- *prometheus.Desc) {
 	ch <- r.byPhase
 	ch <- r.queueLength
 	ch <- r.info
+	ch <- r.verdict
+	ch <- r.sweepRun
 }
 
 // Collect implements prometheus.Collector.
@@ -252,9 +279,17 @@ func (r *Recorder) Collect(ch chan<- prometheus.Metric) {
 		case perfexpv1alpha1.PhasePending, perfexpv1alpha1.PhaseQueued:
 			waiting[e.queue]++
 		case perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.PhaseFailed, perfexpv1alpha1.PhaseAborted:
+			if e.verdict != "" {
+				ch <- prometheus.MustNewConstMetric(r.verdict, prometheus.GaugeValue, 1,
+					key.Namespace, key.Name, e.testID, e.variant, e.phase, e.queue, e.verdict)
+			}
 		default:
 			ch <- prometheus.MustNewConstMetric(r.info, prometheus.GaugeValue, 1,
 				key.Namespace, key.Name, e.testID, e.variant, e.phase, e.queue)
+		}
+		if e.sweep != "" && e.testID != "" {
+			ch <- prometheus.MustNewConstMetric(r.sweepRun, prometheus.GaugeValue, 1,
+				key.Namespace, e.sweep, e.arm, e.repeat, key.Name, e.testID)
 		}
 		if _, ok := waiting[e.queue]; !ok {
 			waiting[e.queue] = 0 // a queue with experiments but none waiting reports 0

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -93,35 +92,6 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestMarkdownGolden(t *testing.T) { golden(t, "report.md.golden", []byte(Markdown(sample()))) }
-
-func TestDashboardGolden(t *testing.T) {
-	b, err := Dashboard(sample())
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "dashboard.json.golden", b)
-	var d struct {
-		Time   struct{ From, To string }
-		Panels []struct {
-			Targets []struct{ Expr string }
-		}
-		Templating struct {
-			List []struct{ Name, Query string }
-		}
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Time.From != "2026-03-01T10:00:00Z" || d.Time.To != "2026-03-01T10:11:00Z" {
-		t.Errorf("time range %+v is not the window", d.Time)
-	}
-	if d.Templating.List[1].Name != "testid" || d.Templating.List[1].Query != "no-cpu-limits-1a2b3c4d" {
-		t.Errorf("testid variable %+v", d.Templating.List)
-	}
-	if len(d.Panels) != 6 || len(d.Panels[4].Targets) != 2 {
-		t.Errorf("%d panels; want six, two workloads in the CPU panel", len(d.Panels))
-	}
-}
 
 func TestHTML(t *testing.T) {
 	r := sample()

@@ -1,0 +1,141 @@
+package controllers_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/dashboards"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// Story: the operator runs with --grafana-dashboards. Each analysed experiment's dashboard
+// lands in a ConfigMap labelled for Grafana's sidecar and status.dashboardURL links to it; the
+// ConfigMap goes with the experiment: by owner reference in the experiment's namespace, by the
+// operator when it was written to Grafana's namespace.
+func TestDashboardDelivery(t *testing.T) {
+	env := testenv.Start(t)
+	prom := promtest.Start(t)
+	ctx := t.Context()
+	ns := env.Namespace(t, "dash")
+	grafanaNS := env.Namespace(t, "grafana")
+
+	end := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
+	start := end.Add(-2 * time.Minute)
+	s := promtest.NewK6Series(promtest.K6Labels("dash-run", "checkinout", "get", "0", true))
+	for i := 1; i <= 24; i++ {
+		s.Flush(start.Add(time.Duration(i)*5*time.Second), 0.010, 0.020)
+	}
+	prom.Write(t, s.Series())
+
+	analysed := func(t *testing.T, name string, g *controllers.GrafanaDashboards) *perfexpv1alpha1.PerfExperiment {
+		t.Helper()
+		exp := experiment(ns, name, "", 0)
+		mustCreate(t, env.Client, exp)
+		exp.Status = perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseAnalyzing, TestID: "dash-run",
+			Window: &perfexpv1alpha1.Window{Start: &metav1.Time{Time: start}, End: &metav1.Time{Time: end}}}
+		a := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Clock: clocktesting.NewFakePassiveClock(end.Add(time.Minute)), Dashboards: g}
+		if res, err := a.Analyze(ctx, exp, nil); err != nil || !res.Done {
+			t.Fatalf("analysis: %+v %v", res, err)
+		}
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		return exp
+	}
+	dashboardIn := func(t *testing.T, cm *corev1.ConfigMap) *dashboards.Dashboard {
+		t.Helper()
+		if len(cm.Data) != 1 {
+			t.Fatalf("ConfigMap %s holds %d files, want one dashboard", cm.Name, len(cm.Data))
+		}
+		for key, body := range cm.Data {
+			var d dashboards.Dashboard
+			if err := json.Unmarshal([]byte(body), &d); err != nil {
+				t.Fatal(err)
+			}
+			if key != d.UID+".json" {
+				t.Errorf("file %s holds dashboard %s", key, d.UID)
+			}
+			return &d
+		}
+		return nil
+	}
+
+	t.Run("in the experiment's namespace, owned by it, linked from its status", func(t *testing.T) {
+		exp := analysed(t, "same-ns", &controllers.GrafanaDashboards{Enabled: true, BaseURL: "https://grafana.example.com/"})
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "same-ns-dashboard"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		if cm.Labels["grafana_dashboard"] != "1" {
+			t.Errorf("labels %v lack the sidecar's grafana_dashboard=1", cm.Labels)
+		}
+		if owner := metav1.GetControllerOf(cm); owner == nil || owner.UID != exp.UID {
+			t.Errorf("owner %+v, want the experiment: the garbage collector removes it with the experiment", owner)
+		}
+		d := dashboardIn(t, cm)
+		if want := "https://grafana.example.com/d/" + d.UID; exp.Status.DashboardURL != want {
+			t.Errorf("dashboardURL %q, want %q", exp.Status.DashboardURL, want)
+		}
+		rep := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: exp.ReportName()}, rep); err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.Data[report.KeyDashboard]; got != cm.Data[d.UID+".json"] {
+			t.Errorf("the report's dashboard.json differs from the delivered dashboard")
+		}
+	})
+
+	t.Run("in Grafana's namespace with the configured label, deleted when the experiment is gone", func(t *testing.T) {
+		g := &controllers.GrafanaDashboards{Enabled: true, Namespace: grafanaNS, LabelKey: "team_dashboard", LabelValue: "perf",
+			FolderAnnotation: "grafana_folder", Folder: "Performance"}
+		exp := analysed(t, "other-ns", g)
+		if exp.Status.DashboardURL != "" {
+			t.Errorf("dashboardURL %q without a Grafana URL", exp.Status.DashboardURL)
+		}
+		var list corev1.ConfigMapList
+		if err := env.Client.List(ctx, &list, client.InNamespace(grafanaNS), client.MatchingLabels{"team_dashboard": "perf"}); err != nil || len(list.Items) != 1 {
+			t.Fatalf("%d dashboards in %s: %v", len(list.Items), grafanaNS, err)
+		}
+		cm := list.Items[0]
+		if cm.Annotations["grafana_folder"] != "Performance" || len(cm.OwnerReferences) != 0 {
+			t.Errorf("annotations %v, owners %v", cm.Annotations, cm.OwnerReferences)
+		}
+		dashboardIn(t, &cm)
+
+		if err := env.Client.Delete(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		r := &controllers.PerfExperimentReconciler{Client: env.Client, Dashboards: g}
+		eventually(t, 10*time.Second, "the experiment to be gone", func() error {
+			return client.IgnoreNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(exp), &perfexpv1alpha1.PerfExperiment{}))
+		})
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "other-ns"}}); err != nil {
+			t.Fatal(err)
+		}
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(&cm), &corev1.ConfigMap{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("the dashboard of the deleted experiment is still there: %v", err)
+		}
+	})
+
+	t.Run("disabled, nothing is delivered", func(t *testing.T) {
+		exp := analysed(t, "off", nil)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "off-dashboard"}, &corev1.ConfigMap{})
+		if !apierrors.IsNotFound(err) || exp.Status.DashboardURL != "" {
+			t.Errorf("a dashboard without --grafana-dashboards: %v, %q", err, exp.Status.DashboardURL)
+		}
+	})
+}
