@@ -69,8 +69,13 @@ type workloadSeries struct {
 	perPod map[string]*podUse
 	// sidecars are container names seen in the pods but absent from the pod template
 	// (injected by a mutating webhook): their use counts, their limits do not.
-	sidecars       map[string]bool
-	containers     map[string]*workloadSeries
+	sidecars   map[string]bool
+	containers map[string]*workloadSeries
+	// ran holds, per template container and pod, the limits it ran with (from ranLimits, or
+	// the spec when Prometheus has neither cAdvisor's nor kube-state-metrics' series).
+	ran map[string]map[string]Container
+	// specLimits names the containers whose limits came from the spec at analysis time.
+	specLimits     map[string]bool
 	restarts, oom  *int64
 	restartsSource string
 }
@@ -90,6 +95,7 @@ func newWorkloadSeries() *workloadSeries {
 		cpuReq: map[int64]float64{}, cpuLim: map[int64]float64{}, memLim: map[int64]float64{},
 		pods: map[string]bool{}, podsAt: map[int64]map[string]bool{}, perPod: map[string]*podUse{}, podMem: map[string]map[int64]float64{},
 		sidecars: map[string]bool{}, containers: map[string]*workloadSeries{},
+		ran: map[string]map[string]Container{}, specLimits: map[string]bool{},
 	}
 }
 
@@ -108,6 +114,8 @@ type workloadData struct {
 	series    []*workloadSeries
 	matchers  []*regexp.Regexp
 	step      time.Duration
+	// ranLimits are the limits each pod's containers ran with.
+	ranLimits map[ranLimitsKey]ranLimits
 }
 
 // workloadStep is the resolution of the range queries: about 300 points per window, at least
@@ -180,62 +188,65 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	// Each series is kept at a step only while its own samples are fresh: a rate over a
 	// container that has just gone would otherwise mix the old revision into the new one for a
 	// whole rate window.
-	for _, x := range []rq{
+	ranges := []rq{
 		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
 		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		// The peak within each rate window, so a spike between two steps is not missed.
 		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
-	} {
-		m, err := rangeMatrix(ctx, q, x.query, r)
-		if err != nil {
-			return nil, err
-		}
-		for _, ss := range m {
+	}
+	span := promDuration(w)
+	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
+	// container instance (a restart makes a new one) is a series of its own. OOM kills:
+	// cAdvisor counts them per container instance; what grew during the window.
+	counts := []string{
+		fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(kube_pod_container_status_restarts_total{%s}[%s]) - min_over_time(kube_pod_container_status_restarts_total{%s}[%s]))", target, span, target, span),
+		fmt.Sprintf("count by (namespace, pod, container) (max_over_time(container_start_time_seconds%s[%s]))", sel, span),
+		fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(container_oom_events_total%s[%s]) - min_over_time(container_oom_events_total%s[%s]))", sel, span, sel, span),
+	}
+	// The queries are independent: read them all at once, then file the answers in order.
+	matrices := make([]model.Matrix, len(ranges))
+	vectors := make([]model.Vector, len(counts))
+	var fns []func() error
+	fns = append(fns, func() (err error) { d.ranLimits, err = readRanLimits(ctx, q, sel, target, span, end); return err })
+	for i, x := range ranges {
+		fns = append(fns, func() (err error) { matrices[i], err = rangeMatrix(ctx, q, x.query, r); return err })
+	}
+	for i, query := range counts {
+		fns = append(fns, func() (err error) { vectors[i], err = vector(ctx, q, query, end); return err })
+	}
+	if err := together(fns...); err != nil {
+		return nil, err
+	}
+	for i, x := range ranges {
+		for _, ss := range matrices[i] {
 			d.add(ss, x.kind, x.into)
 		}
 	}
-
-	span := promDuration(w)
-	counts := func(query string, apply func(s *workloadSeries, v int64)) error {
-		vec, err := vector(ctx, q, query, end)
-		if err != nil {
-			return err
-		}
+	apply := []func(s *workloadSeries, v int64){
+		func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") },
+		func(s *workloadSeries, v int64) {
+			if s.restartsSource == "kube-state-metrics" {
+				return
+			}
+			s.addRestarts(max(v-1, 0), "cAdvisor container instances")
+		},
+		func(s *workloadSeries, v int64) {
+			if s.oom == nil {
+				s.oom = count(0)
+			}
+			*s.oom += v
+		},
+	}
+	for i, vec := range vectors {
 		for _, smp := range vec {
-			i, _ := d.owner(smp.Metric)
-			if i < 0 || !finite(float64(smp.Value)) {
+			j, _ := d.owner(smp.Metric)
+			if j < 0 || !finite(float64(smp.Value)) {
 				continue
 			}
-			apply(d.series[i], int64(math.Round(float64(smp.Value))))
+			apply[i](d.series[j], int64(math.Round(float64(smp.Value))))
 		}
-		return nil
-	}
-	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
-	// container instance (a restart makes a new one) is a series of its own.
-	ksm := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(kube_pod_container_status_restarts_total{%s}[%s]) - min_over_time(kube_pod_container_status_restarts_total{%s}[%s]))", target, span, target, span)
-	if err := counts(ksm, func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") }); err != nil {
-		return nil, err
-	}
-	instances := fmt.Sprintf("count by (namespace, pod, container) (max_over_time(container_start_time_seconds%s[%s]))", sel, span)
-	if err := counts(instances, func(s *workloadSeries, v int64) {
-		if s.restartsSource == "kube-state-metrics" {
-			return
-		}
-		s.addRestarts(max(v-1, 0), "cAdvisor container instances")
-	}); err != nil {
-		return nil, err
-	}
-	// OOM kills: cAdvisor counts them per container instance; what grew during the window.
-	oom := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(container_oom_events_total%s[%s]) - min_over_time(container_oom_events_total%s[%s]))", sel, span, sel, span)
-	if err := counts(oom, func(s *workloadSeries, v int64) {
-		if s.oom == nil {
-			s.oom = count(0)
-		}
-		*s.oom += v
-	}); err != nil {
-		return nil, err
 	}
 	return d, nil
 }
@@ -269,6 +280,10 @@ func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*w
 	if !inTemplate && len(d.workloads[i].Containers) > 0 {
 		s.sidecars[ctr] = true
 	}
+	// A workload whose spec is unknown (deleted since the run) has no sidecars to tell apart:
+	// every container is its own.
+	inTemplate = inTemplate || len(d.workloads[i].Containers) == 0
+	spec = d.ranWith(s, spec, string(ss.Metric["namespace"]), podName, inTemplate)
 	for _, p := range ss.Values {
 		v := float64(p.Value)
 		if !finite(v) {
@@ -388,15 +403,16 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 	for i, w := range d.workloads {
 		s := d.series[i]
 		u := s.usage(a, b)
+		ran := Workload{Containers: d.ranContainers(i)}
 		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
 			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
-		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, w.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
+		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, ran.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
 		if wr.CPULimitNote == "" {
 			wr.CPUPercentOfLimit = u.cpuPodShare
 		}
-		wr.MemoryLimit, _, wr.MemoryLimitNote = share(u.memMax, u.memLim, w.allSet(func(c Container) *float64 { return c.MemoryLimit }), "limit")
+		wr.MemoryLimit, _, wr.MemoryLimitNote = share(u.memMax, u.memLim, ran.allSet(func(c Container) *float64 { return c.MemoryLimit }), "limit")
 		if wr.MemoryLimitNote == "" {
 			wr.MemoryPercentOfLimit = u.memPodShare
 		}
@@ -415,7 +431,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		sort.Strings(names)
 		for _, n := range names {
 			cu := s.containers[n].usage(a, b)
-			spec, _ := w.lookup(n)
+			spec, _ := ran.lookup(n)
 			c := ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
 				CPUThrottledPercent: cu.throttled, MemoryAvg: cu.memAvg, MemoryMax: cu.memMax, MemoryLimit: cu.memLim}
 			if spec.CPULimit != nil {
