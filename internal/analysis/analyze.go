@@ -185,7 +185,6 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		wdNotes  []string
 		queries  []QueryResult
 		sliceQs  = make([][]QueryResult, len(slices))
-		cur      *IntervalData
 		step     = intervalLength(in.End.Sub(ms))
 		parallel []func() error
 	)
@@ -198,10 +197,6 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		func() (err error) { wd, wdNotes, err = readListedWorkloads(ctx, cq, in, ms); return err },
 		func() (err error) {
 			queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End)
-			return err
-		},
-		func() (err error) {
-			cur, err = readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step)
 			return err
 		},
 	)
@@ -283,6 +278,13 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	r.judgeDrift(in.Drifted)
 
 	r.LoadShape = in.LoadShape
+	// The request names whose latency per interval anyone reads: the stored ones and the
+	// compared ones. They are known only now, from the counts at the window's edges.
+	keep := intervalNames(r, in.Baseline, in.Analysis)
+	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step, keep)
+	if err != nil {
+		return nil, err
+	}
 	r.Timeline = timeline(cur, ms, in.Scenarios)
 	r.Intervals = stored(cur, r)
 	if b := in.Baseline; b != nil {
@@ -296,8 +298,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 				if !b.WarmUpEnd.IsZero() {
 					bms = b.WarmUpEnd
 				}
-				var err error
-				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step); err != nil {
+				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step, keep); err != nil {
 					return nil, err
 				}
 			}
@@ -437,4 +438,28 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 		out = append(out, sliceSpan{spec: s, start: from, end: to})
 	}
 	return out
+}
+
+// intervalNames are the request names whose per-interval latencies are read: each scenario's
+// most frequent (those results.json keeps for later comparisons) and every one a comparison
+// with the baseline would show.
+func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[intervalKey]bool {
+	keep := map[intervalKey]bool{}
+	for _, s := range r.Scenarios {
+		for i, rr := range s.Requests {
+			if i == topRequestsCompared {
+				break
+			}
+			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
+		}
+	}
+	if b != nil && b.Result != nil {
+		opts, _ := OptionsFor(a)
+		for _, w := range rows(r, b.Result, opts.withDefaults()) {
+			if w.request != "" {
+				keep[w.key()] = true
+			}
+		}
+	}
+	return keep
 }
