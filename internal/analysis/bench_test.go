@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var r *Result
 			tq := &timingQuerier{Querier: api}
+			promCPU, ownCPU := cpuSeconds(b, prom.Pid), cpuSeconds(b, os.Getpid())
 			for b.Loop() {
 				var err error
 				if r, err = Analyze(context.Background(), tq, tc.in); err != nil {
@@ -73,6 +75,9 @@ func BenchmarkAnalyze(b *testing.B) {
 				}
 			}
 			tq.log(b, 12)
+			// CPU per analysis says more than wall time on a shared machine.
+			b.ReportMetric((cpuSeconds(b, prom.Pid)-promCPU)/float64(b.N), "prom-cpu-s/op")
+			b.ReportMetric((cpuSeconds(b, os.Getpid())-ownCPU)/float64(b.N), "client-cpu-s/op")
 			if got := len(r.Scenarios[0].Requests); got != len(tc.in.Workloads)*4 {
 				b.Fatalf("%d request names, want %d", got, len(tc.in.Workloads)*4)
 			}
@@ -110,6 +115,7 @@ func BenchmarkAnalyzeSoak(b *testing.B) {
 	}
 	var r *Result
 	tq := &timingQuerier{Querier: api}
+	promCPU, ownCPU := cpuSeconds(b, prom.Pid), cpuSeconds(b, os.Getpid())
 	for b.Loop() {
 		if r, err = Analyze(context.Background(), tq, soak); err != nil {
 			b.Fatal(err)
@@ -128,4 +134,6 @@ func BenchmarkAnalyzeSoak(b *testing.B) {
 	}
 	b.ReportMetric(float64(r.PrometheusQueries), "queries/op")
 	b.ReportMetric(float64(*r.Total.Requests), "requests")
+	b.ReportMetric((cpuSeconds(b, prom.Pid)-promCPU)/float64(b.N), "prom-cpu-s/op")
+	b.ReportMetric((cpuSeconds(b, os.Getpid())-ownCPU)/float64(b.N), "client-cpu-s/op")
 }

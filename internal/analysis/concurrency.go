@@ -51,6 +51,15 @@ func (b *boundedQuerier) QueryRange(ctx context.Context, query string, r promv1.
 	return b.Querier.QueryRange(ctx, query, r, opts...)
 }
 
+// Series waits for a free slot and forwards a series lookup.
+func (b *boundedQuerier) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, error) {
+	if err := b.acquire(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer func() { <-b.sem }()
+	return b.Querier.Series(ctx, matches, start, end, opts...)
+}
+
 // together runs fns concurrently and returns the first error in the order they were given,
 // so the error an analysis reports does not depend on which query happened to finish first.
 func together(fns ...func() error) error {

@@ -59,7 +59,7 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 	last := edges[len(edges)-1]
 	resetSel := fmt.Sprintf("{__name__=~%s,%s}", quote(metricRequests+"|"+metricIterations), tid)
 	var reread map[string]model.Metric
-	var exists model.Vector
+	var exists []model.LabelSet
 	// The reads are independent; each gets its own label map (the request counter and its
 	// histogram twin share keys, so merging them loses nothing).
 	histLabels := map[string]model.Metric{}
@@ -87,10 +87,10 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 		// A histogram whose count disagrees with its request counter (same labels, one sample
 		// each per request), or that exists but was not found at an edge, was not read at its
 		// last sample: k6's stale markers (K6_PROMETHEUS_RW_STALE_MARKERS) hide a series from
-		// instant queries once its run is over. count_over_time ignores stale markers, so it
-		// tells which histograms exist; the others are read sample by sample too.
+		// instant queries once its run is over. The index knows which histograms exist (stale
+		// markers do not remove a series); the others are read sample by sample too.
 		func() (err error) {
-			exists, err = vector(ctx, q, fmt.Sprintf("count_over_time(%s{%s}[%s])", metricDuration, tid, promDuration(last.Sub(from))), last)
+			exists, err = seriesIn(ctx, q, metricDuration+"{"+tid+"}", from, last)
 			return err
 		},
 	)
@@ -103,8 +103,8 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 	d.resets = len(reread)
 	d.histSeries = len(exists)
 	histExists := map[string]bool{}
-	for _, s := range exists {
-		histExists[seriesKey(s.Metric)] = true
+	for _, ls := range exists {
+		histExists[seriesKey(model.Metric(ls))] = true
 	}
 	for i := range edges {
 		for k, v := range d.reqs[i] {

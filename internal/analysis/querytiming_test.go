@@ -2,7 +2,11 @@ package analysis
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,4 +66,19 @@ func (t *timingQuerier) log(tb testing.TB, n int) {
 		}
 		tb.Logf("%8v  %s", x.d.Round(time.Millisecond), shorten(x.q, 220))
 	}
+}
+
+// cpuSeconds is the user and system CPU time of a process so far (from /proc; Linux only).
+func cpuSeconds(tb testing.TB, pid int) float64 {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name (which may hold spaces, so split after its closing paren):
+	// utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
 }
