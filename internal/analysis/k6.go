@@ -64,8 +64,13 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 	// histogram twin share keys, so merging them loses nothing).
 	histLabels := map[string]model.Metric{}
 	err := together(
+		// The histograms are read after the counters: a counter whose histogram is not found
+		// at an edge names a series that went quiet.
 		func() (err error) {
-			d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels)
+			if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
+				return err
+			}
+			d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, histLabels, d.reqs, d.labels)
 			return err
 		},
 		func() (err error) {
@@ -74,10 +79,6 @@ func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges
 		},
 		func() (err error) {
 			d.dropped, err = floatsAt(ctx, q, metricDropped+"{"+tid+"}", from, edges, d.dropLabels)
-			return err
-		},
-		func() (err error) {
-			d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, histLabels)
 			return err
 		},
 		func() (err error) {
