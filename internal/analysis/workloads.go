@@ -145,9 +145,50 @@ const DefaultCAdvisorMaxAge = time.Minute
 // staleness markers for such series (before track_timestamps_staleness, 2.48), so without
 // this a container that is gone keeps its last value for the whole 5-minute lookback: after a
 // rollout the old and the new pods are summed. timestamp() of a plain selector is the
-// sample's own time in every Prometheus 2.x.
+// sample's own time in every Prometheus 2.x. (A plain selector also honours the staleness
+// markers a normal scrape writes, which a range selector would skip.) The working set is read
+// this way, per container instance (one cAdvisor id: a restarted container in the same pod is
+// another); it is scraped with every other cAdvisor series of the instance, so the steps at
+// which it is fresh are the steps at which the instance's rates count too, filtered in Go:
+// one selector per rate query instead of two.
 func fresh(metric, sel string, maxAge time.Duration) string {
 	return fmt.Sprintf("(timestamp(%s%s) > time() - %s)", metric, sel, strconv.FormatFloat(maxAge.Seconds(), 'f', -1, 64))
+}
+
+// instanceKey names a container instance in a cAdvisor answer grouped by instance.
+func instanceKey(m model.Metric) string {
+	return string(m["namespace"]) + "/" + string(m["pod"]) + "/" + string(m["container"]) + "/" + string(m["id"])
+}
+
+// freshSteps are, per container instance, the steps at which its working set was fresh.
+func freshSteps(mem model.Matrix) map[string]map[model.Time]bool {
+	out := map[string]map[model.Time]bool{}
+	for _, ss := range mem {
+		k := instanceKey(ss.Metric)
+		if out[k] == nil {
+			out[k] = map[model.Time]bool{}
+		}
+		for _, p := range ss.Values {
+			out[k][p.Timestamp] = true
+		}
+	}
+	return out
+}
+
+// keepFresh drops the steps at which the series' container instance was not fresh. An
+// instance without a working-set series (a scrape configuration that drops it) is kept whole.
+func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *model.SampleStream {
+	at, ok := fresh[instanceKey(ss.Metric)]
+	if !ok {
+		return ss
+	}
+	out := &model.SampleStream{Metric: ss.Metric}
+	for _, p := range ss.Values {
+		if at[p.Timestamp] {
+			out.Values = append(out.Values, p)
+		}
+	}
+	return out
 }
 
 func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
@@ -174,7 +215,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	w := end.Sub(start)
 	first := start.Add(min(rateWindow(d.step), w))
 	r := promv1.Range{Start: first, End: end, Step: d.step}
-	by := "sum by (namespace, pod, container)"
+	byInstance := "sum by (namespace, pod, container, id)"
 	const (
 		cpuName = "container_cpu_usage_seconds_total"
 		memName = "container_memory_working_set_bytes"
@@ -185,16 +226,16 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		into  func(*workloadSeries) map[int64]float64
 		kind  seriesKind
 	}
-	// Each series is kept at a step only while its own samples are fresh: a rate over a
-	// container that has just gone would otherwise mix the old revision into the new one for a
-	// whole rate window.
+	// Each series is kept at a step only while its container instance is fresh (above): a rate
+	// over a container that has just gone would otherwise mix the old revision into the new
+	// one for a whole rate window. The working set comes first: it says which are fresh.
 	ranges := []rq{
-		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
-		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{fmt.Sprintf("%s (%s%s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
 		// The peak within each rate window, so a spike between two steps is not missed.
-		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
+		{fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
 	}
 	span := promDuration(w)
 	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
@@ -219,8 +260,16 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
+	fresh := freshSteps(matrices[0])
 	for i, x := range ranges {
-		for _, ss := range matrices[i] {
+		kept := matrices[i]
+		if i > 0 {
+			kept = make(model.Matrix, 0, len(matrices[i]))
+			for _, ss := range matrices[i] {
+				kept = append(kept, keepFresh(ss, fresh))
+			}
+		}
+		for _, ss := range byContainer(kept) {
 			d.add(ss, x.kind, x.into)
 		}
 	}
@@ -249,6 +298,35 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		}
 	}
 	return d, nil
+}
+
+// byContainer sums the instances of each container of each pod step by step: two instances
+// fresh at once (a restart within the freshness age) are one container using both's resources
+// under one limit.
+func byContainer(m model.Matrix) []*model.SampleStream {
+	type key struct{ ns, pod, container string }
+	sums := map[key]map[model.Time]float64{}
+	var order []key
+	for _, ss := range m {
+		k := key{string(ss.Metric["namespace"]), string(ss.Metric["pod"]), string(ss.Metric["container"])}
+		if sums[k] == nil {
+			sums[k] = map[model.Time]float64{}
+			order = append(order, k)
+		}
+		for _, p := range ss.Values {
+			sums[k][p.Timestamp] += float64(p.Value)
+		}
+	}
+	out := make([]*model.SampleStream, 0, len(order))
+	for _, k := range order {
+		ss := &model.SampleStream{Metric: model.Metric{"namespace": model.LabelValue(k.ns), "pod": model.LabelValue(k.pod), "container": model.LabelValue(k.container)}}
+		for ts, v := range sums[k] {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: ts, Value: model.SampleValue(v)})
+		}
+		sort.Slice(ss.Values, func(i, j int) bool { return ss.Values[i].Timestamp < ss.Values[j].Timestamp })
+		out = append(out, ss)
+	}
+	return out
 }
 
 // seriesKind says which capacity and per-pod use a range query's values feed.
