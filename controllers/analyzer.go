@@ -112,8 +112,13 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	}
 	now := a.clock().Now()
 	ready := w.End.Add(a.settle())
+	// Before the settle time is up, analysis may start only if it can tell that every
+	// request has landed: when the runners' own summaries are there to compare with.
+	var early map[string]analysis.K6Summary
 	if now.Before(ready) {
-		return step.Wait(ready.Sub(now), "the run's last samples to reach Prometheus (until %s)", ready.UTC().Format(time.RFC3339)), nil
+		if early = a.summaries(ctx, exp); early == nil {
+			return step.Wait(ready.Sub(now), "the run's last samples to reach Prometheus (until %s)", ready.UTC().Format(time.RFC3339)), nil
+		}
 	}
 	url, urlRefused := a.prometheusURL(exp)
 	if urlRefused != nil {
@@ -149,6 +154,10 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 		return step.Fail(perfexpv1alpha1.ReasonAnalysisFailed, "Prometheus at %s refused a query: %v", url, refused), nil
 	case err != nil:
 		return step.Result{}, err
+	}
+	if early != nil && !countsComplete(res, early) {
+		return step.Wait(min(ready.Sub(now), earlyRecheck), "Prometheus's request counts for testid=%s to equal the k6 runners' summaries (until %s at the latest)",
+			in.TestID, ready.UTC().Format(time.RFC3339)), nil
 	}
 	if noK6Samples(res) && now.Before(w.End.Add(a.noDataGrace())) {
 		return step.Wait(a.backoff(exp, now), "the first k6 samples with testid=%s in Prometheus at %s", in.TestID, url), nil
@@ -516,6 +525,54 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// earlyRecheck is how soon analysis looks again when Prometheus's counts do not yet equal the
+// runners' summaries: k6 pushes every 5 s by default and flushes once more when it stops.
+const earlyRecheck = 2 * time.Second
+
+// summaries reads the k6 runners' own end-of-test summaries, keyed as the ConfigMap keys
+// them; nil when the load runner kept none or one cannot be read, and then analysis waits the
+// settle time instead.
+func (a *PrometheusAnalyzer) summaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) map[string]analysis.K6Summary {
+	if exp.Status.Load == nil || exp.Status.Load.SummariesRef == nil {
+		return nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Status.Load.SummariesRef.Name}, cm); err != nil {
+		return nil
+	}
+	out := map[string]analysis.K6Summary{}
+	for k, v := range cm.Data {
+		s, err := analysis.ParseK6Summary([]byte(v))
+		if err != nil {
+			return nil
+		}
+		out[k] = s
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// countsComplete says whether Prometheus holds every request the runners counted: each
+// scenario of the results has summaries, and every summary is matched with equal counts. Any
+// doubt (a scenario without a summary, a count short) means waiting.
+func countsComplete(r *analysis.Result, sums map[string]analysis.K6Summary) bool {
+	mismatches, compared := analysis.CrossCheck(r, sums)
+	return len(mismatches) == 0 && compared == len(sums) && compared > 0 && len(r.Scenarios) > 0 && !noK6Samples(r) &&
+		scenariosSummarised(r, sums)
+}
+
+// scenariosSummarised says whether every scenario of the results has a summary of its own.
+func scenariosSummarised(r *analysis.Result, sums map[string]analysis.K6Summary) bool {
+	for _, s := range r.Scenarios {
+		if _, compared := analysis.CrossCheck(&analysis.Result{Scenarios: []analysis.ScenarioResult{s}}, sums); compared == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // crossCheck compares the counts with the k6 runners' own end-of-test summaries, when the

@@ -130,10 +130,34 @@ func TestPrometheusAnalyzer(t *testing.T) {
 	}
 	exp := newExperiment("story", testID)
 
-	t.Run("right after the run it waits for the last samples and says so", func(t *testing.T) {
-		res := analyze(t, exp)
+	t.Run("right after the run, with no runner summaries to compare with, it waits the settle time and says so", func(t *testing.T) {
+		blind := exp.DeepCopy()
+		blind.Status.Load = nil
+		res := analyze(t, blind)
 		if res.Done || !strings.Contains(res.Waiting, "last samples") || res.RequeueAfter != 25*time.Second {
 			t.Errorf("got %+v", res)
+		}
+	})
+	// One request more than Prometheus holds: its last push has not landed.
+	short := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "short-k6-summaries"}, Data: map[string]string{}}
+	for k, v := range summaries.Data {
+		short.Data[k] = v
+	}
+	short.Data["checkinout-1.json"] = fmt.Sprintf(`{"metrics":{"http_reqs":{"count":%d},"http_req_failed":{"passes":0,"fails":%d}}}`, 59*5+1, 59*5+1)
+	mustCreate(t, env.Client, short)
+	t.Run("right after the run, while Prometheus holds fewer requests than the runners counted, it looks again in 2 s", func(t *testing.T) {
+		behind := exp.DeepCopy()
+		behind.Status.Load = &perfexpv1alpha1.LoadStatus{SummariesRef: &perfexpv1alpha1.LocalObjectReference{Name: short.Name}}
+		res := analyze(t, behind)
+		if res.Done || !strings.Contains(res.Waiting, "to equal the k6 runners' summaries") || res.RequeueAfter != 2*time.Second || behind.Status.Results != nil {
+			t.Errorf("got %+v", res)
+		}
+	})
+	t.Run("right after the run, once Prometheus's counts equal the runners' summaries, it analyses at once", func(t *testing.T) {
+		ready := exp.DeepCopy()
+		res := analyze(t, ready)
+		if !res.Done || ready.Status.Results == nil || *ready.Status.Results.Scenarios[0].Requests != 2*59*5 {
+			t.Errorf("got %+v, results %+v", res, ready.Status.Results)
 		}
 	})
 

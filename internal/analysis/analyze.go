@@ -131,7 +131,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if in.EndGrace <= 0 {
 		in.EndGrace = DefaultEndGrace
 	}
-	cq := &CountingQuerier{Querier: q}
+	cq := &CountingQuerier{Querier: newBoundedQuerier(q, maxConcurrentQueries)}
 	r := &Result{
 		Experiment: in.Experiment,
 		Namespace:  in.Namespace,
@@ -176,8 +176,40 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	}
 
 	lookFrom := in.Start.Add(-lookBefore)
-	k6, err := readK6(ctx, cq, in.TestID, lookFrom, edges)
-	if err != nil {
+	// Everything read here is independent of everything else; the bounded querier keeps the
+	// number in flight small.
+	var (
+		k6       *k6Data
+		spans    map[string]activeSpan
+		wd       *workloadData
+		wdNotes  []string
+		queries  []QueryResult
+		sliceQs  = make([][]QueryResult, len(slices))
+		step     = intervalLength(in.End.Sub(ms))
+		parallel []func() error
+	)
+	parallel = append(parallel,
+		func() (err error) { k6, err = readK6(ctx, cq, in.TestID, lookFrom, edges); return err },
+		func() (err error) {
+			spans, err = readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
+			return err
+		},
+		func() (err error) { wd, wdNotes, err = readListedWorkloads(ctx, cq, in, ms); return err },
+		func() (err error) {
+			queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End)
+			return err
+		},
+	)
+	for i, sl := range slices {
+		if len(in.Analysis.Queries) == 0 {
+			break
+		}
+		parallel = append(parallel, func() (err error) {
+			sliceQs[i], err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end)
+			return err
+		})
+	}
+	if err := together(parallel...); err != nil {
 		return nil, err
 	}
 	if k6.resets > 0 {
@@ -185,10 +217,6 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	}
 	if k6.mismatched > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d k6 latency histograms were hidden at the window's edges (k6 stale markers?); they were read sample by sample", k6.mismatched))
-	}
-	spans, err := readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
-	if err != nil {
-		return nil, err
 	}
 	activeIn := func(a, b time.Time) func(string) float64 {
 		return func(scenario string) float64 {
@@ -231,21 +259,17 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.LatencyErrorBound = num(g - 1)
 	}
 
-	wd, err := r.workloads(ctx, cq, in, ms)
-	if err != nil {
-		return nil, err
-	}
+	r.Notes = append(r.Notes, wdNotes...)
+	r.Workloads = wd.results(ms, in.End, true)
+	r.Queries = queries
 
-	if r.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End); err != nil {
-		return nil, err
-	}
-
-	for _, sl := range slices {
+	for i, sl := range slices {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
 		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
 		sr.Workloads = wd.results(sl.start, sl.end, false)
-		if sr.Queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end); err != nil {
-			return nil, err
+		sr.Queries = sliceQs[i]
+		if len(in.Analysis.Queries) == 0 {
+			sr.Queries = []QueryResult{}
 		}
 		r.Slices = append(r.Slices, sr)
 	}
@@ -254,8 +278,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	r.judgeDrift(in.Drifted)
 
 	r.LoadShape = in.LoadShape
-	step := intervalLength(in.End.Sub(ms))
-	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step)
+	// The request names whose latency per interval anyone reads: the stored ones and the
+	// compared ones. They are known only now, from the counts at the window's edges.
+	keep := intervalNames(r, in.Baseline, in.Analysis)
+	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +298,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 				if !b.WarmUpEnd.IsZero() {
 					bms = b.WarmUpEnd
 				}
-				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step); err != nil {
+				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step, keep); err != nil {
 					return nil, err
 				}
 			}
@@ -345,22 +371,25 @@ func (r *Result) judgeDrift(drifted string) {
 // Invalid: beyond it the runners or the system saturated and the declared load was not run.
 const MaxDroppedPercent = 1.0
 
-// workloads reads the workloads' use over [ms, end], keeps the listed ones within the cap and
-// fills r.Workloads; the data is returned for the slices.
-func (r *Result) workloads(ctx context.Context, q Querier, in Input, ms time.Time) (*workloadData, error) {
+// readListedWorkloads reads the workloads' use over [ms, end] and keeps the listed ones within
+// the cap; the notes say which were left out and whose limits could only come from their specs.
+func readListedWorkloads(ctx context.Context, q Querier, in Input, ms time.Time) (*workloadData, []string, error) {
 	cadvisor := in.CAdvisorMatchers
 	if cadvisor == "" {
 		cadvisor = DefaultCAdvisorMatchers
 	}
 	wd, err := readWorkloads(ctx, q, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var notes []string
 	if note := wd.capListed(ms, in.End, in.MaxListedWorkloads); note != "" {
-		r.Notes = append(r.Notes, note)
+		notes = append(notes, note)
 	}
-	r.Workloads = wd.results(ms, in.End, true)
-	return wd, nil
+	if note := wd.specLimitsNote(); note != "" {
+		notes = append(notes, note)
+	}
+	return wd, notes, nil
 }
 
 // minRequestNameErrors is the fewest errors that make a request name's error rate count for
@@ -409,4 +438,28 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 		out = append(out, sliceSpan{spec: s, start: from, end: to})
 	}
 	return out
+}
+
+// intervalNames are the request names whose per-interval latencies are read: each scenario's
+// most frequent (those results.json keeps for later comparisons) and every one a comparison
+// with the baseline would show.
+func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[intervalKey]bool {
+	keep := map[intervalKey]bool{}
+	for _, s := range r.Scenarios {
+		for i, rr := range s.Requests {
+			if i == topRequestsCompared {
+				break
+			}
+			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
+		}
+	}
+	if b != nil && b.Result != nil {
+		opts, _ := OptionsFor(a)
+		for _, w := range rows(r, b.Result, opts.withDefaults()) {
+			if w.request != "" {
+				keep[w.key()] = true
+			}
+		}
+	}
+	return keep
 }

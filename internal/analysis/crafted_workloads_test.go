@@ -27,6 +27,10 @@ type cadvisor struct {
 	// marker when the container goes (what real cAdvisor series look like).
 	timestamped bool
 	every       time.Duration // scrape interval; 15 s when zero
+	// limits writes cAdvisor's container_spec_* series: the cgroup's CPU period (100 ms), its
+	// quota (cpuLimit cores; none when 0) and its memory limit (memLimit bytes; 0 is none).
+	limits             bool
+	cpuLimit, memLimit float64
 }
 
 func (c cadvisor) series() []promtest.Series {
@@ -34,7 +38,7 @@ func (c cadvisor) series() []promtest.Series {
 		return map[string]string{"__name__": name, "job": "kubelet", "metrics_path": "/metrics/cadvisor",
 			"namespace": c.ns, "pod": c.pod, "container": c.container, "id": "/kubepods/" + c.pod + "/" + c.id, "name": c.id}
 	}
-	var cpu, mem, periods, throttled, start, oom []promtest.Float
+	var cpu, mem, periods, throttled, start, oom, specPeriod, specQuota, specMem []promtest.Float
 	every := c.every
 	if every == 0 {
 		every = 15 * time.Second
@@ -49,6 +53,13 @@ func (c cadvisor) series() []promtest.Series {
 			o = 1
 		}
 		oom = append(oom, promtest.Float{T: t, V: o})
+		if c.limits {
+			specPeriod = append(specPeriod, promtest.Float{T: t, V: 100000})
+			specMem = append(specMem, promtest.Float{T: t, V: c.memLimit})
+			if c.cpuLimit > 0 {
+				specQuota = append(specQuota, promtest.Float{T: t, V: c.cpuLimit * 100000})
+			}
+		}
 		if c.periodsPerSec > 0 {
 			periods = append(periods, promtest.Float{T: t, V: c.periodsPerSec * el})
 			throttled = append(throttled, promtest.Float{T: t, V: c.throttledPerSec * el})
@@ -57,7 +68,7 @@ func (c cadvisor) series() []promtest.Series {
 	// A scrape that no longer finds the container writes a staleness marker.
 	if c.end && !c.timestamped {
 		stale := promtest.Float{T: cpu[len(cpu)-1].T.Add(15 * time.Second), V: promtest.StaleNaN}
-		for _, fs := range []*[]promtest.Float{&cpu, &mem, &start, &oom, &periods, &throttled} {
+		for _, fs := range []*[]promtest.Float{&cpu, &mem, &start, &oom, &periods, &throttled, &specPeriod, &specQuota, &specMem} {
 			if len(*fs) > 0 {
 				*fs = append(*fs, stale)
 			}
@@ -68,6 +79,11 @@ func (c cadvisor) series() []promtest.Series {
 		{Labels: labels("container_memory_working_set_bytes"), Floats: mem},
 		{Labels: labels("container_start_time_seconds"), Floats: start},
 		{Labels: labels("container_oom_events_total"), Floats: oom},
+	}
+	for name, fs := range map[string][]promtest.Float{"container_spec_cpu_period": specPeriod, "container_spec_cpu_quota": specQuota, "container_spec_memory_limit_bytes": specMem} {
+		if len(fs) > 0 {
+			out = append(out, promtest.Series{Labels: labels(name), Floats: fs})
+		}
 	}
 	if c.periodsPerSec > 0 {
 		out = append(out, promtest.Series{Labels: labels("container_cpu_cfs_periods_total"), Floats: periods},

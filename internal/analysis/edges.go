@@ -23,10 +23,12 @@ import (
 //     (counters only grow). For native histograms Prometheus 2.42 has no such function
 //     (last_over_time returns a float 0 for them), so the histogram's last sample is found
 //     with a subquery: at every 4-minute step, `x offset 4m unless x` yields the series whose
-//     samples stopped for at least the lookback, with their last value. Together with an
-//     instant query of `x or x offset 4m` at t, every series' last sample before t is among the
+//     samples stopped for at least the lookback, with their last value. Together with instant
+//     queries of `x` and `x offset 4m` at t, every series' last sample before t is among the
 //     candidates, and because the histogram only grows, the candidate with the largest count is
-//     the last one. This needs a lookback delta of at least 4 minutes (the default is 5).
+//     the last one. This needs a lookback delta of at least 4 minutes (the default is 5). The
+//     offset query and the subquery are asked only for the request names whose counter (read
+//     first) has no histogram in the lookback at t.
 //  2. A restarted runner starts its counters again from zero (a counter reset). resets() finds
 //     such series; they are then read sample by sample and their value at t is the sum of the
 //     peaks before each reset plus the last value.
@@ -72,8 +74,14 @@ func floatsAt(ctx context.Context, q Querier, selector string, from time.Time, e
 }
 
 // histogramsAt reads a native histogram per series at each edge (see the comment at the top).
-// Two queries per edge.
-func histogramsAt(ctx context.Context, q Querier, selector string, from time.Time, edges []time.Time, labels map[string]model.Metric) ([]map[string]*Histogram, error) {
+// One instant query per edge finds every histogram with a sample in the lookback. A request
+// counter at the edge (reqs, read with max_over_time, which finds series that stopped long
+// ago) whose histogram twin was not found names the series that went quiet: only for their
+// request names, two more queries find their last samples. Decoding every histogram at every
+// step of a subquery is the costliest thing an analysis could ask of Prometheus, and most runs
+// need none of it.
+func histogramsAt(ctx context.Context, q Querier, selector string, from time.Time, edges []time.Time, labels map[string]model.Metric,
+	reqs []map[string]float64, reqLabels map[string]model.Metric) ([]map[string]*Histogram, error) {
 	out := make([]map[string]*Histogram, len(edges))
 	off := promDuration(subqueryStep)
 	for i, t := range edges {
@@ -88,23 +96,38 @@ func histogramsAt(ctx context.Context, q Querier, selector string, from time.Tim
 				best[k] = histogramFromModel(h)
 			}
 		}
-		recent := fmt.Sprintf("%s or %s offset %s", selector, selector, off)
-		vec, err := vector(ctx, q, recent, t)
+		vec, err := vector(ctx, q, selector, t)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range vec {
 			consider(s.Metric, s.Histogram)
 		}
-		rng := t.Sub(from) + subqueryStep
-		stopped := fmt.Sprintf("(%s offset %s unless %s)[%s:%s]", selector, off, selector, promDuration(rng), off)
-		m, err := matrix(ctx, q, stopped, t)
-		if err != nil {
-			return nil, err
+		var quiet []string
+		for k, v := range reqs[i] {
+			if _, ok := best[k]; !ok && v > 0 {
+				quiet = append(quiet, string(reqLabels[k][tagName]))
+			}
 		}
-		for _, ss := range m {
-			for _, p := range ss.Histograms {
-				consider(ss.Metric, p.Histogram)
+		if len(quiet) > 0 {
+			narrow := withNames(selector, quiet)
+			recent := fmt.Sprintf("%s offset %s", narrow, off)
+			if vec, err = vector(ctx, q, recent, t); err != nil {
+				return nil, err
+			}
+			for _, s := range vec {
+				consider(s.Metric, s.Histogram)
+			}
+			rng := t.Sub(from) + subqueryStep
+			stopped := fmt.Sprintf("(%s offset %s unless %s)[%s:%s]", narrow, off, narrow, promDuration(rng), off)
+			m, err := matrix(ctx, q, stopped, t)
+			if err != nil {
+				return nil, err
+			}
+			for _, ss := range m {
+				for _, p := range ss.Histograms {
+					consider(ss.Metric, p.Histogram)
+				}
 			}
 		}
 		out[i] = best

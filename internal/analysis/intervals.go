@@ -145,25 +145,72 @@ func intervalLength(w time.Duration) time.Duration {
 	return max((w / 20).Round(time.Second), 15*time.Second)
 }
 
-// readIntervals reads a run's per-interval data. Both runs of a comparison read from
-// Prometheus use the same interval length, so their blocks hold alike amounts of time.
-func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration) (*IntervalData, error) {
+// readIntervals reads a run's per-interval data: request counts for every scenario and request
+// name, latency histograms for every scenario and for the request names named in keep (those
+// a comparison or a later run can use). Both runs of a comparison read from Prometheus use the
+// same interval length, so their blocks hold alike amounts of time.
+//
+// Reading every series' histogram at every boundary would move tens of megabytes of JSON for
+// a few hundred series (most of an analysis' time), so the scenarios' histograms are summed by
+// Prometheus. A sum is exact only while every series is in it: k6 writes a series only when it
+// has new samples, so one that stopped (a request name used early, an error status that went
+// away) drops out of an instant evaluation five minutes later, and a restarted runner's
+// series starts again at zero. Such series are found from their request counters (one float
+// per boundary, cheap), and only they are read one by one to put back what the sum lost.
+func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration, keep map[intervalKey]bool) (*IntervalData, error) {
 	out := &IntervalData{StepSeconds: step.Seconds()}
 	if end.Sub(ms) < step {
 		return out, nil
 	}
 	sel := fmt.Sprintf("{testid=%s,scenario=~%s}", quote(testID), quote(anyOf(scenarios)))
-	r := promv1.Range{Start: ms, End: end, Step: step}
-	reqs, err := rangeMatrix(ctx, q, metricRequests+sel, r)
-	if err != nil {
-		return nil, err
+	var names []string
+	for k := range keep {
+		if k.request != "" {
+			names = append(names, k.request)
+		}
 	}
-	hists, err := rangeMatrix(ctx, q, metricDuration+sel, r)
-	if err != nil {
+	r := promv1.Range{Start: ms, End: end, Step: step}
+	var reqs, sums, named model.Matrix
+	fns := []func() error{
+		func() (err error) { reqs, err = rangeMatrix(ctx, q, metricRequests+sel, r); return err },
+		func() (err error) {
+			sums, err = rangeMatrix(ctx, q, fmt.Sprintf("sum by (%s) (%s%s)", tagScenario, metricDuration, sel), r)
+			return err
+		},
+	}
+	if len(names) > 0 {
+		fns = append(fns, func() (err error) {
+			named, err = rangeMatrix(ctx, q, metricDuration+withNames(sel, names), r)
+			return err
+		})
+	}
+	if err := together(fns...); err != nil {
 		return nil, err
 	}
 	g := intervalGrid{start: ms, step: step, steps: int(end.Sub(ms)/step) + 1}
-	counts, hs := sumRequestIncrements(reqs, g), sumHistogramIncrements(hists, g)
+	counts := sumRequestIncrements(reqs, g)
+	var irregular model.Matrix
+	if odd := irregularSeries(reqs, g); len(odd) > 0 {
+		var oddNames []string
+		for _, m := range odd {
+			oddNames = append(oddNames, string(m[tagName]))
+		}
+		m, err := rangeMatrix(ctx, q, metricDuration+withNames(sel, oddNames), r)
+		if err != nil {
+			return nil, err
+		}
+		for _, ss := range m {
+			if _, ok := odd[seriesKey(ss.Metric)]; ok {
+				irregular = append(irregular, ss)
+			}
+		}
+	}
+	hs := scenarioIncrements(sums, irregular, g)
+	for k, v := range sumHistogramIncrements(named, g) {
+		if k.request != "" && keep[k] {
+			hs[k] = v
+		}
+	}
 	keys := map[intervalKey]bool{}
 	for k := range counts {
 		keys[k] = true
@@ -182,6 +229,124 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 		return a.Request < b.Request
 	})
 	return out, nil
+}
+
+// withNames narrows a selector to the given request names.
+func withNames(sel string, names []string) string {
+	return strings.TrimSuffix(sel, "}") + fmt.Sprintf(",%s=~%s}", tagName, quote(anyOf(names)))
+}
+
+// irregularSeries are the request counters that leave a Prometheus sum at some boundary after
+// having been in it, or go down (a restarted runner): their histogram twins (same labels) are
+// the ones a sum gets wrong.
+func irregularSeries(reqs model.Matrix, g intervalGrid) map[string]model.Metric {
+	out := map[string]model.Metric{}
+	for _, ss := range reqs {
+		seen := make([]bool, g.steps)
+		val := make([]float64, g.steps)
+		for _, p := range ss.Values {
+			if i, ok := g.boundary(p.Timestamp); ok && finite(float64(p.Value)) {
+				seen[i], val[i] = true, float64(p.Value)
+			}
+		}
+		started, odd := false, false
+		var prev float64
+		for i := range seen {
+			switch {
+			case seen[i] && started && val[i] < prev:
+				odd = true
+			case !seen[i] && started:
+				odd = true
+			}
+			if seen[i] {
+				started, prev = true, val[i]
+			}
+		}
+		if odd {
+			out[seriesKey(ss.Metric)] = ss.Metric
+		}
+	}
+	return out
+}
+
+// scenarioIncrements turns Prometheus' per-scenario sums of the cumulative histograms into
+// per-interval increments per scenario and for all scenarios together. Each irregular series
+// is read on its own: what it should contribute at a boundary (its last value carried over a
+// gap, plus everything it counted before a reset) minus what the sum holds of it (its value
+// when present) is added back, which makes the sum what adding every series' own increments
+// would give.
+func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
+	cum := map[string][]*Histogram{}
+	at := func(scenario string) []*Histogram {
+		if cum[scenario] == nil {
+			cum[scenario] = make([]*Histogram, g.steps)
+		}
+		return cum[scenario]
+	}
+	for _, ss := range sums {
+		row := at(string(ss.Metric[tagScenario]))
+		for _, p := range ss.Histograms {
+			if i, ok := g.boundary(p.Timestamp); ok {
+				row[i] = histogramFromModel(p.Histogram)
+			}
+		}
+	}
+	for _, ss := range irregular {
+		row := at(string(ss.Metric[tagScenario]))
+		vals := make([]*Histogram, g.steps)
+		for _, p := range ss.Histograms {
+			if i, ok := g.boundary(p.Timestamp); ok {
+				vals[i] = histogramFromModel(p.Histogram)
+			}
+		}
+		var prev, offset *Histogram
+		for i, v := range vals {
+			cur := v
+			switch {
+			case cur == nil:
+				cur = prev
+			case prev != nil && cur.Count < prev.Count:
+				if offset == nil {
+					offset = NewHistogram()
+				}
+				offset.Add(prev)
+			}
+			prev = cur
+			if cur == nil {
+				continue
+			}
+			fix := cur.Clone()
+			fix.Add(offset)
+			fix.Sub(v)
+			if fix.Count == 0 && fix.Sum == 0 {
+				continue
+			}
+			if row[i] == nil {
+				row[i] = NewHistogram()
+			}
+			row[i].Add(fix)
+		}
+	}
+	out := map[intervalKey][]*Histogram{}
+	for sc, row := range cum {
+		inc := increasesOf(row)
+		out[intervalKey{scenario: sc}] = inc
+		all := out[intervalKey{scenario: allScenarios}]
+		if all == nil {
+			all = make([]*Histogram, g.steps-1)
+			out[intervalKey{scenario: allScenarios}] = all
+		}
+		for i, h := range inc {
+			if h == nil {
+				continue
+			}
+			if all[i] == nil {
+				all[i] = NewHistogram()
+			}
+			all[i].Add(h)
+		}
+	}
+	return out
 }
 
 // intervalGrid is the range queries' grid: steps boundaries, step apart from start, and so
@@ -272,17 +437,24 @@ func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*Histogram {
 			at[i] = histogramFromModel(p.Histogram)
 		}
 	}
-	out := make([]*Histogram, g.steps-1)
+	return increasesOf(at)
+}
+
+// increasesOf turns cumulative histograms at each boundary into per-interval increments. A
+// boundary without a value carries the last one (nothing new within the lookback); a count
+// below the previous one is a reset, so all of it is new.
+func increasesOf(at []*Histogram) []*Histogram {
+	out := make([]*Histogram, len(at)-1)
 	var prev *Histogram
 	for i, cur := range at {
 		if cur == nil {
-			cur = prev // no sample within the lookback: nothing new, carry the last value
+			cur = prev
 		}
 		if i > 0 && cur != nil {
 			d := cur.Clone()
 			if prev != nil && cur.Count >= prev.Count {
 				d.Sub(prev)
-			} // else a reset: the new value is all increment
+			}
 			out[i-1] = d
 		}
 		prev = cur

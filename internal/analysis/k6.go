@@ -56,39 +56,56 @@ type k6Data struct {
 func readK6(ctx context.Context, q Querier, testID string, from time.Time, edges []time.Time) (*k6Data, error) {
 	tid := "testid=" + quote(testID)
 	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{}}
-	var err error
-	if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
-		return nil, err
-	}
-	if d.iters, err = floatsAt(ctx, q, metricIterations+"{"+tid+"}", from, edges, d.iterLabels); err != nil {
-		return nil, err
-	}
-	if d.dropped, err = floatsAt(ctx, q, metricDropped+"{"+tid+"}", from, edges, d.dropLabels); err != nil {
-		return nil, err
-	}
-	if d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, d.labels); err != nil {
-		return nil, err
-	}
 	last := edges[len(edges)-1]
 	resetSel := fmt.Sprintf("{__name__=~%s,%s}", quote(metricRequests+"|"+metricIterations), tid)
-	reread, err := findResets(ctx, q, resetSel, from, last)
+	var reread map[string]model.Metric
+	var exists []model.LabelSet
+	// The reads are independent; each gets its own label map (the request counter and its
+	// histogram twin share keys, so merging them loses nothing).
+	histLabels := map[string]model.Metric{}
+	err := together(
+		// The histograms are read after the counters: a counter whose histogram is not found
+		// at an edge names a series that went quiet.
+		func() (err error) {
+			if d.reqs, err = floatsAt(ctx, q, metricRequests+"{"+tid+"}", from, edges, d.labels); err != nil {
+				return err
+			}
+			d.hists, err = histogramsAt(ctx, q, metricDuration+"{"+tid+"}", from, edges, histLabels, d.reqs, d.labels)
+			return err
+		},
+		func() (err error) {
+			d.iters, err = floatsAt(ctx, q, metricIterations+"{"+tid+"}", from, edges, d.iterLabels)
+			return err
+		},
+		func() (err error) {
+			d.dropped, err = floatsAt(ctx, q, metricDropped+"{"+tid+"}", from, edges, d.dropLabels)
+			return err
+		},
+		func() (err error) {
+			reread, err = findResets(ctx, q, resetSel, from, last)
+			return err
+		},
+		// A histogram whose count disagrees with its request counter (same labels, one sample
+		// each per request), or that exists but was not found at an edge, was not read at its
+		// last sample: k6's stale markers (K6_PROMETHEUS_RW_STALE_MARKERS) hide a series from
+		// instant queries once its run is over. The index knows which histograms exist (stale
+		// markers do not remove a series); the others are read sample by sample too.
+		func() (err error) {
+			exists, err = seriesIn(ctx, q, metricDuration+"{"+tid+"}", from, last)
+			return err
+		},
+	)
 	if err != nil {
 		return nil, err
+	}
+	for k, m := range histLabels {
+		d.labels[k] = m
 	}
 	d.resets = len(reread)
-	// A histogram whose count disagrees with its request counter (same labels, one sample
-	// each per request), or that exists but was not found at an edge, was not read at its last
-	// sample: k6's stale markers (K6_PROMETHEUS_RW_STALE_MARKERS) hide a series from instant
-	// queries once its run is over. count_over_time ignores stale markers, so it tells which
-	// histograms exist; the others are read sample by sample too.
-	exists, err := vector(ctx, q, fmt.Sprintf("count_over_time(%s{%s}[%s])", metricDuration, tid, promDuration(last.Sub(from))), last)
-	if err != nil {
-		return nil, err
-	}
 	d.histSeries = len(exists)
 	histExists := map[string]bool{}
-	for _, s := range exists {
-		histExists[seriesKey(s.Metric)] = true
+	for _, ls := range exists {
+		histExists[seriesKey(model.Metric(ls))] = true
 	}
 	for i := range edges {
 		for k, v := range d.reqs[i] {

@@ -15,6 +15,7 @@ import (
 type Querier interface {
 	Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
 	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
+	Series(ctx context.Context, matches []string, startTime, endTime time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, error)
 }
 
 // CountingQuerier counts the queries it passes on, for benchmarks and for the report.
@@ -33,6 +34,12 @@ func (c *CountingQuerier) Query(ctx context.Context, query string, ts time.Time,
 func (c *CountingQuerier) QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	c.n.Add(1)
 	return c.Querier.QueryRange(ctx, query, r, opts...)
+}
+
+// Series counts and forwards a series lookup.
+func (c *CountingQuerier) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, error) {
+	c.n.Add(1)
+	return c.Querier.Series(ctx, matches, start, end, opts...)
 }
 
 // Count is the number of queries made so far.
@@ -127,4 +134,14 @@ func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (
 		return nil, &QueryError{Query: query, Err: fmt.Errorf("expected a matrix, got %s", v.Type())}
 	}
 	return m, nil
+}
+
+// seriesIn lists the series of selector with samples in [from, to]. Prometheus answers from
+// its index, without reading a sample, where count_over_time would decode every one.
+func seriesIn(ctx context.Context, q Querier, selector string, from, to time.Time) ([]model.LabelSet, error) {
+	sets, _, err := q.Series(ctx, []string{selector}, from, to, promv1.WithTimeout(queryTimeout))
+	if err != nil {
+		return nil, classify(selector, err)
+	}
+	return sets, nil
 }

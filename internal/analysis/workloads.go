@@ -69,8 +69,13 @@ type workloadSeries struct {
 	perPod map[string]*podUse
 	// sidecars are container names seen in the pods but absent from the pod template
 	// (injected by a mutating webhook): their use counts, their limits do not.
-	sidecars       map[string]bool
-	containers     map[string]*workloadSeries
+	sidecars   map[string]bool
+	containers map[string]*workloadSeries
+	// ran holds, per template container and pod, the limits it ran with (from ranLimits, or
+	// the spec when Prometheus has neither cAdvisor's nor kube-state-metrics' series).
+	ran map[string]map[string]Container
+	// specLimits names the containers whose limits came from the spec at analysis time.
+	specLimits     map[string]bool
 	restarts, oom  *int64
 	restartsSource string
 }
@@ -90,6 +95,7 @@ func newWorkloadSeries() *workloadSeries {
 		cpuReq: map[int64]float64{}, cpuLim: map[int64]float64{}, memLim: map[int64]float64{},
 		pods: map[string]bool{}, podsAt: map[int64]map[string]bool{}, perPod: map[string]*podUse{}, podMem: map[string]map[int64]float64{},
 		sidecars: map[string]bool{}, containers: map[string]*workloadSeries{},
+		ran: map[string]map[string]Container{}, specLimits: map[string]bool{},
 	}
 }
 
@@ -108,6 +114,8 @@ type workloadData struct {
 	series    []*workloadSeries
 	matchers  []*regexp.Regexp
 	step      time.Duration
+	// ranLimits are the limits each pod's containers ran with.
+	ranLimits map[ranLimitsKey]ranLimits
 }
 
 // workloadStep is the resolution of the range queries: about 300 points per window, at least
@@ -137,9 +145,50 @@ const DefaultCAdvisorMaxAge = time.Minute
 // staleness markers for such series (before track_timestamps_staleness, 2.48), so without
 // this a container that is gone keeps its last value for the whole 5-minute lookback: after a
 // rollout the old and the new pods are summed. timestamp() of a plain selector is the
-// sample's own time in every Prometheus 2.x.
+// sample's own time in every Prometheus 2.x. (A plain selector also honours the staleness
+// markers a normal scrape writes, which a range selector would skip.) The working set is read
+// this way, per container instance (one cAdvisor id: a restarted container in the same pod is
+// another); it is scraped with every other cAdvisor series of the instance, so the steps at
+// which it is fresh are the steps at which the instance's rates count too, filtered in Go:
+// one selector per rate query instead of two.
 func fresh(metric, sel string, maxAge time.Duration) string {
 	return fmt.Sprintf("(timestamp(%s%s) > time() - %s)", metric, sel, strconv.FormatFloat(maxAge.Seconds(), 'f', -1, 64))
+}
+
+// instanceKey names a container instance in a cAdvisor answer grouped by instance.
+func instanceKey(m model.Metric) string {
+	return string(m["namespace"]) + "/" + string(m["pod"]) + "/" + string(m["container"]) + "/" + string(m["id"])
+}
+
+// freshSteps are, per container instance, the steps at which its working set was fresh.
+func freshSteps(mem model.Matrix) map[string]map[model.Time]bool {
+	out := map[string]map[model.Time]bool{}
+	for _, ss := range mem {
+		k := instanceKey(ss.Metric)
+		if out[k] == nil {
+			out[k] = map[model.Time]bool{}
+		}
+		for _, p := range ss.Values {
+			out[k][p.Timestamp] = true
+		}
+	}
+	return out
+}
+
+// keepFresh drops the steps at which the series' container instance was not fresh. An
+// instance without a working-set series (a scrape configuration that drops it) is kept whole.
+func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *model.SampleStream {
+	at, ok := fresh[instanceKey(ss.Metric)]
+	if !ok {
+		return ss
+	}
+	out := &model.SampleStream{Metric: ss.Metric}
+	for _, p := range ss.Values {
+		if at[p.Timestamp] {
+			out.Values = append(out.Values, p)
+		}
+	}
+	return out
 }
 
 func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
@@ -166,7 +215,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	w := end.Sub(start)
 	first := start.Add(min(rateWindow(d.step), w))
 	r := promv1.Range{Start: first, End: end, Step: d.step}
-	by := "sum by (namespace, pod, container)"
+	byInstance := "sum by (namespace, pod, container, id)"
 	const (
 		cpuName = "container_cpu_usage_seconds_total"
 		memName = "container_memory_working_set_bytes"
@@ -177,67 +226,107 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		into  func(*workloadSeries) map[int64]float64
 		kind  seriesKind
 	}
-	// Each series is kept at a step only while its own samples are fresh: a rate over a
-	// container that has just gone would otherwise mix the old revision into the new one for a
-	// whole rate window.
-	for _, x := range []rq{
-		{fmt.Sprintf("%s (rate(%s%s[%s]) and %s)", by, cpuName, sel, rw, fresh(cpuName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
-		{fmt.Sprintf("%s (%s%s and %s)", by, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+	// Each series is kept at a step only while its container instance is fresh (above): a rate
+	// over a container that has just gone would otherwise mix the old revision into the new
+	// one for a whole rate window. The working set comes first: it says which are fresh.
+	ranges := []rq{
+		{fmt.Sprintf("%s (%s%s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
 		// The peak within each rate window, so a spike between two steps is not missed.
-		{fmt.Sprintf("%s (max_over_time(%s%s[%s]) and %s)", by, memName, sel, rw, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_throttled_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
-		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]) and %s)", by, sel, rw, fresh("container_cpu_cfs_periods_total", sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
-	} {
-		m, err := rangeMatrix(ctx, q, x.query, r)
-		if err != nil {
-			return nil, err
+		{fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
+		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
+	}
+	span := promDuration(w)
+	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
+	// container instance (a restart makes a new one) is a series of its own. OOM kills:
+	// cAdvisor counts them per container instance; what grew during the window.
+	counts := []string{
+		fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(kube_pod_container_status_restarts_total{%s}[%s]) - min_over_time(kube_pod_container_status_restarts_total{%s}[%s]))", target, span, target, span),
+		fmt.Sprintf("count by (namespace, pod, container) (max_over_time(container_start_time_seconds%s[%s]))", sel, span),
+		fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(container_oom_events_total%s[%s]) - min_over_time(container_oom_events_total%s[%s]))", sel, span, sel, span),
+	}
+	// The queries are independent: read them all at once, then file the answers in order.
+	matrices := make([]model.Matrix, len(ranges))
+	vectors := make([]model.Vector, len(counts))
+	var fns []func() error
+	fns = append(fns, func() (err error) { d.ranLimits, err = readRanLimits(ctx, q, sel, target, span, end); return err })
+	for i, x := range ranges {
+		fns = append(fns, func() (err error) { matrices[i], err = rangeMatrix(ctx, q, x.query, r); return err })
+	}
+	for i, query := range counts {
+		fns = append(fns, func() (err error) { vectors[i], err = vector(ctx, q, query, end); return err })
+	}
+	if err := together(fns...); err != nil {
+		return nil, err
+	}
+	fresh := freshSteps(matrices[0])
+	for i, x := range ranges {
+		kept := matrices[i]
+		if i > 0 {
+			kept = make(model.Matrix, 0, len(matrices[i]))
+			for _, ss := range matrices[i] {
+				kept = append(kept, keepFresh(ss, fresh))
+			}
 		}
-		for _, ss := range m {
+		for _, ss := range byContainer(kept) {
 			d.add(ss, x.kind, x.into)
 		}
 	}
-
-	span := promDuration(w)
-	counts := func(query string, apply func(s *workloadSeries, v int64)) error {
-		vec, err := vector(ctx, q, query, end)
-		if err != nil {
-			return err
-		}
+	apply := []func(s *workloadSeries, v int64){
+		func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") },
+		func(s *workloadSeries, v int64) {
+			if s.restartsSource == "kube-state-metrics" {
+				return
+			}
+			s.addRestarts(max(v-1, 0), "cAdvisor container instances")
+		},
+		func(s *workloadSeries, v int64) {
+			if s.oom == nil {
+				s.oom = count(0)
+			}
+			*s.oom += v
+		},
+	}
+	for i, vec := range vectors {
 		for _, smp := range vec {
-			i, _ := d.owner(smp.Metric)
-			if i < 0 || !finite(float64(smp.Value)) {
+			j, _ := d.owner(smp.Metric)
+			if j < 0 || !finite(float64(smp.Value)) {
 				continue
 			}
-			apply(d.series[i], int64(math.Round(float64(smp.Value))))
+			apply[i](d.series[j], int64(math.Round(float64(smp.Value))))
 		}
-		return nil
-	}
-	// Restarts: kube-state-metrics' counter when it is there; else cAdvisor, where every
-	// container instance (a restart makes a new one) is a series of its own.
-	ksm := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(kube_pod_container_status_restarts_total{%s}[%s]) - min_over_time(kube_pod_container_status_restarts_total{%s}[%s]))", target, span, target, span)
-	if err := counts(ksm, func(s *workloadSeries, v int64) { s.addRestarts(v, "kube-state-metrics") }); err != nil {
-		return nil, err
-	}
-	instances := fmt.Sprintf("count by (namespace, pod, container) (max_over_time(container_start_time_seconds%s[%s]))", sel, span)
-	if err := counts(instances, func(s *workloadSeries, v int64) {
-		if s.restartsSource == "kube-state-metrics" {
-			return
-		}
-		s.addRestarts(max(v-1, 0), "cAdvisor container instances")
-	}); err != nil {
-		return nil, err
-	}
-	// OOM kills: cAdvisor counts them per container instance; what grew during the window.
-	oom := fmt.Sprintf("sum by (namespace, pod, container) (max_over_time(container_oom_events_total%s[%s]) - min_over_time(container_oom_events_total%s[%s]))", sel, span, sel, span)
-	if err := counts(oom, func(s *workloadSeries, v int64) {
-		if s.oom == nil {
-			s.oom = count(0)
-		}
-		*s.oom += v
-	}); err != nil {
-		return nil, err
 	}
 	return d, nil
+}
+
+// byContainer sums the instances of each container of each pod step by step: two instances
+// fresh at once (a restart within the freshness age) are one container using both's resources
+// under one limit.
+func byContainer(m model.Matrix) []*model.SampleStream {
+	type key struct{ ns, pod, container string }
+	sums := map[key]map[model.Time]float64{}
+	var order []key
+	for _, ss := range m {
+		k := key{string(ss.Metric["namespace"]), string(ss.Metric["pod"]), string(ss.Metric["container"])}
+		if sums[k] == nil {
+			sums[k] = map[model.Time]float64{}
+			order = append(order, k)
+		}
+		for _, p := range ss.Values {
+			sums[k][p.Timestamp] += float64(p.Value)
+		}
+	}
+	out := make([]*model.SampleStream, 0, len(order))
+	for _, k := range order {
+		ss := &model.SampleStream{Metric: model.Metric{"namespace": model.LabelValue(k.ns), "pod": model.LabelValue(k.pod), "container": model.LabelValue(k.container)}}
+		for ts, v := range sums[k] {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: ts, Value: model.SampleValue(v)})
+		}
+		sort.Slice(ss.Values, func(i, j int) bool { return ss.Values[i].Timestamp < ss.Values[j].Timestamp })
+		out = append(out, ss)
+	}
+	return out
 }
 
 // seriesKind says which capacity and per-pod use a range query's values feed.
@@ -269,6 +358,10 @@ func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*w
 	if !inTemplate && len(d.workloads[i].Containers) > 0 {
 		s.sidecars[ctr] = true
 	}
+	// A workload whose spec is unknown (deleted since the run) has no sidecars to tell apart:
+	// every container is its own.
+	inTemplate = inTemplate || len(d.workloads[i].Containers) == 0
+	spec = d.ranWith(s, spec, string(ss.Metric["namespace"]), podName, inTemplate)
 	for _, p := range ss.Values {
 		v := float64(p.Value)
 		if !finite(v) {
@@ -388,15 +481,16 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 	for i, w := range d.workloads {
 		s := d.series[i]
 		u := s.usage(a, b)
+		ran := Workload{Containers: d.ranContainers(i)}
 		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
 			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
-		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, w.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
+		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, ran.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
 		if wr.CPULimitNote == "" {
 			wr.CPUPercentOfLimit = u.cpuPodShare
 		}
-		wr.MemoryLimit, _, wr.MemoryLimitNote = share(u.memMax, u.memLim, w.allSet(func(c Container) *float64 { return c.MemoryLimit }), "limit")
+		wr.MemoryLimit, _, wr.MemoryLimitNote = share(u.memMax, u.memLim, ran.allSet(func(c Container) *float64 { return c.MemoryLimit }), "limit")
 		if wr.MemoryLimitNote == "" {
 			wr.MemoryPercentOfLimit = u.memPodShare
 		}
@@ -415,7 +509,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		sort.Strings(names)
 		for _, n := range names {
 			cu := s.containers[n].usage(a, b)
-			spec, _ := w.lookup(n)
+			spec, _ := ran.lookup(n)
 			c := ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
 				CPUThrottledPercent: cu.throttled, MemoryAvg: cu.memAvg, MemoryMax: cu.memMax, MemoryLimit: cu.memLim}
 			if spec.CPULimit != nil {

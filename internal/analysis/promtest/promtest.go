@@ -36,6 +36,8 @@ type Server struct {
 	URL string
 	// WriteURL is the remote-write endpoint.
 	WriteURL string
+	// Pid is the server's process, for benchmarks that count its CPU time.
+	Pid int
 }
 
 // Binary finds the prometheus binary: $PROMETHEUS, else the one on PATH.
@@ -92,7 +94,7 @@ func Start(t testing.TB) *Server {
 		}
 		_ = logf.Close()
 	})
-	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write"}
+	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(s.URL + "/-/ready")
