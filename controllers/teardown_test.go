@@ -92,15 +92,15 @@ func TestTeardown(t *testing.T) {
 		ns := env.Namespace(t, "teardown-hangs")
 		lab := newLab()
 		startOperator(t, env, lab)
-		lab.scriptTeardown("a", step.Wait(100*time.Millisecond, "the teardown Job"))
-		exp := withTeardown(experiment(ns, "a", "td-12", 0))
+		lab.scriptTeardown("slow", step.Wait(100*time.Millisecond, "the teardown Job"))
+		exp := withTeardown(experiment(ns, "slow", "td-12", 0))
 		exp.Spec.Timeouts = &perfexpv1alpha1.Timeouts{Teardown: &metav1.Duration{Duration: 2 * time.Second}}
 		mustCreate(t, c, exp)
 		mustCreate(t, c, experiment(ns, "b", "td-12", 0))
-		waitPhase(t, c, ns, "a", perfexpv1alpha1.PhaseRunning)
-		lab.finishLoad("a")
-		tornDown(t, ns, "a", perfexpv1alpha1.ReasonTeardownTimedOut)
-		if _, stopped := lab.teardownCalls("a"); !stopped {
+		waitPhase(t, c, ns, "slow", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("slow")
+		tornDown(t, ns, "slow", perfexpv1alpha1.ReasonTeardownTimedOut)
+		if _, stopped := lab.teardownCalls("slow"); !stopped {
 			t.Error("the teardown Job was not stopped")
 		}
 		waitPhase(t, c, ns, "b", perfexpv1alpha1.PhaseRunning)

@@ -33,8 +33,8 @@ const (
 	// componentTeardown marks the teardown Job and its pods, which Stop leaves running: the
 	// teardown runs after the load is stopped.
 	componentTeardown = "teardown"
-	k6Container    = "k6"
-	setupContainer = "setup"
+	k6Container       = "k6"
+	setupContainer    = "setup"
 )
 
 // childName is "<exp>-<suffix>", shortened with a hash of the full name when it is longer than

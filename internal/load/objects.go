@@ -186,11 +186,6 @@ func placePod(spec *corev1.PodSpec, p *perfexpv1alpha1.RunnerPod) {
 	}
 }
 
-// setupJob is the data-preparation Job of spec.setup.
-func (r *Runner) setupJob(exp *perfexpv1alpha1.PerfExperiment) *batchv1.Job {
-	return r.dataJobObject(exp, setupOf(exp))
-}
-
 // dataJobObject is the Job of spec.setup or spec.teardown; both have one shape.
 func (r *Runner) dataJobObject(exp *perfexpv1alpha1.PerfExperiment, d dataJob) *batchv1.Job {
 	s := d.spec

@@ -29,7 +29,7 @@ func long() bool { return os.Getenv("FAULTS_LONG") == "1" }
 
 // experimentYAML is a variant that touches every Deployment (no CPU limits) with a short load,
 // so each fault meets every phase within about two minutes.
-func experimentYAML(name, extra string) string {
+func experimentYAML(name string) string {
 	return `
 apiVersion: perfexp.dev/v1alpha1
 kind: PerfExperiment
@@ -51,7 +51,7 @@ spec:
       arrivalRate: {rate: 10, timeUnit: 1s, duration: 25s, preAllocatedVUs: 5, maxVUs: 10}
       env:
       - {name: BASE_URL, value: "http://circulation:8080"}
-` + extra
+`
 }
 
 type experiment struct {
@@ -209,11 +209,10 @@ func waitTerminal(t *testing.T, ns, name string, timeout time.Duration) experime
 	return e
 }
 
-func waitPhase(t *testing.T, ns, name string, phases ...string) experiment {
+func waitPhase(t *testing.T, ns, name string, phases ...string) {
 	t.Helper()
-	var e experiment
 	framework.Eventually(t, 5*time.Minute, time.Second, fmt.Sprintf("%s reaches %v", name, phases), func() error {
-		e = get(t, ns, name)
+		e := get(t, ns, name)
 		for _, p := range phases {
 			if e.Status.Phase == p {
 				return nil
@@ -224,7 +223,6 @@ func waitPhase(t *testing.T, ns, name string, phases ...string) experiment {
 		}
 		return fmt.Errorf("phase %s", e.Status.Phase)
 	})
-	return e
 }
 
 // promise checks what every fault must leave: the experiment ended and the environment is as
@@ -270,7 +268,7 @@ func TestManagerKilledAtEveryPhaseBoundary(t *testing.T) {
 		kills = 3
 	}
 	name := "killed-" + framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(name, ""))
+	apply(t, en.ns, experimentYAML(name))
 	seen := map[string]int{}
 	var order []string
 	deadline := time.Now().Add(15 * time.Minute)
@@ -315,7 +313,7 @@ func TestManagerKilledAtEveryPhaseBoundary(t *testing.T) {
 func TestPrometheusStoppedThroughTheAnalysis(t *testing.T) {
 	en := environment(t)
 	name := "promdown-" + framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(name, ""))
+	apply(t, en.ns, experimentYAML(name))
 	waitPhase(t, en.ns, name, "Restoring", "Analyzing")
 	cluster(t, "fault", "stop", "prometheus")
 	restarted := false
@@ -350,9 +348,9 @@ func TestPrometheusStoppedThroughTheAnalysis(t *testing.T) {
 func TestHungPrometheusKeepsNoOtherExperimentFromRestoring(t *testing.T) {
 	en := environment(t)
 	first, second := "hung-a-"+framework.RandomSuffix(), "hung-b-"+framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(first, ""))
+	apply(t, en.ns, experimentYAML(first))
 	waitPhase(t, en.ns, first, "Analyzing")
-	apply(t, en.ns, experimentYAML(second, ""))
+	apply(t, en.ns, experimentYAML(second))
 	// Frozen: its port still accepts connections (the kernel completes the handshake) and no
 	// request is ever answered, the worst a Prometheus can do to a client.
 	cluster(t, "fault", "pause", "prometheus")
@@ -388,7 +386,7 @@ func TestHungPrometheusKeepsNoOtherExperimentFromRestoring(t *testing.T) {
 func TestRevertDuringTheLoadMakesTheResultsInvalid(t *testing.T) {
 	en := environment(t)
 	name := "reverted-" + framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(name, ""))
+	apply(t, en.ns, experimentYAML(name))
 	waitPhase(t, en.ns, name, "Running")
 	// Argo CD's self-heal re-applies the manifest from Git (client-side apply, its default)
 	// under its own field manager.
@@ -411,14 +409,14 @@ func TestK6PodStuckTerminating(t *testing.T) {
 	}
 	en := environment(t)
 	name := "stuck-" + framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(name, ""))
+	apply(t, en.ns, experimentYAML(name))
 	waitPhase(t, en.ns, name, "Running")
 	var pod string
 	framework.Eventually(t, 2*time.Minute, time.Second, "a k6 pod runs", func() error {
 		out, err := framework.KubectlErr("-n", en.ns, "get", "pod", "-l", "perfexp.dev/experiment="+name+",app.kubernetes.io/component=load",
 			"-o", "jsonpath={.items[0].metadata.name}")
 		if err != nil || out == "" {
-			return fmt.Errorf("none yet: %v", err)
+			return fmt.Errorf("none yet: %w", err)
 		}
 		pod = out
 		return nil
@@ -441,7 +439,7 @@ func TestKubeletStoppedMidRun(t *testing.T) {
 	}
 	en := environment(t)
 	name := "kubelet-" + framework.RandomSuffix()
-	apply(t, en.ns, experimentYAML(name, ""))
+	apply(t, en.ns, experimentYAML(name))
 	waitPhase(t, en.ns, name, "Running")
 	cluster(t, "fault", "stop", "kubelet")
 	started := false
