@@ -96,8 +96,8 @@ func TestTeardown(t *testing.T) {
 		exp := withTeardown(experiment(ns, "slow", "td-12", 0))
 		exp.Spec.Timeouts = &perfexpv1alpha1.Timeouts{Teardown: &metav1.Duration{Duration: 2 * time.Second}}
 		mustCreate(t, c, exp)
-		mustCreate(t, c, experiment(ns, "b", "td-12", 0))
 		waitPhase(t, c, ns, "slow", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, experiment(ns, "b", "td-12", 0))
 		lab.finishLoad("slow")
 		tornDown(t, ns, "slow", perfexpv1alpha1.ReasonTeardownTimedOut)
 		if _, stopped := lab.teardownCalls("slow"); !stopped {
