@@ -226,7 +226,9 @@ func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
 	type queueT = workqueue.TypedRateLimitingInterface[ctrl.Request]
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queueT) {
-			r.wakeQueue(ctx, e.Object, true, q)
+			// At start-up every experiment arrives as a creation, the holder too.
+			exp, ok := e.Object.(*perfexpv1alpha1.PerfExperiment)
+			r.wakeQueue(ctx, e.Object, ok && holdsEnvironment(exp.Status.Phase), q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) {
 			old, okOld := e.ObjectOld.(*perfexpv1alpha1.PerfExperiment)
