@@ -86,17 +86,21 @@ func BenchmarkQueueBurst(b *testing.B) {
 		api.settle(2*time.Second, 10*time.Minute)
 		burst := api.snapshot().minus(before)
 		settled := api.lastStatusWrite().Sub(start)
+		// Logged at once, so a run that fails later still tells what the burst cost.
+		b.Logf("burst of %d settled in %s: %s", n, settled.Round(time.Millisecond), burst)
 
 		running := "holder"
 		var lat []time.Duration
 		afterBurst := api.snapshot()
 		for range dequeues {
 			next := headOf(b, env.Client, ns)
-			released := time.Now()
+			atRelease, released := api.snapshot(), time.Now()
 			lab.finishLoad(running)
 			waitPhaseB(b, env.Client, ns, next, perfexpv1alpha1.PhaseRunning, 2*time.Minute)
 			lat = append(lat, api.handover(queue.LeaseName("burst"), released))
 			api.settle(time.Second, 2*time.Minute)
+			b.Logf("%s took the lock %s after its release; the dequeue settled %s after the load ended, with %s", next,
+				lat[len(lat)-1].Round(time.Millisecond), time.Since(released).Round(time.Millisecond), api.snapshot().minus(atRelease))
 			running = next
 		}
 		deq := api.snapshot().minus(afterBurst)
@@ -110,7 +114,6 @@ func BenchmarkQueueBurst(b *testing.B) {
 		b.ReportMetric(maxDuration(lat).Seconds()*1000, "max-handover-ms")
 		reportReconcile(b, hist)
 		probe.report(b)
-		b.Logf("burst of %d: %s", n, burst)
 		b.Logf("%d dequeues: %s; handovers %v", dequeues, deq, lat)
 	}
 }
