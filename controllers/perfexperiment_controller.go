@@ -18,9 +18,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -285,7 +287,9 @@ func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Objec
 		switch {
 		case m.UID == exp.UID:
 			// Its own change reconciles it already (For).
-		case exact == 1, queue.Exact(exact) && holderChanged:
+		case exact == 1:
+			addFirst(q, req)
+		case queue.Exact(exact) && holderChanged:
 			q.Add(req)
 		case queue.ShownPosition(shown[m.UID], exact) == shown[m.UID]:
 		case queue.Exact(exact):
@@ -294,4 +298,19 @@ func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Objec
 			q.AddAfter(req, positionBatchDelay)
 		}
 	}
+}
+
+// headPriority is the workqueue priority of a queue's head: when the lock is released, the next
+// experiment goes before the reconciles already waiting (a burst of other queues' work), so it
+// takes the lock at once instead of after the whole backlog.
+const headPriority = 10
+
+// addFirst adds req ahead of the items of lower priority when the controller's workqueue is
+// controller-runtime's priority queue (the default), else at the end.
+func addFirst(q workqueue.TypedRateLimitingInterface[ctrl.Request], req ctrl.Request) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[ctrl.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(headPriority)}, req)
+		return
+	}
+	q.Add(req)
 }
