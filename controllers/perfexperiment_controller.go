@@ -221,8 +221,8 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 // that move the queue count (see movesQueue): a waiting member's own status writes, such as its
 // position, wake nobody, or a burst of n arrivals would reconcile n members n times.
 // Of the queue it wakes the head (so the next experiment starts as soon as the lock is
-// released), the exact places when the holder changed (their message names it), and the members
-// whose shown position is now out of its band, those behind the exact places after
+// released), the exact places when a new holder took the lock (their message names it), and
+// the members whose shown position is now out of its band, those behind the exact places after
 // positionBatchDelay.
 func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
 	type queueT = workqueue.TypedRateLimitingInterface[ctrl.Request]
@@ -238,14 +238,17 @@ func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
 			if !okOld || !okNew || !movesQueue(old, cur) {
 				return
 			}
-			holderChanged := holdsEnvironment(old.Status.Phase) != holdsEnvironment(cur.Status.Phase)
-			r.wakeQueue(ctx, cur, holderChanged, q)
+			// A release wakes only the head: its taking the lock moves every place and names the
+			// new holder, so the exact places are rewritten once, not once for the free lock and
+			// again for the new holder.
+			newHolder := !holdsEnvironment(old.Status.Phase) && holdsEnvironment(cur.Status.Phase)
+			r.wakeQueue(ctx, cur, newHolder, q)
 			if QueueName(old) != QueueName(cur) {
-				r.wakeQueue(ctx, old, holderChanged, q)
+				r.wakeQueue(ctx, old, newHolder, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queueT) {
-			r.wakeQueue(ctx, e.Object, true, q)
+			r.wakeQueue(ctx, e.Object, false, q)
 		},
 	}
 }
@@ -262,7 +265,7 @@ func movesQueue(old, cur *perfexpv1alpha1.PerfExperiment) bool {
 }
 
 // wakeQueue enqueues the members of o's queue that need a reconcile after o changed.
-func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Object, holderChanged bool, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Object, newHolder bool, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 	exp, ok := o.(*perfexpv1alpha1.PerfExperiment)
 	if !ok {
 		return
@@ -289,7 +292,7 @@ func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Objec
 			// Its own change reconciles it already (For).
 		case exact == 1:
 			addFirst(q, req)
-		case queue.Exact(exact) && holderChanged:
+		case queue.Exact(exact) && newHolder:
 			q.Add(req)
 		case queue.ShownPosition(shown[m.UID], exact) == shown[m.UID]:
 		case queue.Exact(exact):

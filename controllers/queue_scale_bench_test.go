@@ -369,6 +369,10 @@ func (a *apiCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.counts[verb+" "+resource]++
+		if err == nil && resp.StatusCode == http.StatusConflict {
+			// Counted among the requests too; kept apart to tell retries from progress.
+			a.counts["conflicted "+verb+" "+resource]++
+		}
 		if err == nil && resp.StatusCode < 300 {
 			if resource == "perfexperiments/status" && (verb == "patch" || verb == "update") {
 				a.lastStatus = time.Now()
@@ -504,8 +508,10 @@ func (c requestCounts) minus(o requestCounts) requestCounts {
 
 func (c requestCounts) total() int {
 	t := 0
-	for _, v := range c {
-		t += v
+	for k, v := range c {
+		if !strings.HasPrefix(k, "conflicted ") {
+			t += v
+		}
 	}
 	return t
 }
