@@ -65,8 +65,16 @@ test-property: test-deps ## The API property test at length: PROPERTY_SPECS rand
 		go test ./controllers -run TestRandomSpecsAreRefusedOrEndWithTheEnvironmentUnchanged -count=1 -v -timeout 60m
 
 .PHONY: bench
-bench: test-deps ## Run the benchmarks.
-	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -benchmem
+bench: test-deps bench-queue ## Run the benchmarks: the queue ones at full size, then every other one (docs/benchmarks.md).
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -skip '^BenchmarkQueue' -benchmem
+
+# How many experiments each queue benchmark applies at once (they default to 100, for CI).
+BENCH_QUEUE_EXPERIMENTS ?= 1000
+
+.PHONY: bench-queue
+bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, and into queues of 10.
+	PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" \
+	  go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m
 
 ##@ Build
 

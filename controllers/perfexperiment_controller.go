@@ -16,10 +16,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -31,9 +35,18 @@ import (
 // queueIndex indexes experiments by their resolved queue name.
 const queueIndex = "perfexp.dev/queue"
 
-// waitingRecheck is how often a waiting experiment looks at its queue even when nothing
-// it watches changed, as a safety net for missed events.
-const waitingRecheck = 30 * time.Second
+// waitingRecheck is how often a waiting experiment at an exact position looks at its queue even
+// when nothing it watches changed, as a safety net for missed events; farWaitingRecheck is the
+// same for members further back.
+const (
+	waitingRecheck    = 30 * time.Second
+	farWaitingRecheck = 5 * time.Minute
+)
+
+// positionBatchDelay is how long a change of a queue waits before it rewrites the positions of
+// members behind the exact places: the changes of a burst of arrivals, or of a dequeue and the
+// start that follows it, reach those members together, as one status write each at most.
+const positionBatchDelay = 2 * time.Second
 
 // PerfExperimentReconciler drives PerfExperiments through their phases.
 //
@@ -205,29 +218,109 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		For(&perfexpv1alpha1.PerfExperiment{}).
 		// Load and setup Jobs belong to their experiment; their progress moves it on.
 		Owns(&batchv1.Job{}).
-		Watches(&perfexpv1alpha1.PerfExperiment{}, handler.EnqueueRequestsFromMapFunc(r.queueMates)).
+		Watches(&perfexpv1alpha1.PerfExperiment{}, r.queueMates()).
 		Named("perfexperiment").
 		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation, MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
-// queueMates maps a change of any experiment to the waiting experiments of its queue.
-func (r *PerfExperimentReconciler) queueMates(ctx context.Context, o client.Object) []ctrl.Request {
+// queueMates wakes the members of a queue that a change of one experiment concerns. Only changes
+// that move the queue count (see movesQueue): a waiting member's own status writes, such as its
+// position, wake nobody, or a burst of n arrivals would reconcile n members n times.
+// Of the queue it wakes the head (so the next experiment starts as soon as the lock is
+// released), the exact places when a new holder took the lock (their message names it), and
+// the members whose shown position is now out of its band, those behind the exact places after
+// positionBatchDelay.
+func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
+	type queueT = workqueue.TypedRateLimitingInterface[ctrl.Request]
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queueT) {
+			// At start-up every experiment arrives as a creation, the holder too.
+			exp, ok := e.Object.(*perfexpv1alpha1.PerfExperiment)
+			r.wakeQueue(ctx, e.Object, ok && holdsEnvironment(exp.Status.Phase), q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) {
+			old, okOld := e.ObjectOld.(*perfexpv1alpha1.PerfExperiment)
+			cur, okNew := e.ObjectNew.(*perfexpv1alpha1.PerfExperiment)
+			if !okOld || !okNew || !movesQueue(old, cur) {
+				return
+			}
+			// A release wakes only the head: its taking the lock moves every place and names the
+			// new holder, so the exact places are rewritten once, not once for the free lock and
+			// again for the new holder.
+			newHolder := !holdsEnvironment(old.Status.Phase) && holdsEnvironment(cur.Status.Phase)
+			r.wakeQueue(ctx, cur, newHolder, q)
+			if QueueName(old) != QueueName(cur) {
+				r.wakeQueue(ctx, old, newHolder, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queueT) {
+			r.wakeQueue(ctx, e.Object, false, q)
+		},
+	}
+}
+
+// movesQueue reports whether a change of an experiment can change its queue: who waits, in
+// what order, and who holds the environment.
+func movesQueue(old, cur *perfexpv1alpha1.PerfExperiment) bool {
+	return isWaiting(old) != isWaiting(cur) ||
+		holdsEnvironment(old.Status.Phase) != holdsEnvironment(cur.Status.Phase) ||
+		old.Status.Phase.IsTerminal() != cur.Status.Phase.IsTerminal() ||
+		(old.Status.Phase == perfexpv1alpha1.PhaseAnalyzing) != (cur.Status.Phase == perfexpv1alpha1.PhaseAnalyzing) ||
+		QueueName(old) != QueueName(cur) ||
+		member(old) != member(cur)
+}
+
+// wakeQueue enqueues the members of o's queue that need a reconcile after o changed.
+func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Object, newHolder bool, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 	exp, ok := o.(*perfexpv1alpha1.PerfExperiment)
 	if !ok {
-		return nil
+		return
 	}
-	list := &perfexpv1alpha1.PerfExperimentList{}
-	if err := r.List(ctx, list, client.MatchingFields{queueIndex: QueueName(exp)}); err != nil {
+	mates, err := r.queueMembers(ctx, QueueName(exp))
+	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing queue mates failed", "queue", QueueName(exp))
-		return nil
+		return
 	}
-	var reqs []ctrl.Request
-	for i := range list.Items {
-		m := &list.Items[i]
-		if isWaiting(m) && m.UID != exp.UID {
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	waiting := make([]queue.Member, 0, len(mates))
+	shown := make(map[types.UID]int32, len(mates))
+	for i := range mates {
+		if isWaiting(&mates[i]) {
+			waiting = append(waiting, member(&mates[i]))
+			shown[mates[i].UID] = mates[i].Status.QueuePosition
 		}
 	}
-	return reqs
+	queue.Order(waiting)
+	for i, m := range waiting {
+		exact := int32(i + 1)
+		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}}
+		switch {
+		case m.UID == exp.UID:
+			// Its own change reconciles it already (For).
+		case exact == 1:
+			addFirst(q, req)
+		case queue.Exact(exact) && newHolder:
+			q.Add(req)
+		case queue.ShownPosition(shown[m.UID], exact) == shown[m.UID]:
+		case queue.Exact(exact):
+			q.Add(req)
+		default:
+			q.AddAfter(req, positionBatchDelay)
+		}
+	}
+}
+
+// headPriority is the workqueue priority of a queue's head: when the lock is released, the next
+// experiment goes before the reconciles already waiting (a burst of other queues' work), so it
+// takes the lock at once instead of after the whole backlog.
+const headPriority = 10
+
+// addFirst adds req ahead of the items of lower priority when the controller's workqueue is
+// controller-runtime's priority queue (the default), else at the end.
+func addFirst(q workqueue.TypedRateLimitingInterface[ctrl.Request], req ctrl.Request) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[ctrl.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(headPriority)}, req)
+		return
+	}
+	q.Add(req)
 }

@@ -65,14 +65,12 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 		}
 	}
 	if !acquired {
-		exp.Status.QueuePosition = position
-		msg := fmt.Sprintf("position %d of %d in queue %s", position, len(waiting), name)
-		if h := holderName(mates, holder.UID); h != "" {
-			msg += "; " + h + " is running"
-		}
+		shown := queue.ShownPosition(exp.Status.QueuePosition, position)
+		exp.Status.QueuePosition = shown
+		msg := queuedMessage(shown, name, holderName(mates, holder.UID))
 		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "%s", msg)
 		exp.Status.Message = msg
-		return ctrl.Result{RequeueAfter: waitingRecheck}, nil
+		return ctrl.Result{RequeueAfter: waitingRecheckAt(shown)}, nil
 	}
 
 	// The finalizer goes on before the status says Preparing, so before anything is patched.
@@ -101,6 +99,31 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionFalse, perfexpv1alpha1.ReasonLockAcquired, "holds the lock of queue %s", name)
 	r.enter(s, perfexpv1alpha1.PhasePreparing, "took the lock of queue %s; preparing the environment", name)
 	return ctrl.Result{}, nil
+}
+
+// queuedMessage says where a waiting experiment stands. It names neither the length of the
+// queue nor, behind the exact places, the holder: either would change the message, and so
+// cost a status write, of every waiting member at every arrival or dequeue.
+func queuedMessage(shown int32, queueName, holder string) string {
+	if !queue.Exact(shown) {
+		return fmt.Sprintf("about position %d in queue %s", shown, queueName)
+	}
+	msg := fmt.Sprintf("position %d in queue %s", shown, queueName)
+	if holder != "" {
+		msg += "; " + holder + " is running"
+	}
+	return msg
+}
+
+// waitingRecheckAt is how long a waiting experiment at the shown position waits before looking
+// at its queue again when nothing it watches changed. Changes of the queue wake the members
+// they concern (see queueMates); this is a safety net, so members far from the head, which
+// cannot start soon, look less often.
+func waitingRecheckAt(shown int32) time.Duration {
+	if queue.Exact(shown) {
+		return waitingRecheck
+	}
+	return farWaitingRecheck
 }
 
 // queuedBaselineRecheck is how often an experiment first in line looks again at a baseline that
@@ -165,10 +188,13 @@ func sweepOrdered(exp *perfexpv1alpha1.PerfExperiment) bool {
 	return ok
 }
 
-// queueMembers lists every experiment of a queue, from the cache.
+// queueMembers lists every experiment of a queue, from the cache. The experiments are the
+// cache's own: callers must not modify them.
 func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string) ([]perfexpv1alpha1.PerfExperiment, error) {
 	list := &perfexpv1alpha1.PerfExperimentList{}
-	if err := r.List(ctx, list, client.MatchingFields{queueIndex: name}); err != nil {
+	// The members are only read: sharing the cache's copies saves copying the whole queue at
+	// every reconcile of every member, which dominated the cost of a long queue.
+	if err := r.List(ctx, list, client.MatchingFields{queueIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing queue %s: %w", name, err)
 	}
 	return list.Items, nil

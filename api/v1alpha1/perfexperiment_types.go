@@ -244,7 +244,9 @@ type PerfExperimentStatus struct {
 	Queue string `json:"queue,omitempty"`
 
 	// queuePosition is this experiment's place among the experiments waiting in its queue:
-	// 1 runs next. Zero or absent when it is not waiting.
+	// 1 runs next. Zero or absent when it is not waiting. The first 10 places are exact;
+	// further back it is within a tenth of the exact place (it is rewritten only when it
+	// drifts further, so a long queue's dequeue does not rewrite every member).
 	// +optional
 	QueuePosition int32 `json:"queuePosition,omitempty"`
 

@@ -147,6 +147,37 @@ func Position(ordered []Member, uid types.UID) int32 {
 	return 0
 }
 
+// ExactPositions is how many places at the head of a queue are always shown exactly. Beyond
+// them a shown position may lag the exact one by up to a tenth (see ShownPosition).
+const ExactPositions = 10
+
+// ShownPosition is the queue position to show (store in status) for a member at the exact
+// 1-based place exact, given the position shown now (0: none yet).
+//
+// The first ExactPositions places are shown exactly. Further back a shown position is kept
+// while it is within a tenth of the exact one, and replaced by the exact one once it drifts
+// further: each dequeue moves every member up one place, and rewriting them all would cost a
+// status write per member per dequeue, O(n^2) over the life of a queue of n. With the band, a
+// dequeue rewrites the ExactPositions at the head and the few members whose drift just crossed
+// their tenth (about 10*ln(n/10) of them); a burst of arrivals that shifts a member back a few
+// places rewrites nothing behind the head.
+func ShownPosition(shown, exact int32) int32 {
+	if exact <= ExactPositions || shown <= ExactPositions {
+		return exact
+	}
+	drift := shown - exact
+	if drift < 0 {
+		drift = -drift
+	}
+	if 10*drift > exact {
+		return exact
+	}
+	return shown
+}
+
+// Exact reports whether a shown position is the exact place, not an approximation.
+func Exact(shown int32) bool { return shown <= ExactPositions }
+
 // Lock takes and releases queue locks.
 type Lock struct {
 	Client client.Client

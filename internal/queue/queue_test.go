@@ -132,3 +132,65 @@ func TestOrderAnnotations(t *testing.T) {
 		}
 	})
 }
+
+func TestShownPosition(t *testing.T) {
+	tests := []struct {
+		name         string
+		shown, exact int32
+		want         int32
+	}{
+		{"a new member gets its exact place", 0, 500, 500},
+		{"the head is always exact", 2, 1, 1},
+		{"the last exact place", 11, 10, 10},
+		{"a member entering the exact places from behind", 12, 10, 10},
+		{"a shown place is kept within a tenth", 500, 460, 500},
+		{"at exactly a tenth it is kept", 550, 500, 550},
+		{"past a tenth it is replaced", 551, 500, 500},
+		{"a member pushed back by arrivals keeps its place within a tenth", 500, 540, 500},
+		{"pushed back further it is replaced", 500, 560, 560},
+		{"a shown exact place becomes approximate only by rewriting", 10, 11, 11},
+		{"just behind the exact places drift is 1", 12, 11, 12},
+		{"just behind the exact places drift of 2 is replaced", 13, 11, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := queue.ShownPosition(tt.shown, tt.exact); got != tt.want {
+				t.Errorf("ShownPosition(%d, %d) = %d, want %d", tt.shown, tt.exact, got, tt.want)
+			}
+		})
+	}
+}
+
+// A member that waits at the back of a long queue while every member ahead runs is rewritten
+// a number of times that grows with the log of its place, not with the place itself, and what
+// it shows never drifts more than a tenth from its exact place.
+func TestShownPositionOverAQueuesLife(t *testing.T) {
+	tests := []struct {
+		start     int32
+		maxWrites int
+	}{
+		{start: 10, maxWrites: 10},
+		{start: 100, maxWrites: 35},
+		{start: 1000, maxWrites: 60},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(int(tt.start)), func(t *testing.T) {
+			shown, writes := int32(0), 0
+			for exact := tt.start; exact >= 1; exact-- {
+				next := queue.ShownPosition(shown, exact)
+				if next != shown {
+					writes++
+					shown = next
+				}
+				drift := shown - exact
+				if exact <= queue.ExactPositions && drift != 0 || 10*drift > exact {
+					t.Fatalf("at exact place %d it shows %d", exact, shown)
+				}
+			}
+			if writes > tt.maxWrites {
+				t.Errorf("%d writes for a member that started at %d, want at most %d", writes, tt.start, tt.maxWrites)
+			}
+			t.Logf("start %d: %d writes", tt.start, writes)
+		})
+	}
+}
