@@ -86,6 +86,12 @@ type experiment struct {
 				Requests *int64 `json:"requests"`
 				P95      string `json:"p95"`
 			} `json:"scenarios"`
+			Workloads []struct {
+				Kind      string `json:"kind"`
+				Name      string `json:"name"`
+				Pods      *int32 `json:"pods"`
+				MemoryAvg string `json:"memoryAvg"`
+			} `json:"workloads"`
 		} `json:"results"`
 		Comparison struct {
 			Baseline string `json:"baseline"`
@@ -163,6 +169,52 @@ func TestOperatorRunsAQueueAndRestoresTheEnvironment(t *testing.T) {
 		out := framework.Kubectl(t, "-n", ns, "get", "deploy", "-o", "jsonpath={.items[*].metadata.annotations}")
 		if strings.Contains(out, "perfexp.dev/") {
 			t.Errorf("perfexp's annotations remain on the Deployments: %s", out)
+		}
+	})
+
+	// The variant rolled every Deployment out just before its load: the old pods' cAdvisor series
+	// linger in Prometheus for minutes, and counting them doubled the pods and the memory.
+	t.Run("after the variant's rollouts, pods equal replicas and memory is the baseline's within 10 %", func(t *testing.T) {
+		replicas := map[string]int32{}
+		for name, spec := range before {
+			r := int32(1)
+			if m, ok := spec.(map[string]any); ok {
+				if v, ok := m["replicas"].(float64); ok {
+					r = int32(v)
+				}
+			}
+			replicas[name] = r
+		}
+		baseMemory := map[string]float64{}
+		for _, w := range base.Status.Results.Workloads {
+			var m float64
+			if _, err := fmt.Sscan(w.MemoryAvg, &m); err == nil {
+				baseMemory[w.Name] = m
+			}
+		}
+		seen := 0
+		for _, w := range variant.Status.Results.Workloads {
+			want, ok := replicas[w.Name]
+			if w.Kind != "Deployment" || !ok {
+				continue
+			}
+			seen++
+			if w.Pods == nil || *w.Pods != want {
+				t.Errorf("%s: %v pods during the variant's load, want its %d replicas", w.Name, w.Pods, want)
+			}
+			var m float64
+			if _, err := fmt.Sscan(w.MemoryAvg, &m); err != nil || baseMemory[w.Name] == 0 {
+				t.Errorf("%s: memory %q, baseline %v: want both measured", w.Name, w.MemoryAvg, baseMemory[w.Name])
+				continue
+			}
+			if ratio := m / baseMemory[w.Name]; ratio < 0.9 || ratio > 1.1 {
+				t.Errorf("%s: memory %.0f bytes in the variant, %.0f in the baseline (%.0f %%): want within 10 %%", w.Name, m, baseMemory[w.Name], 100*(ratio-1))
+			} else {
+				t.Logf("%s: %d pods, memory %.1f MiB (baseline %.1f MiB, %+.1f %%)", w.Name, *w.Pods, m/(1<<20), baseMemory[w.Name]/(1<<20), 100*(ratio-1))
+			}
+		}
+		if seen != len(deployments) {
+			t.Errorf("the variant's results list %d of the %d Deployments", seen, len(deployments))
 		}
 	})
 
