@@ -155,6 +155,19 @@ func fresh(metric, sel string, maxAge time.Duration) string {
 	return fmt.Sprintf("(timestamp(%s%s) > time() - %s)", metric, sel, strconv.FormatFloat(maxAge.Seconds(), 'f', -1, 64))
 }
 
+// sampledIn keeps only the container instances with a sample of their own stamped inside the
+// window (its last part for a window shorter than maxAge/2). fresh alone keeps a container that
+// a rollout replaced just before the window for up to maxAge into it: with a window shorter than
+// that, the old pods were summed with the new ones for the whole window (seen on the local
+// cluster: memory twice the baseline's after a 25 s load). cAdvisor's samples carry its own
+// times, so an instance that was gone before the window has no sample stored inside it.
+func sampledIn(metric, sel string, window, maxAge time.Duration) string {
+	if window < maxAge/2 {
+		window = maxAge / 2
+	}
+	return fmt.Sprintf("count_over_time(%s%s[%s] @ end())", metric, sel, promDuration(window))
+}
+
 // instanceKey names a container instance in a cAdvisor answer grouped by instance.
 func instanceKey(m model.Metric) string {
 	return string(m["namespace"]) + "/" + string(m["pod"]) + "/" + string(m["container"]) + "/" + string(m["id"])
@@ -175,12 +188,17 @@ func freshSteps(mem model.Matrix) map[string]map[model.Time]bool {
 	return out
 }
 
-// keepFresh drops the steps at which the series' container instance was not fresh. An
-// instance without a working-set series (a scrape configuration that drops it) is kept whole.
+// keepFresh drops the steps at which the series' container instance was not fresh. When no
+// instance has a working-set series (a scrape configuration that drops it) every series is kept
+// whole; otherwise an instance without one had no sample in the window (sampledIn) and is
+// dropped (nil): a container a rollout replaced just before the window.
 func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *model.SampleStream {
 	at, ok := fresh[instanceKey(ss.Metric)]
 	if !ok {
-		return ss
+		if len(fresh) == 0 {
+			return ss
+		}
+		return nil
 	}
 	out := &model.SampleStream{Metric: ss.Metric}
 	for _, p := range ss.Values {
@@ -230,7 +248,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	// over a container that has just gone would otherwise mix the old revision into the new
 	// one for a whole rate window. The working set comes first: it says which are fresh.
 	ranges := []rq{
-		{fmt.Sprintf("%s (%s%s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{fmt.Sprintf("%s (%s%s and %s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge), sampledIn(memName, sel, w, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
 		// The peak within each rate window, so a spike between two steps is not missed.
 		{fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
@@ -266,7 +284,9 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		if i > 0 {
 			kept = make(model.Matrix, 0, len(matrices[i]))
 			for _, ss := range matrices[i] {
-				kept = append(kept, keepFresh(ss, fresh))
+				if k := keepFresh(ss, fresh); k != nil {
+					kept = append(kept, k)
+				}
 			}
 		}
 		for _, ss := range byContainer(kept) {

@@ -176,10 +176,11 @@ func TestOperatorRunsAQueueAndRestoresTheEnvironment(t *testing.T) {
 	// linger in Prometheus for minutes, and counting them doubled the pods and the memory.
 	t.Run("after the variant's rollouts, pods equal replicas and memory is the baseline's within 10 %", func(t *testing.T) {
 		if os.Getenv("PERFEXP_E2E_KNOWN_BUGS") != "1" {
-			// Found 2026-11-22 (docs/status/analysis.md): with a load window shorter than
-			// cAdvisor's freshness bound (60 s), the pods a rollout replaced just before the
-			// load still count, so pods read 2 and memory about twice the baseline's.
-			t.Skip("known bug, see docs/status/analysis.md; PERFEXP_E2E_KNOWN_BUGS=1 runs it")
+			// The pods part passes since the fix of 2026-11-22 (docs/status/analysis.md); the
+			// memory part does not yet for the demo's smallest services, whose working sets
+			// (2-6 MiB Go processes) differ by more than 10 % between a fresh pod and an older
+			// one. Run it with PERFEXP_E2E_KNOWN_BUGS=1.
+			t.Skip("memory of the demo's 2-6 MiB services varies more than 10 % between pods; see docs/status/analysis.md")
 		}
 		replicas := map[string]int32{}
 		for name, spec := range before {
