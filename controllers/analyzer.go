@@ -270,32 +270,14 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	// The results record the load shape with a hash of each script, so a later run can
 	// check it ran the same; a ConfigMap script that is gone has an unknown hash, not a
 	// different one.
-	scripts := map[string]string{}
-	for _, s := range exp.Spec.Load.Scenarios {
-		ref := s.Script.ConfigMap
-		if ref == nil {
-			continue
-		}
-		cm := &corev1.ConfigMap{}
-		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: ref.Name}, cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return in, err
-		}
-		key := ref.Key
-		if key == "" {
-			key = "script.js"
-		}
-		if text, ok := cm.Data[key]; ok {
-			scripts[s.Name] = text
-		}
+	scripts, err := scenarioScripts(ctx, a.Client, exp)
+	if err != nil {
+		return in, err
 	}
 	in.LoadShape = analysis.LoadShape(exp.Spec.Load, scripts)
 	for _, p := range exp.Status.PhaseHistory {
 		in.Phases = append(in.Phases, analysis.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
 	}
-	var err error
 	if in.Workloads, err = a.workloads(ctx, exp); err != nil {
 		return in, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -271,36 +270,11 @@ func environmentState(t *testing.T, c client.Client, ns string) string {
 }
 
 // playRolloutController stands in for the Deployment and StatefulSet controllers, which envtest
-// does not run: every workload of the namespaces reports a finished rollout of its current spec.
+// does not run, until ctx ends (testenv.RollOut every 200 ms; an error is retried).
 func playRolloutController(ctx context.Context, c client.Client, namespaces []string) {
 	for ctx.Err() == nil {
 		for _, ns := range namespaces {
-			var deps appsv1.DeploymentList
-			if err := c.List(ctx, &deps, client.InNamespace(ns)); err == nil {
-				for i := range deps.Items {
-					d := &deps.Items[i]
-					r := ptr.Deref(d.Spec.Replicas, 1)
-					want := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
-					if !reflect.DeepEqual(d.Status, want) {
-						d.Status = want
-						_ = c.Status().Update(ctx, d)
-					}
-				}
-			}
-			var stss appsv1.StatefulSetList
-			if err := c.List(ctx, &stss, client.InNamespace(ns)); err == nil {
-				for i := range stss.Items {
-					s := &stss.Items[i]
-					r := ptr.Deref(s.Spec.Replicas, 1)
-					rev := fmt.Sprintf("%s-%d", s.Name, s.Generation)
-					want := appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: r, ReadyReplicas: r, UpdatedReplicas: r,
-						AvailableReplicas: r, CurrentReplicas: r, CurrentRevision: rev, UpdateRevision: rev}
-					if !reflect.DeepEqual(s.Status, want) {
-						s.Status = want
-						_ = c.Status().Update(ctx, s)
-					}
-				}
-			}
+			_ = testenv.RollOut(ctx, c, ns)
 		}
 		select {
 		case <-ctx.Done():

@@ -59,7 +59,7 @@ func (r *PerfExperimentReconciler) recordHistory(ctx context.Context, s *scope) 
 // past the cache, so the update starts from the stored version. It returns the history as
 // written.
 func RecordHistory(ctx context.Context, c client.Client, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment, at metav1.Time) (*perfexpv1alpha1.PerfHistory, error) {
-	scripts, err := historyScripts(ctx, reader, exp)
+	scripts, err := scenarioScripts(ctx, reader, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +134,10 @@ func labelValue(s string) string {
 	return string(out)
 }
 
-// historyScripts reads the scenarios' ConfigMap scripts, for their hashes in the fingerprint.
-// A ConfigMap that is gone leaves its hash unknown rather than failing the record.
-func historyScripts(ctx context.Context, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment) (map[string]string, error) {
+// scenarioScripts reads the scenarios' ConfigMap scripts by scenario name, for the hashes of the
+// load shape (results, history fingerprint). A ConfigMap that is gone leaves its hash unknown
+// rather than failing the caller.
+func scenarioScripts(ctx context.Context, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment) (map[string]string, error) {
 	scripts := map[string]string{}
 	for _, s := range exp.Spec.Load.Scenarios {
 		ref := s.Script.ConfigMap

@@ -21,14 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -185,30 +181,7 @@ func startCountedOperator(b *testing.B, env *testenv.Env, lab *lab) *apiCounter 
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS = -1
 	cfg.WrapTransport = api.wrap
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := &controllers.PerfExperimentReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("perfexp"),
-		Clock:                   clock.RealClock{},
-		Lock:                    &queue.Lock{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
-		Environment:             lab,
-		Load:                    lab,
-		Analyzer:                lab,
-		MaxConcurrentReconciles: 4,
-		SkipNameValidation:      true,
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	op := &operator{cancel: cancel, done: make(chan error, 1)}
-	go func() { op.done <- mgr.Start(ctx) }()
-	b.Cleanup(op.stop)
+	startOperatorOpts(b, env, operatorOptions{workers: 4, config: cfg}, lab, lab, lab)
 	return api
 }
 

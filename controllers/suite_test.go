@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,11 +59,17 @@ type operatorOptions struct {
 	workers        int
 	attemptTimeout time.Duration
 	baselineGrace  time.Duration
+	// config replaces the API server's config (a benchmark counts requests through its own).
+	config *rest.Config
 }
 
-func startOperatorOpts(t *testing.T, env *testenv.Env, opts operatorOptions, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
+func startOperatorOpts(t testing.TB, env *testenv.Env, opts operatorOptions, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	cfg := env.Config
+	if opts.config != nil {
+		cfg = opts.config
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})

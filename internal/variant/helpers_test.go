@@ -199,39 +199,8 @@ func reread(t testing.TB, c client.Client, exp *perfexpv1alpha1.PerfExperiment) 
 // finished rollout of its current spec.
 func rollOut(t testing.TB, c client.Client, ns string) {
 	t.Helper()
-	ctx := t.Context()
-	var deps appsv1.DeploymentList
-	if err := c.List(ctx, &deps, client.InNamespace(ns)); err != nil {
+	if err := testenv.RollOut(t.Context(), c, ns); err != nil {
 		t.Fatal(err)
-	}
-	for i := range deps.Items {
-		d := &deps.Items[i]
-		r := ptr.Deref(d.Spec.Replicas, 1)
-		want := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
-		if reflect.DeepEqual(d.Status, want) {
-			continue
-		}
-		d.Status = want
-		if err := c.Status().Update(ctx, d); err != nil {
-			t.Fatalf("rolling out Deployment %s: %v", d.Name, err)
-		}
-	}
-	var stss appsv1.StatefulSetList
-	if err := c.List(ctx, &stss, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range stss.Items {
-		s := &stss.Items[i]
-		r := ptr.Deref(s.Spec.Replicas, 1)
-		rev := fmt.Sprintf("%s-%d", s.Name, s.Generation)
-		want := appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: r, ReadyReplicas: r, UpdatedReplicas: r, AvailableReplicas: r, CurrentReplicas: r, CurrentRevision: rev, UpdateRevision: rev}
-		if reflect.DeepEqual(s.Status, want) {
-			continue
-		}
-		s.Status = want
-		if err := c.Status().Update(ctx, s); err != nil {
-			t.Fatalf("rolling out StatefulSet %s: %v", s.Name, err)
-		}
 	}
 }
 

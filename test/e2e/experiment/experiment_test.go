@@ -107,7 +107,7 @@ type experiment struct {
 
 func TestOperatorRunsAQueueAndRestoresTheEnvironment(t *testing.T) {
 	framework.RequireCluster(t)
-	deployOperator(t)
+	framework.DeployOperator(t)
 
 	ns := "e2e-exp-" + framework.RandomSuffix()
 	framework.Kubectl(t, "create", "namespace", ns)
@@ -244,19 +244,6 @@ func TestOperatorRunsAQueueAndRestoresTheEnvironment(t *testing.T) {
 			t.Errorf("report.md does not describe the run:\n%s", report)
 		}
 	})
-}
-
-// deployOperator installs the operator from config/local, restarting it so it runs the image
-// `make images` just built under the same tag.
-func deployOperator(t *testing.T) {
-	t.Helper()
-	_, err := framework.KubectlErr("-n", "perfexp-system", "get", "deploy/perfexp-manager")
-	existed := err == nil
-	framework.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-k", "config/local")
-	if existed {
-		framework.Kubectl(t, "-n", "perfexp-system", "rollout", "restart", "deploy/perfexp-manager")
-	}
-	framework.Kubectl(t, "-n", "perfexp-system", "rollout", "status", "deploy/perfexp-manager", "--timeout=180s")
 }
 
 func get(t *testing.T, ns, name string) experiment {

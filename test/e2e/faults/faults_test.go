@@ -120,7 +120,7 @@ func environment(t *testing.T) *env {
 		framework.Kubectl(t, "-n", ns, "rollout", "status", "deploy", "--timeout=180s")
 		framework.Kubectl(t, "-n", ns, "create", "configmap", "checkinout-script",
 			"--from-file=script.js="+filepath.Join(framework.RepoRoot(), "scenarios", "demo", "checkinout.js"))
-		deployOperator(t)
+		framework.DeployOperator(t)
 		shared = &env{ns: ns, before: deployments(t, ns)}
 	})
 	if shared == nil {
@@ -135,19 +135,6 @@ func TestMain(m *testing.M) {
 		_, _ = framework.KubectlErr("delete", "namespace", shared.ns, "--wait=false")
 	}
 	os.Exit(code)
-}
-
-// deployOperator installs the operator from config/local, restarting it so it runs the image
-// `make images` just built.
-func deployOperator(t *testing.T) {
-	t.Helper()
-	_, err := framework.KubectlErr("-n", "perfexp-system", "get", "deploy/perfexp-manager")
-	existed := err == nil
-	framework.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-k", "config/local")
-	if existed {
-		framework.Kubectl(t, "-n", "perfexp-system", "rollout", "restart", "deploy/perfexp-manager")
-	}
-	framework.Kubectl(t, "-n", "perfexp-system", "rollout", "status", "deploy/perfexp-manager", "--timeout=180s")
 }
 
 // deployments is every Deployment's labels, annotations and spec, as one comparable string.

@@ -187,3 +187,16 @@ func WaitEstablished(t testing.TB, crd string) {
 		return err
 	})
 }
+
+// DeployOperator installs the operator from config/local, restarting it when it was already
+// there so it runs the image `make images` just built under the same tag.
+func DeployOperator(t testing.TB) {
+	t.Helper()
+	_, err := KubectlErr("-n", "perfexp-system", "get", "deploy/perfexp-manager")
+	existed := err == nil
+	Kubectl(t, "apply", "--server-side", "--force-conflicts", "-k", "config/local")
+	if existed {
+		Kubectl(t, "-n", "perfexp-system", "rollout", "restart", "deploy/perfexp-manager")
+	}
+	Kubectl(t, "-n", "perfexp-system", "rollout", "status", "deploy/perfexp-manager", "--timeout=180s")
+}
