@@ -58,6 +58,15 @@ type Analysis struct {
 	// +optional
 	MinMeaningfulChangePercent *resource.Quantity `json:"minMeaningfulChangePercent,omitempty"`
 
+	// maxNodeLoadDifference is how far apart, in CPU cores, the load outside the experiment
+	// on the run's nodes and on its baseline's may be before a comparison of one run with one
+	// run claims nothing: every verdict becomes Inconclusive and the comparison says which run
+	// had the busier node. A single run's interval cannot see a noisy neighbour. Defaults to
+	// a tenth of the node's cores (250m when cAdvisor does not say how many); repeated runs (a
+	// PerfSweep with repeats) are not affected.
+	// +optional
+	MaxNodeLoadDifference *resource.Quantity `json:"maxNodeLoadDifference,omitempty"`
+
 	// primaryMetrics are the metrics the comparison's headline (status.comparison.change) is
 	// decided on; every other compared metric is reported but never flips it. Defaults to
 	// each scenario's P95 and ErrorRate.

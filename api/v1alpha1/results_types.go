@@ -269,6 +269,11 @@ type Comparison struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
+	// disturbed explains why no change was claimed although the intervals would have allowed
+	// one: the node's load outside the experiment differed too much between the two runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Disturbed string `json:"disturbed,omitempty"`
 }
 
 // MetricComparison compares one metric with the baseline.

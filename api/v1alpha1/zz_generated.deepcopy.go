@@ -66,6 +66,11 @@ func (in *Analysis) DeepCopyInto(out *Analysis) {
 		x := (*in).DeepCopy()
 		*out = &x
 	}
+	if in.MaxNodeLoadDifference != nil {
+		in, out := &in.MaxNodeLoadDifference, &out.MaxNodeLoadDifference
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.PrimaryMetrics != nil {
 		in, out := &in.PrimaryMetrics, &out.PrimaryMetrics
 		*out = make([]PrimaryMetric, len(*in))

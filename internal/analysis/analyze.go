@@ -183,6 +183,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		spans    map[string]activeSpan
 		wd       *workloadData
 		wdNotes  []string
+		nodeLoad *NodeLoad
+		nlNote   string
 		queries  []QueryResult
 		sliceQs  = make([][]QueryResult, len(slices))
 		step     = intervalLength(in.End.Sub(ms))
@@ -195,6 +197,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 			return err
 		},
 		func() (err error) { wd, wdNotes, err = readListedWorkloads(ctx, cq, in, ms); return err },
+		func() (err error) { nodeLoad, nlNote, err = readNodeLoad(ctx, cq, in, ms, in.End); return err },
 		func() (err error) {
 			queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End)
 			return err
@@ -260,6 +263,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	}
 
 	r.Notes = append(r.Notes, wdNotes...)
+	if nlNote != "" {
+		r.Notes = append(r.Notes, nlNote)
+	}
+	r.NodeLoad = nodeLoad
 	r.Workloads = wd.results(ms, in.End, true)
 	r.Queries = queries
 

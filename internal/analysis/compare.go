@@ -112,6 +112,10 @@ type CompareOptions struct {
 	// Resamples is the number of bootstrap resamples of a single-run comparison (default
 	// DefaultResamples).
 	Resamples int
+	// MaxNodeLoadDifference is how far apart (cores) the two runs' CPU load outside the
+	// experiment may be before a single-run comparison claims nothing; 0 is the default, a
+	// tenth of the node's cores (see maxNodeLoadDifference).
+	MaxNodeLoadDifference float64
 }
 
 // OptionsFor reads the comparison's options from spec.analysis. The second value is a note
@@ -124,6 +128,9 @@ func OptionsFor(a perfexpv1alpha1.Analysis) (CompareOptions, string) {
 			return o, fmt.Sprintf("minMeaningfulChangePercent %s is outside (0, 100); the default %g%% was used", q.String(), DefaultMinChangePercent)
 		}
 		o.MinChangePercent = v
+	}
+	if q := a.MaxNodeLoadDifference; q != nil {
+		o.MaxNodeLoadDifference = q.AsApproximateFloat64()
 	}
 	return o, ""
 }
@@ -338,7 +345,29 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	}
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
 	finish(c)
+	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
+	for _, why := range []string{nodeLoadProblem(r.NodeLoad, b.Result.NodeLoad, o.MaxNodeLoadDifference), throttleProblem(r, b.Result)} {
+		if why != "" {
+			undecide(c, why)
+		}
+	}
 	return c
+}
+
+// undecide withdraws every claim of a comparison whose two runs were not measured on a
+// comparable node: a change, or the absence of one, may be the neighbour's.
+func undecide(c *Comparison, why string) {
+	c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
+	for i := range c.Metrics {
+		mc := &c.Metrics[i]
+		switch mc.Change {
+		case perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoMeaningfulChange:
+			mc.Why = fmt.Sprintf("%s on its interval, but not claimed: the runs' conditions differed (see the comparison's notes)", mc.Change)
+			mc.Change = perfexpv1alpha1.ChangeInconclusive
+		}
+	}
+	c.Change = headline(c.Metrics)
+	c.Notes = append([]string{why}, c.Notes...)
 }
 
 // queryRows compare custom queries on their value alone: one value per run has no interval.

@@ -35,6 +35,8 @@ type Result struct {
 	Scenarios []ScenarioResult `json:"scenarios"`
 	// Workloads holds CPU and memory per touched or observed workload.
 	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	// NodeLoad is the CPU the run's nodes spent outside the experiment, nil when unknown.
+	NodeLoad *NodeLoad `json:"nodeLoad,omitempty"`
 	// Queries holds the custom queries' results.
 	Queries []QueryResult `json:"queries,omitempty"`
 	// Slices holds results per time slice.
@@ -278,8 +280,13 @@ type Comparison struct {
 	// Multiplicity says how the headline's family of tests was controlled.
 	Multiplicity string `json:"multiplicity,omitempty"`
 	// Notes are caveats of the method (e.g. between-run noise is not in a single-run interval).
-	Notes   []string           `json:"notes,omitempty"`
-	Metrics []MetricComparison `json:"metrics,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// NodeLoad and BaselineNodeLoad are the two runs' node load (single-run comparisons);
+	// Disturbed says why no change was claimed when they differ too much.
+	NodeLoad         *NodeLoad          `json:"nodeLoad,omitempty"`
+	BaselineNodeLoad *NodeLoad          `json:"baselineNodeLoad,omitempty"`
+	Disturbed        string             `json:"disturbed,omitempty"`
+	Metrics          []MetricComparison `json:"metrics,omitempty"`
 }
 
 // MetricComparison compares one metric with the baseline.

@@ -83,7 +83,8 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 	if cmp == nil {
 		return nil
 	}
-	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage)}
+	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage),
+		Disturbed: truncate(cmp.Disturbed, statusMaxMessage)}
 	if cmp.MinChangePercent > 0 {
 		c.MinMeaningfulChangePercent = fixed(&cmp.MinChangePercent, 2)
 	}

@@ -157,6 +157,13 @@ func (m *markdown) comparison(c *analysis.Comparison) {
 		m.printf(" %s.", strings.TrimSuffix(c.Message, "."))
 	}
 	m.printf("\n\n%s\n\n", method(c))
+	if c.NodeLoad != nil || c.BaselineNodeLoad != nil {
+		m.printf("Node load outside the experiment: this run %s; baseline %s.", c.NodeLoad, c.BaselineNodeLoad)
+		if c.Disturbed != "" {
+			m.printf(" **No change is claimed:** %s.", strings.TrimSuffix(c.Disturbed, "."))
+		}
+		m.printf("\n\n")
+	}
 	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | p |\n|---|---:|---:|---|---:|---|---:|\n")
 	for _, mc := range c.Metrics {
 		name := cell(mc.Metric)
@@ -193,7 +200,7 @@ func method(c *analysis.Comparison) string {
 		fmt.Fprintf(&b, " The headline is decided on the primary metrics with %s (a primary metric without errors on either side cannot change and is not counted); other metrics never change it.", c.Multiplicity)
 	}
 	for _, n := range c.Notes {
-		if !strings.HasPrefix(n, "one run per side") {
+		if !strings.HasPrefix(n, "one run per side") && n != c.Disturbed {
 			fmt.Fprintf(&b, " %s.", strings.TrimSuffix(n, "."))
 		}
 	}

@@ -1,0 +1,188 @@
+package analysis
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
+)
+
+// nodeCPU crafts one cAdvisor CPU counter of a node (instance): the root cgroup (id "/") when
+// ns is empty, else one container of a pod in ns.
+func nodeCPU(instance, ns, pod string, cores float64, from, to time.Time) promtest.Series {
+	l := map[string]string{"__name__": "container_cpu_usage_seconds_total", "job": "kubelet", "metrics_path": "/metrics/cadvisor", "instance": instance}
+	if ns == "" {
+		l["id"] = "/"
+	} else {
+		l["namespace"], l["pod"], l["container"], l["id"] = ns, pod, "app", "/kubepods/"+pod+"/c"
+	}
+	var fs []promtest.Float
+	for t := from; !t.After(to); t = t.Add(15 * time.Second) {
+		fs = append(fs, promtest.Float{T: t, V: 5000 + cores*t.Sub(from).Seconds()})
+	}
+	return promtest.Series{Labels: l, Floats: fs}
+}
+
+func machineCores(instance string, cores float64, from, to time.Time) promtest.Series {
+	var fs []promtest.Float
+	for t := from; !t.After(to); t = t.Add(15 * time.Second) {
+		fs = append(fs, promtest.Float{T: t, V: cores})
+	}
+	return promtest.Series{Labels: map[string]string{"__name__": "machine_cpu_cores", "job": "kubelet", "metrics_path": "/metrics/cadvisor", "instance": instance}, Floats: fs}
+}
+
+// TestCraftedNodeLoad writes a node's cAdvisor series to a real Prometheus: the experiment's
+// pods, a neighbour's pod, and the root cgroup that also holds processes outside pods.
+func TestCraftedNodeLoad(t *testing.T) {
+	prom := promtest.Start(t)
+	base := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
+	start, end := base.Add(5*time.Minute), base.Add(15*time.Minute)
+	to := end.Add(2 * time.Minute)
+	prom.Write(t, []promtest.Series{
+		// n1 ran the experiment: its service (0.5 cores) and its runner (0.3), a neighbour's
+		// pod (0.6) and 0.2 cores outside any pod: 1.6 cores in the root cgroup.
+		nodeCPU("n1", "shop", "cart-5d4c3b2a1-aaaaa", 0.5, base, to),
+		nodeCPU("n1", "perf", "exp-k6-main-0-bbbbb", 0.3, base, to),
+		nodeCPU("n1", "noisy", "batch-6e5d4c3b2-ccccc", 0.6, base, to),
+		nodeCPU("n1", "", "", 1.6, base, to),
+		machineCores("n1", 4, base, to),
+		// n2 ran nothing of the experiment: its load does not count, however high.
+		nodeCPU("n2", "noisy", "batch-6e5d4c3b2-ddddd", 3.5, base, to),
+		nodeCPU("n2", "", "", 3.6, base, to),
+		machineCores("n2", 4, base, to),
+		// n3 has no root cgroup series (kube-prometheus-stack drops them): pods are summed.
+		nodeCPU("n3", "other", "shop2-5d4c3b2a1-eeeee", 0.25, base, to),
+		nodeCPU("n3", "noisy", "batch-6e5d4c3b2-fffff", 0.45, base, to),
+	})
+	in := Input{Namespace: "perf", TargetNamespace: "shop", Start: start, End: end}
+	nl, note, err := readNodeLoad(context.Background(), prom.API(t), in, start, end)
+	if err != nil || note != "" {
+		t.Fatalf("readNodeLoad: %v %q", err, note)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
+	checks := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"the experiment's node is n1", nl.Node == "n1" && nl.Nodes == 1, []any{nl.Node, nl.Nodes}},
+		{"read from the root cgroup", nl.Source == SourceRootCgroup, nl.Source},
+		{"other: the neighbour's 0.6 and 0.2 outside pods", near(nl.OtherCores, 0.8) && near(nl.OtherPeakCores, 0.8), []any{nl.OtherCores, nl.OtherPeakCores}},
+		{"own: service and runner, 0.8", near(nl.OwnCores, 0.8), nl.OwnCores},
+		{"4 cores, 20 %", near(nl.Cores, 4) && near(nl.OtherPercent(), 20), []any{nl.Cores, nl.OtherPercent()}},
+		{"every step of the window", nl.Steps >= 8, nl.Steps},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.ok {
+				t.Errorf("got %v", c.got)
+			}
+		})
+	}
+
+	t.Run("without the root cgroup the pods are summed", func(t *testing.T) {
+		nl, _, err := readNodeLoad(context.Background(), prom.API(t), Input{TargetNamespace: "other", Start: start, End: end}, start, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nl.Node != "n3" || nl.Source != SourcePods || !near(nl.OtherCores, 0.45) || nl.Cores != 0 || nl.OtherPercent() != -1 {
+			t.Errorf("got %+v", nl)
+		}
+	})
+	t.Run("no series of the experiment: unknown, with a note", func(t *testing.T) {
+		nl, note, err := readNodeLoad(context.Background(), prom.API(t), Input{TargetNamespace: "absent", Start: start, End: end}, start, end)
+		if err != nil || nl != nil || !strings.Contains(note, "unknown") {
+			t.Errorf("got %+v %q %v", nl, note, err)
+		}
+	})
+}
+
+// TestNodeLoadWithdrawsSingleRunClaims: a comparison whose two runs had node loads further apart
+// than the limit claims nothing, whichever way the change went, and says which run was busier.
+func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
+	quiet, busy := &NodeLoad{OtherCores: 0.1, Cores: 2}, &NodeLoad{OtherCores: 0.9, Cores: 2}
+	cases := []struct {
+		name      string
+		cur, base *NodeLoad
+		withdrawn bool
+		busier    string
+	}{
+		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &NodeLoad{OtherCores: 0.3, Cores: 2}, false, ""},
+		{"0.3 apart on 2 cores", quiet, &NodeLoad{OtherCores: 0.4, Cores: 2}, true, "during the baseline"},
+		{"0.3 apart on 4 cores is within a tenth", &NodeLoad{OtherCores: 0.1, Cores: 4}, &NodeLoad{OtherCores: 0.4, Cores: 4}, false, ""},
+		{"cores unknown: a quarter of a core", &NodeLoad{OtherCores: 0.1}, &NodeLoad{OtherCores: 0.4}, true, "during the baseline"},
+		{"busy baseline", quiet, busy, true, "during the baseline"},
+		{"busy run", busy, quiet, true, "during this run"},
+		{"baseline's load unknown", quiet, nil, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Comparison{Metrics: []MetricComparison{
+				{Metric: "a p95", Primary: true, Change: perfexpv1alpha1.ChangeImproved},
+				{Metric: "a errorrate", Primary: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+				{Metric: "a p99", Change: perfexpv1alpha1.ChangeRegressed},
+				{Metric: "a max", Change: perfexpv1alpha1.ChangeUnknown, Why: "no interval"},
+			}}
+			c.Change = headline(c.Metrics)
+			why := nodeLoadProblem(tc.cur, tc.base, 0)
+			if (why != "") != tc.withdrawn || !strings.Contains(why, tc.busier) {
+				t.Fatalf("problem %q", why)
+			}
+			if why == "" {
+				return
+			}
+			undecide(c, why)
+			if c.Change != perfexpv1alpha1.ChangeInconclusive || c.Disturbed != why || c.Notes[0] != why {
+				t.Errorf("headline %s, disturbed %q, notes %q", c.Change, c.Disturbed, c.Notes)
+			}
+			for _, mc := range c.Metrics[:3] {
+				if mc.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(mc.Why, "not claimed") {
+					t.Errorf("%s: %s (%s)", mc.Metric, mc.Change, mc.Why)
+				}
+			}
+			if c.Metrics[3].Change != perfexpv1alpha1.ChangeUnknown {
+				t.Errorf("an unknown metric became %s", c.Metrics[3].Change)
+			}
+		})
+	}
+}
+
+// TestThrottledInBothRunsWithdrawsClaims: a workload throttled in at least MinThrottledPercent
+// of its CPU periods in both runs makes a single-run comparison claim nothing; throttled on one
+// side only (the variant lifted the limit) it does not.
+func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
+	res := func(pct ...float64) *Result {
+		r := &Result{}
+		for i, p := range pct {
+			w := WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
+			if p >= 0 {
+				w.CPUThrottledPercent = num(p)
+			}
+			r.Workloads = append(r.Workloads, w)
+		}
+		return r
+	}
+	cases := []struct {
+		name      string
+		cur, base *Result
+		want      string
+	}{
+		{"throttled in both", res(19.0, 0), res(50.6, 0), "circulation (19.0 % of its CPU periods in this run, 50.6 % in the baseline)"},
+		{"the variant lifted the limit", res(0, 0), res(50.6, 0), ""},
+		{"no limit in the variant: no throttling series", res(-1, 0), res(50.6, 0), ""},
+		{"a little throttling on both sides", res(9.9, 0), res(9.9, 0), ""},
+		{"different workloads throttled", res(30, 0), res(0, 30), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := throttleProblem(tc.cur, tc.base)
+			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want it to hold %q", got, tc.want)
+			}
+		})
+	}
+}
