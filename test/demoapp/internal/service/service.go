@@ -78,12 +78,22 @@ type Registry struct {
 // Leak keeps a fixed number of bytes per request for good: a memory leak on purpose, so a soak
 // of the demo can check perfexp's leak verdict against a known growth rate. Bytes per hour is
 // requests per hour times the bytes per request.
+//
+// The bytes are kept outside the Go heap, in anonymous memory mappings written page by page, as
+// a native leak would be: a leak inside the heap would grow the working set at about twice the
+// rate, since the garbage collector lets the heap reach twice its live size (GOGC=100), and the
+// soak could not check the verdict against the injected rate.
 type Leak struct {
 	perRequest int
 	mu         sync.Mutex
-	kept       [][]byte
+	chunk      []byte // the current mapping; written up to used
+	used       int
+	kept       int
 	total      prometheus.Counter
 }
+
+// leakChunk is the size of one mapping.
+const leakChunk = 1 << 20
 
 // NewLeak returns a leak of perRequest bytes per request (none when zero), counted in
 // demo_leaked_bytes_total.
@@ -95,26 +105,38 @@ func NewLeak(reg prometheus.Registerer, perRequest int) *Leak {
 }
 
 // Add leaks one request's bytes. Every byte is written, so the pages are resident and count
-// in the container's working set (an untouched allocation would not).
+// in the container's working set (an untouched mapping would not).
 func (l *Leak) Add() {
 	if l == nil || l.perRequest == 0 {
 		return
 	}
-	b := make([]byte, l.perRequest)
-	for i := range b {
-		b[i] = byte(i) | 1
-	}
 	l.mu.Lock()
-	l.kept = append(l.kept, b)
-	l.mu.Unlock()
-	l.total.Add(float64(l.perRequest))
+	defer l.mu.Unlock()
+	for left := l.perRequest; left > 0; {
+		if l.used == len(l.chunk) {
+			c, err := syscall.Mmap(-1, 0, leakChunk, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+			if err != nil {
+				// Out of address space: the leak has done its job long before.
+				return
+			}
+			l.chunk, l.used = c, 0
+		}
+		n := min(left, len(l.chunk)-l.used)
+		for i := range n {
+			l.chunk[l.used+i] = byte(i) | 1
+		}
+		l.used += n
+		l.kept += n
+		left -= n
+		l.total.Add(float64(n))
+	}
 }
 
 // Kept is how many bytes the leak holds.
 func (l *Leak) Kept() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.kept) * l.perRequest
+	return l.kept
 }
 
 // NewRegistry creates the registry with Go runtime, process and HTTP request metrics. Every

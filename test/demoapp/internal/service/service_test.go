@@ -3,8 +3,13 @@ package service
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestWorkIsDeterministic(t *testing.T) {
@@ -33,6 +38,7 @@ func TestLeakKeepsBytesPerRequest(t *testing.T) {
 	}{
 		{"off", 0, 100, 0},
 		{"1 KiB per request", 1024, 100, 100 * 1024},
+		{"across mappings: 300 KiB per request", 300 << 10, 10, 10 * 300 << 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,5 +75,38 @@ func TestWorkRoundsRelease(t *testing.T) {
 				t.Errorf("WorkRounds(%d) = %d, want %d", tc.def, got, tc.want)
 			}
 		})
+	}
+}
+
+// The leak is resident memory outside the Go heap: the process's resident set grows by what
+// was leaked, the heap does not, so the working set grows at the injected rate.
+func TestLeakIsResidentOutsideTheHeap(t *testing.T) {
+	rss := func() int {
+		b, err := os.ReadFile("/proc/self/statm")
+		if err != nil {
+			t.Skip("no /proc/self/statm:", err)
+		}
+		f := strings.Fields(string(b))
+		pages, _ := strconv.Atoi(f[1])
+		return pages * os.Getpagesize()
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	l := NewLeak(prometheus.NewRegistry(), 4096)
+	rss0, heap0 := rss(), heap()
+	const leaked = 16 << 20
+	for range leaked / 4096 {
+		l.Add()
+	}
+	grew, heapGrew := rss()-rss0, int64(heap())-int64(heap0)
+	if grew < leaked*9/10 {
+		t.Errorf("resident set grew %d bytes for %d leaked", grew, leaked)
+	}
+	if heapGrew > 1<<20 {
+		t.Errorf("the Go heap grew %d bytes: the leak is in the heap", heapGrew)
 	}
 }
