@@ -14,6 +14,7 @@
 //	KAFKA_TOPIC              topic of loan events (circulation.loans)
 //	WORK_ROUNDS              CPU work per request in SHA-256 rounds (20000, about 2 ms on one core)
 //	LEAK_BYTES_PER_REQUEST   bytes kept for good per request, a deliberate memory leak for soaks (0)
+//	MEMORY_BALLAST_BYTES     bytes held resident for life, a steady footprint like a real service's (0)
 //	RELEASE_CPU_WORK_PERCENT extra CPU work per request in percent of WORK_ROUNDS, a slower release (0)
 package main
 
@@ -66,6 +67,7 @@ func main() {
 	if pool < 1 {
 		pool = 1
 	}
+	service.HoldBallast()
 	reg := service.NewRegistry("circulation")
 	s := &server{
 		inventoryURL: strings.TrimRight(service.EnvString("INVENTORY_URL", "http://inventory:8080"), "/"),

@@ -6,6 +6,7 @@
 //	PORT             listen port (8080)
 //	WORK_ROUNDS      CPU work per request in SHA-256 rounds (10000, about 1 ms on one core)
 //	RELEASE_CPU_WORK_PERCENT  extra CPU work in percent of WORK_ROUNDS, a slower release (0)
+//	MEMORY_BALLAST_BYTES      bytes held resident for life, a steady footprint like a real service's (0)
 package main
 
 import (
@@ -58,6 +59,7 @@ func main() {
 	port := service.EnvString("PORT", "8080")
 	rounds := service.WorkRounds(10000)
 	st := &store{items: map[string]*Item{}}
+	service.HoldBallast()
 	reg := service.NewRegistry("inventory")
 
 	handle := func(from, to string) http.HandlerFunc {

@@ -11,6 +11,7 @@
 //	KAFKA_CLUSTER_ID        cluster id reported in metadata (perfexp-demo)
 //	KAFKA_TOPICS            comma-separated topics created at start (circulation.loans)
 //	KAFKA_RETENTION_MS      how long records are kept in memory (120000)
+//	MEMORY_BALLAST_BYTES    bytes held resident for life, a steady footprint like a real service's (0)
 package main
 
 import (
@@ -59,6 +60,7 @@ func main() {
 		}
 		return advertisedListener{Listener: ln, addr: advertisedAddr(net.JoinHostPort(host, fmt.Sprint(port)))}, nil
 	}
+	service.HoldBallast()
 	cluster, err := kfake.NewCluster(
 		kfake.NumBrokers(1),
 		kfake.Ports(port),

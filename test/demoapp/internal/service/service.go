@@ -78,22 +78,48 @@ type Registry struct {
 // Leak keeps a fixed number of bytes per request for good: a memory leak on purpose, so a soak
 // of the demo can check perfexp's leak verdict against a known growth rate. Bytes per hour is
 // requests per hour times the bytes per request.
-//
-// The bytes are kept outside the Go heap, in anonymous memory mappings written page by page, as
-// a native leak would be: a leak inside the heap would grow the working set at about twice the
-// rate, since the garbage collector lets the heap reach twice its live size (GOGC=100), and the
-// soak could not check the verdict against the injected rate.
 type Leak struct {
 	perRequest int
 	mu         sync.Mutex
-	chunk      []byte // the current mapping; written up to used
-	used       int
-	kept       int
+	arena      arena
 	total      prometheus.Counter
 }
 
-// leakChunk is the size of one mapping.
-const leakChunk = 1 << 20
+// arena keeps bytes for good outside the Go heap, in anonymous memory mappings written byte by
+// byte so that their pages are resident and count in the container's working set, as a native
+// leak's would. Bytes kept in the heap would grow the working set at about twice their rate,
+// since the garbage collector lets the heap reach twice its live size (GOGC=100).
+type arena struct {
+	chunk []byte // the current mapping, written up to used
+	used  int
+	kept  int
+}
+
+// arenaChunk is the size of one mapping.
+const arenaChunk = 1 << 20
+
+// keep writes n more bytes, mapping more memory as needed. It returns how many it kept: fewer
+// only when the address space is exhausted.
+func (a *arena) keep(n int) int {
+	done := 0
+	for done < n {
+		if a.used == len(a.chunk) {
+			c, err := syscall.Mmap(-1, 0, arenaChunk, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+			if err != nil {
+				break
+			}
+			a.chunk, a.used = c, 0
+		}
+		k := min(n-done, len(a.chunk)-a.used)
+		for i := range k {
+			a.chunk[a.used+i] = byte(i) | 1
+		}
+		a.used += k
+		done += k
+	}
+	a.kept += done
+	return done
+}
 
 // NewLeak returns a leak of perRequest bytes per request (none when zero), counted in
 // demo_leaked_bytes_total.
@@ -104,39 +130,32 @@ func NewLeak(reg prometheus.Registerer, perRequest int) *Leak {
 	})}
 }
 
-// Add leaks one request's bytes. Every byte is written, so the pages are resident and count
-// in the container's working set (an untouched mapping would not).
+// Add leaks one request's bytes.
 func (l *Leak) Add() {
 	if l == nil || l.perRequest == 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for left := l.perRequest; left > 0; {
-		if l.used == len(l.chunk) {
-			c, err := syscall.Mmap(-1, 0, leakChunk, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-			if err != nil {
-				// Out of address space: the leak has done its job long before.
-				return
-			}
-			l.chunk, l.used = c, 0
-		}
-		n := min(left, len(l.chunk)-l.used)
-		for i := range n {
-			l.chunk[l.used+i] = byte(i) | 1
-		}
-		l.used += n
-		l.kept += n
-		left -= n
-		l.total.Add(float64(n))
-	}
+	l.total.Add(float64(l.arena.keep(l.perRequest)))
 }
 
 // Kept is how many bytes the leak holds.
 func (l *Leak) Kept() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kept
+	return l.arena.kept
+}
+
+// ballast is the fixed footprint HoldBallast keeps.
+var ballast arena
+
+// HoldBallast keeps MEMORY_BALLAST_BYTES (default 0) resident for the life of the process: a
+// fixed footprint, as a real service has (a JVM's heap, caches), so that the working set of these
+// few-MiB stand-ins does not swing by half with the garbage collector's timing and the pod's age.
+// Memory then compares across runs the way it would for a real service.
+func HoldBallast() int {
+	return ballast.keep(EnvInt("MEMORY_BALLAST_BYTES", 0))
 }
 
 // NewRegistry creates the registry with Go runtime, process and HTTP request metrics. Every

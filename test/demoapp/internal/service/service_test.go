@@ -110,3 +110,15 @@ func TestLeakIsResidentOutsideTheHeap(t *testing.T) {
 		t.Errorf("the Go heap grew %d bytes: the leak is in the heap", heapGrew)
 	}
 }
+
+// The ballast keeps exactly MEMORY_BALLAST_BYTES, and nothing when unset.
+func TestHoldBallast(t *testing.T) {
+	t.Setenv("MEMORY_BALLAST_BYTES", strconv.Itoa(3<<20+5))
+	if got := HoldBallast(); got != 3<<20+5 {
+		t.Errorf("held %d bytes, want %d", got, 3<<20+5)
+	}
+	t.Setenv("MEMORY_BALLAST_BYTES", "")
+	if got := HoldBallast(); got != 0 {
+		t.Errorf("held %d bytes with the variable unset", got)
+	}
+}
