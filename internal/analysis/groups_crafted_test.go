@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -362,5 +364,34 @@ func TestTrendNames(t *testing.T) {
 	}
 	if g := groupName("::outer::inner"); g != "outer::inner" {
 		t.Errorf("groupName = %q", g)
+	}
+}
+
+// Story: a script that makes a Trend per item cannot flood the results: the first 32 Trend
+// names are read and a note names the rest.
+func TestCraftedTrendNamesAreCapped(t *testing.T) {
+	base := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
+	prom := promtest.Start(t)
+	var write []promtest.Series
+	const written = maxTrendNames + 3
+	for i := range written {
+		c := newCraftedTrend(fmt.Sprintf("k6_item_%02d", i), "cap", "desk", "", "0")
+		c.flush(base.Add(5*time.Second), 1, 2, 3)
+		write = append(write, c.series())
+	}
+	prom.Write(t, write)
+	r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "cap", TestID: "cap", Start: base, End: base.Add(10 * time.Second), Scenarios: []string{"desk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.Scenarios[0].Trends); got != maxTrendNames {
+		t.Errorf("%d Trends reported, want the cap %d", got, maxTrendNames)
+	}
+	var noted bool
+	for _, n := range r.Notes {
+		noted = noted || strings.Contains(n, fmt.Sprintf("wrote %d custom Trends", written)) && strings.Contains(n, "k6_item_34")
+	}
+	if !noted {
+		t.Errorf("no note names the Trends left out: %v", r.Notes)
 	}
 }
