@@ -19,7 +19,7 @@ type craftedTrend struct {
 	hist    *promtest.NativeHistogram
 	obs     []promtest.Observation
 	samples []promtest.HistogramSample
-	stale   []promtest.Float
+	floats  []promtest.Float
 }
 
 func newCraftedTrend(metric, testID, scenario, group, instance string) *craftedTrend {
@@ -42,11 +42,16 @@ func (c *craftedTrend) restart() { c.hist = promtest.NewNativeHistogram() }
 
 // end writes k6's stale marker after the last sample (K6_PROMETHEUS_RW_STALE_MARKERS=true).
 func (c *craftedTrend) end(t time.Time) {
-	c.stale = append(c.stale, promtest.Float{T: t, V: promtest.StaleNaN})
+	c.floats = append(c.floats, promtest.Float{T: t, V: promtest.StaleNaN})
+}
+
+// gauge writes a float sample instead: a script's Gauge named like a Trend of plain numbers.
+func (c *craftedTrend) gauge(t time.Time, v float64) {
+	c.floats = append(c.floats, promtest.Float{T: t, V: v})
 }
 
 func (c *craftedTrend) series() promtest.Series {
-	return promtest.Series{Labels: c.labels, Histograms: c.samples, Floats: c.stale}
+	return promtest.Series{Labels: c.labels, Histograms: c.samples, Floats: c.floats}
 }
 
 // valuesIn are the values flushed in (a, b], sorted.
@@ -176,7 +181,7 @@ func TestCraftedGroupsAndTrends(t *testing.T) {
 			},
 		},
 		{
-			name: "custom Trends: a time Trend in ms, a plain one in its own unit, groups summed, other scenarios and setup left out",
+			name: "custom Trends: a time Trend in ms, a plain one in its own unit, groups summed; other scenarios, setup and a Gauge left out",
 			build: func(id string) ([]*craftedTrend, []*promtest.K6Series, Input, want) {
 				var tx, items []*craftedTrend
 				var all []*craftedTrend
@@ -194,10 +199,14 @@ func TestCraftedGroupsAndTrends(t *testing.T) {
 				setup := newCraftedTrend("k6_setup_seconds", id, "", "::setup", "0")
 				other.flush(at(10*sec), 9, 9)
 				setup.flush(at(1*sec), 1)
-				all = append(all, other, setup)
+				queue := newCraftedTrend("k6_queue_depth", id, "desk", "", "0")
+				for k := 1; k <= 20; k++ {
+					queue.gauge(at(time.Duration(k)*5*sec), float64(k))
+				}
+				all = append(all, other, setup, queue)
 				inp := Input{Start: at(0), End: at(101 * sec), Scenarios: []string{"desk"}}
 				return all, nil, inp, want{trends: map[string][]*craftedTrend{"checkout_transaction": tx, "basket_items": items},
-					units: map[string]string{"checkout_transaction": "ms", "basket_items": ""}, from: at(0), to: at(time.Hour), absent: []string{"setup"}}
+					units: map[string]string{"checkout_transaction": "ms", "basket_items": ""}, from: at(0), to: at(time.Hour), absent: []string{"setup", "queue_depth"}}
 			},
 		},
 		{

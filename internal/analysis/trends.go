@@ -152,6 +152,9 @@ func readTrends(ctx context.Context, q Querier, testID string, scenarios []strin
 		return d, d.readRaw(ctx, q, selector(read), from, edges)
 	}
 	off := promDuration(subqueryStep)
+	// A script's Gauge can be named like a Trend of plain numbers; once seen as a float it is
+	// known not to be a histogram, and is not looked for again.
+	floats := map[string]bool{}
 	for i, t := range edges {
 		best := d.hists[i]
 		consider := func(m model.Metric, h *model.SampleHistogram) {
@@ -169,13 +172,16 @@ func readTrends(ctx context.Context, q Querier, testID string, scenarios []strin
 			return nil, err
 		}
 		for _, s := range vec {
+			if s.Histogram == nil {
+				floats[s.Metric.String()] = true
+			}
 			consider(s.Metric, s.Histogram)
 		}
 		// A series the index knows but the instant query did not see either went quiet more
 		// than the lookback before t or had not started yet; the subquery tells them apart.
 		quiet := map[string]bool{}
 		for k, m := range known {
-			if _, ok := best[k]; !ok {
+			if _, ok := best[k]; !ok && !floats[k] {
 				quiet[string(m[model.MetricNameLabel])] = true
 			}
 		}
