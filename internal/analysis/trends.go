@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,9 +18,10 @@ import (
 // values to seconds (group_duration -> k6_group_duration_seconds, a script's
 // `new Trend('checkout_transaction', true)` -> k6_checkout_transaction_seconds); a Trend of
 // plain numbers keeps its name and its values (`new Trend('basket_items')` ->
-// k6_basket_items). Both carry the sample's tags: scenario, group ("::check-out", "" outside
-// every group), and for a Trend added inside a group that group. These facts are checked
-// against real k6 in trends_real_test.go.
+// k6_basket_items). Both carry the sample's tags (k6 v1.8: testid, scenario, the run's
+// --tag values): group_duration has group="::check-out" ("::outer::inner" when nested), and a
+// Trend added inside a group has that group tag, one added outside every group none. These
+// facts are checked against real k6 in groups_real_test.go.
 //
 // They are read the way request latencies are (edges.go): each series' cumulative histogram
 // at every edge, summed and subtracted bucket by bucket in Go. They have no request counter
@@ -108,105 +108,112 @@ func readTrends(ctx context.Context, q Querier, testID string, scenarios []strin
 	if len(scenarios) == 0 {
 		return d, nil
 	}
-	last := edges[len(edges)-1]
 	scope := fmt.Sprintf("testid=%s,%s=~%s", quote(testID), tagScenario, quote(anyOf(scenarios)))
-	// The index lists the series without reading a sample; k6's counters and rates are left
-	// out by name so the answer stays small.
-	exists, err := seriesIn(ctx, q, fmt.Sprintf(`{__name__=~"k6_.+",__name__!~".+_total|.+_rate|k6_http_req_.+",%s}`, scope), from, last)
-	if err != nil {
-		return nil, err
+	known, err := d.discover(ctx, q, scope, from, edges[len(edges)-1])
+	if err != nil || len(known) == 0 {
+		return d, err
 	}
-	names := map[string]bool{}
-	known := map[string]model.Metric{}
-	for _, ls := range exists {
-		m := model.Metric(ls)
-		name := string(m[model.MetricNameLabel])
-		if name != metricGroupDuration && !isCustomTrendName(name) {
-			continue
-		}
-		if name != metricGroupDuration {
-			names[name] = true
-		}
-		known[m.String()] = m
-	}
-	for n := range names {
-		d.names = append(d.names, n)
-	}
-	sort.Strings(d.names)
-	if len(d.names) > maxTrendNames {
-		d.names, d.dropped = d.names[:maxTrendNames], d.names[maxTrendNames:]
-		for k, m := range known {
-			if !slices.Contains(d.names, string(m[model.MetricNameLabel])) && string(m[model.MetricNameLabel]) != metricGroupDuration {
-				delete(known, k)
-			}
-		}
-	}
-	if len(known) == 0 {
-		return d, nil
-	}
-	read := append([]string{metricGroupDuration}, d.names...)
 	selector := func(names []string) string {
 		return fmt.Sprintf("{__name__=~%s,%s}", quote(anyOf(names)), scope)
 	}
 	if sampleBySample {
-		return d, d.readRaw(ctx, q, selector(read), from, edges)
+		return d, d.readRaw(ctx, q, selector(append([]string{metricGroupDuration}, d.names...)), from, edges)
 	}
-	off := promDuration(subqueryStep)
 	// A script's Gauge can be named like a Trend of plain numbers; once seen as a float it is
 	// known not to be a histogram, and is not looked for again.
 	floats := map[string]bool{}
 	for i, t := range edges {
-		best := d.hists[i]
-		consider := func(m model.Metric, h *model.SampleHistogram) {
-			if h == nil {
-				return
-			}
-			k := m.String()
-			d.labels[k] = m
-			if cur, ok := best[k]; !ok || float64(h.Count) > cur.Count {
-				best[k] = histogramFromModel(h)
-			}
-		}
-		vec, err := vector(ctx, q, selector(read), t)
-		if err != nil {
+		if err := d.readAt(ctx, q, i, t, from, known, floats, selector); err != nil {
 			return nil, err
-		}
-		for _, s := range vec {
-			if s.Histogram == nil {
-				floats[s.Metric.String()] = true
-			}
-			consider(s.Metric, s.Histogram)
-		}
-		// A series the index knows but the instant query did not see either went quiet more
-		// than the lookback before t or had not started yet; the subquery tells them apart.
-		quiet := map[string]bool{}
-		for k, m := range known {
-			if _, ok := best[k]; !ok && !floats[k] {
-				quiet[string(m[model.MetricNameLabel])] = true
-			}
-		}
-		if len(quiet) == 0 {
-			continue
-		}
-		narrow := selector(slices.Sorted(maps.Keys(quiet)))
-		if vec, err = vector(ctx, q, fmt.Sprintf("%s offset %s", narrow, off), t); err != nil {
-			return nil, err
-		}
-		for _, s := range vec {
-			consider(s.Metric, s.Histogram)
-		}
-		stopped := fmt.Sprintf("(%s offset %s unless %s)[%s:%s]", narrow, off, narrow, promDuration(t.Sub(from)+subqueryStep), off)
-		m, err := matrix(ctx, q, stopped, t)
-		if err != nil {
-			return nil, err
-		}
-		for _, ss := range m {
-			for _, p := range ss.Histograms {
-				consider(ss.Metric, p.Histogram)
-			}
 		}
 	}
 	return d, nil
+}
+
+// discover lists, from the series index (no sample is read), the group and custom Trend
+// series of the scope with samples in [from, until], and keeps the first maxTrendNames Trend
+// names. k6's counters and rates are left out by name so the answer stays small.
+func (d *trendData) discover(ctx context.Context, q Querier, scope string, from, until time.Time) (map[string]model.Metric, error) {
+	exists, err := seriesIn(ctx, q, fmt.Sprintf(`{__name__=~"k6_.+",__name__!~".+_total|.+_rate|k6_http_req_.+",%s}`, scope), from, until)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, ls := range exists {
+		if name := string(ls[model.MetricNameLabel]); isCustomTrendName(name) {
+			names[name] = true
+		}
+	}
+	d.names = slices.Sorted(maps.Keys(names))
+	if len(d.names) > maxTrendNames {
+		d.names, d.dropped = d.names[:maxTrendNames], d.names[maxTrendNames:]
+	}
+	known := map[string]model.Metric{}
+	for _, ls := range exists {
+		m := model.Metric(ls)
+		if name := string(m[model.MetricNameLabel]); name == metricGroupDuration || slices.Contains(d.names, name) {
+			known[m.String()] = m
+		}
+	}
+	return known, nil
+}
+
+// readAt reads every known series' histogram at edge i (time t): an instant query finds those
+// with a sample in the lookback; for the others the offset query and the subquery of edges.go
+// find their last sample, if they had one before t.
+func (d *trendData) readAt(ctx context.Context, q Querier, i int, t, from time.Time, known map[string]model.Metric, floats map[string]bool,
+	selector func(names []string) string) error {
+	best := d.hists[i]
+	consider := func(m model.Metric, h *model.SampleHistogram) {
+		if h == nil {
+			return
+		}
+		k := m.String()
+		d.labels[k] = m
+		if cur, ok := best[k]; !ok || float64(h.Count) > cur.Count {
+			best[k] = histogramFromModel(h)
+		}
+	}
+	vec, err := vector(ctx, q, selector(append([]string{metricGroupDuration}, d.names...)), t)
+	if err != nil {
+		return err
+	}
+	for _, s := range vec {
+		if s.Histogram == nil {
+			floats[s.Metric.String()] = true
+		}
+		consider(s.Metric, s.Histogram)
+	}
+	// A series the index knows but the instant query did not see either went quiet more than
+	// the lookback before t or had not started yet; the subquery tells them apart.
+	quiet := map[string]bool{}
+	for k, m := range known {
+		if _, ok := best[k]; !ok && !floats[k] {
+			quiet[string(m[model.MetricNameLabel])] = true
+		}
+	}
+	if len(quiet) == 0 {
+		return nil
+	}
+	narrow := selector(slices.Sorted(maps.Keys(quiet)))
+	off := promDuration(subqueryStep)
+	if vec, err = vector(ctx, q, fmt.Sprintf("%s offset %s", narrow, off), t); err != nil {
+		return err
+	}
+	for _, s := range vec {
+		consider(s.Metric, s.Histogram)
+	}
+	stopped := fmt.Sprintf("(%s offset %s unless %s)[%s:%s]", narrow, off, narrow, promDuration(t.Sub(from)+subqueryStep), off)
+	m, err := matrix(ctx, q, stopped, t)
+	if err != nil {
+		return err
+	}
+	for _, ss := range m {
+		for _, p := range ss.Histograms {
+			consider(ss.Metric, p.Histogram)
+		}
+	}
+	return nil
 }
 
 // readRaw reads every sample of the selected series in one query and takes each one's value at
