@@ -114,6 +114,68 @@ type ScenarioResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=10
 	TopRequests []RequestResult `json:"topRequests,omitempty"`
+	// groups lists the scenario's most frequent k6 groups (its transactions, timed by k6's
+	// group_duration), in milliseconds; all are in the report.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	Groups []GroupResult `json:"groups,omitempty"`
+	// trends lists the custom Trend metrics the scenario's script defines; all are in the
+	// report.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	Trends []TrendResult `json:"trends,omitempty"`
+}
+
+// Distribution summarises a k6 Trend: its mean, percentiles and max. Percentiles lie within
+// the native histogram's bucket bound of the true value; max is an upper bound (the top of the
+// highest non-empty bucket).
+type Distribution struct {
+	// avg is the mean.
+	// +optional
+	Avg string `json:"avg,omitempty"`
+	// p50 is the median.
+	// +optional
+	P50 string `json:"p50,omitempty"`
+	// p75 is the 75th percentile.
+	// +optional
+	P75 string `json:"p75,omitempty"`
+	// p90 is the 90th percentile.
+	// +optional
+	P90 string `json:"p90,omitempty"`
+	// p95 is the 95th percentile.
+	// +optional
+	P95 string `json:"p95,omitempty"`
+	// max is an upper bound of the largest value.
+	// +optional
+	Max string `json:"max,omitempty"`
+}
+
+// GroupResult is one k6 group (a transaction of one or more requests) of a scenario.
+type GroupResult struct {
+	// name is the group's name; a group inside another is "outer::inner".
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// count is the exact number of executions of the group that ended in the measured window.
+	// +optional
+	Count *int64 `json:"count,omitempty"`
+	// The durations of the group, in milliseconds.
+	Distribution `json:",inline"`
+}
+
+// TrendResult is one custom k6 Trend of a scenario.
+type TrendResult struct {
+	// name is the Trend's name in the script.
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// unit is "ms" for a time Trend (`new Trend(name, true)`), empty for plain numbers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Unit string `json:"unit,omitempty"`
+	// count is the exact number of values added in the measured window.
+	// +optional
+	Count *int64 `json:"count,omitempty"`
+	// The values' distribution, in unit.
+	Distribution `json:",inline"`
 }
 
 // RequestResult is the result of one request name.

@@ -180,6 +180,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	// number in flight small.
 	var (
 		k6       *k6Data
+		trends   *trendData
 		spans    map[string]activeSpan
 		wd       *workloadData
 		wdNotes  []string
@@ -191,7 +192,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		parallel []func() error
 	)
 	parallel = append(parallel,
-		func() (err error) { k6, err = readK6(ctx, cq, in.TestID, lookFrom, edges); return err },
+		func() (err error) { k6, trends, err = readK6WithTrends(ctx, cq, in, lookFrom, edges); return err },
 		func() (err error) {
 			spans, err = readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
 			return err
@@ -232,6 +233,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	var notes []string
 	r.Total, r.Scenarios, notes = k6.k6Window(startIdx, endIdx, activeIn(ms, in.End), in.Scenarios)
 	r.Notes = append(r.Notes, notes...)
+	r.Notes = append(r.Notes, trends.fill(startIdx, endIdx, activeIn(ms, in.End), r.Scenarios)...)
+	r.Notes = append(r.Notes, trends.notes()...)
 	switch {
 	case k6.hasHistograms():
 		r.LatencySource = perfexpv1alpha1.LatencyFromNativeHistogram
@@ -273,6 +276,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	for i, sl := range slices {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
 		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
+		trends.fill(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), sr.Scenarios)
 		sr.Workloads = wd.results(sl.start, sl.end, false)
 		sr.Queries = sliceQs[i]
 		if len(in.Analysis.Queries) == 0 {

@@ -321,24 +321,7 @@ func (a *agg) stats(seconds float64) RequestStats {
 }
 
 // latencyOf is a histogram's mean, percentiles and max bound in milliseconds.
-func latencyOf(h *Histogram) *Latency {
-	l := &Latency{}
-	if m, ok := h.Mean(); ok {
-		l.Avg = num(m * 1000)
-	}
-	for _, p := range []struct {
-		q   float64
-		dst **float64
-	}{{0.5, &l.P50}, {0.75, &l.P75}, {0.9, &l.P90}, {0.95, &l.P95}, {0.99, &l.P99}} {
-		if v, ok := h.Quantile(p.q); ok {
-			*p.dst = num(v * 1000)
-		}
-	}
-	if v, ok := h.MaxBound(); ok {
-		l.Max = num(v * 1000)
-	}
-	return l
-}
+func latencyOf(h *Histogram) *Latency { return distribution(h, 1000) }
 
 // k6Window computes scenario, request and total results between edges a and b. seconds gives
 // the active seconds of a scenario in the window ("" for all of them together).

@@ -149,6 +149,10 @@ type ScenarioResult struct {
 	DroppedIterations *int64          `json:"droppedIterations,omitempty"`
 	DroppedPercent    *float64        `json:"droppedPercent,omitempty"`
 	Requests          []RequestResult `json:"requestNames,omitempty"`
+	// Groups are the scenario's k6 groups (its transactions), most frequent first, and
+	// Trends the custom Trends its script defines (see groups.go).
+	Groups []GroupResult `json:"groups,omitempty"`
+	Trends []TrendResult `json:"trends,omitempty"`
 }
 
 // RequestResult is one request name's result.

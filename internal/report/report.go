@@ -45,6 +45,7 @@ func Markdown(r *analysis.Result) string {
 	m.summary(r.Total)
 	m.objectives(r.Objectives)
 	m.responseTimes(r.Scenarios)
+	m.transactions(r.Scenarios)
 	m.comparison(r.Comparison)
 	m.workloads(r.Workloads)
 	m.queries(r.Queries)

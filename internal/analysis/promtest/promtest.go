@@ -315,7 +315,7 @@ func (s *Server) RunK6(t testing.TB, r K6Run) []byte {
 	}
 	summary := filepath.Join(dir, "summary.json")
 	args := []string{"run", "--quiet", "--no-usage-report", "--summary-export", summary,
-		"--summary-trend-stats", "avg,min,max,p(50),p(75),p(90),p(95),p(99)",
+		"--summary-trend-stats", "avg,min,max,p(50),p(75),p(90),p(95),p(99),count",
 		"-o", "experimental-prometheus-rw", "--tag", "testid=" + r.TestID}
 	keys := make([]string, 0, len(r.Tags))
 	for k := range r.Tags {

@@ -1,0 +1,231 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/model"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// GroupResult is one k6 group of a scenario: a transaction (check-out, check-in) of one or
+// more requests timed as a whole by k6's group_duration. Durations are in milliseconds.
+type GroupResult struct {
+	// Name is the group's path without k6's leading "::": "check-out", or "outer::inner" for
+	// a group inside another.
+	Name string `json:"name"`
+	// Count is how many executions of the group ended in the window (exact: the histogram's
+	// count).
+	Count *int64 `json:"count,omitempty"`
+	// Rate is Count per second of the scenario's active span in the window.
+	Rate *float64 `json:"rate,omitempty"`
+	// The durations: mean (exact), percentiles (within the histogram's bucket bound) and max
+	// (the top of the highest bucket, an upper bound).
+	Latency
+}
+
+// TrendResult is one custom k6 Trend of a scenario (`new Trend('name')` in the script).
+type TrendResult struct {
+	// Name is the Trend's name in the script; Metric is the Prometheus metric k6 wrote.
+	Name   string `json:"name"`
+	Metric string `json:"metric"`
+	// Unit is "ms" for a time Trend (`new Trend(name, true)`); empty for a Trend of plain
+	// numbers, whose values are in the script's own unit.
+	Unit string `json:"unit,omitempty"`
+	// Count is how many values the script added in the window (exact).
+	Count *int64 `json:"count,omitempty"`
+	// The distribution, in Unit: mean (exact), percentiles (within the bucket bound) and max
+	// (an upper bound). Every tag set (groups included) is summed into one row.
+	Latency
+}
+
+// Bounds of the rows per scenario in the results; the notes say when they were reached.
+const (
+	maxGroupsPerScenario = 100
+	statusTopGroups      = 10
+	statusTopTrends      = 8
+)
+
+// groupName turns k6's group tag into the name people wrote: "::a::b" -> "a::b".
+func groupName(tag string) string { return strings.TrimPrefix(tag, "::") }
+
+// trendName is the script's name of a Trend metric and whether it is a time Trend.
+func trendName(metric string) (string, bool) {
+	n := strings.TrimPrefix(metric, "k6_")
+	if strings.HasSuffix(n, secondsSuffix) {
+		return strings.TrimSuffix(n, secondsSuffix), true
+	}
+	return n, false
+}
+
+// between sums, per scenario, each group's and each custom Trend's histograms over the window
+// between edges a and b: the histogram at b minus the one at a, series by series (a series
+// that began inside the window has nothing at a), then summed bucket by bucket over runners
+// and tag sets.
+func (t *trendData) between(a, b int, declared map[string]bool) (groups, trends map[string]map[string]*Histogram) {
+	groups, trends = map[string]map[string]*Histogram{}, map[string]map[string]*Histogram{}
+	add := func(into map[string]map[string]*Histogram, scenario, name string, h *Histogram) {
+		if into[scenario] == nil {
+			into[scenario] = map[string]*Histogram{}
+		}
+		if into[scenario][name] == nil {
+			into[scenario][name] = NewHistogram()
+		}
+		into[scenario][name].Add(h)
+	}
+	for k, hb := range t.hists[b] {
+		m := t.labels[k]
+		scenario := string(m[tagScenario])
+		if !declared[scenario] {
+			continue
+		}
+		h := hb.Clone()
+		h.Sub(t.hists[a][k])
+		name := string(m[model.MetricNameLabel])
+		switch {
+		case name == metricGroupDuration:
+			add(groups, scenario, string(m[tagGroup]), h)
+		case slices.Contains(t.names, name):
+			add(trends, scenario, name, h)
+		}
+	}
+	return groups, trends
+}
+
+// fill sets every scenario's groups and custom Trends between edges a and b, and returns
+// notes on what a reader must know (rows left out, a histogram that went down).
+func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenarios []ScenarioResult) []string {
+	if t == nil {
+		return nil
+	}
+	declared := map[string]bool{}
+	for _, s := range scenarios {
+		declared[s.Name] = true
+	}
+	groups, trends := t.between(a, b, declared)
+	var notes []string
+	for i := range scenarios {
+		sr := &scenarios[i]
+		sr.Groups, sr.Trends = nil, nil
+		for tag, h := range groups[sr.Name] {
+			if !h.consistent() {
+				notes = append(notes, fmt.Sprintf("scenario %s: group %s: the duration histogram decreased; a counter reset went unnoticed", sr.Name, groupName(tag)))
+			}
+			n := math.Round(h.Count)
+			if n <= 0 {
+				continue
+			}
+			g := GroupResult{Name: groupName(tag), Count: count(int64(n)), Latency: *distribution(h, 1000)}
+			if s := seconds(sr.Name); s > 0 {
+				g.Rate = num(h.Count / s)
+			}
+			sr.Groups = append(sr.Groups, g)
+		}
+		sortGroups(sr.Groups)
+		if len(sr.Groups) > maxGroupsPerScenario {
+			notes = append(notes, fmt.Sprintf("scenario %s: %d groups ran; the %d most frequent are reported", sr.Name, len(sr.Groups), maxGroupsPerScenario))
+			sr.Groups = sr.Groups[:maxGroupsPerScenario]
+		}
+		for metric, h := range trends[sr.Name] {
+			if !h.consistent() {
+				notes = append(notes, fmt.Sprintf("scenario %s: Trend %s: the histogram decreased; a counter reset went unnoticed", sr.Name, metric))
+			}
+			n := math.Round(h.Count)
+			if n <= 0 {
+				continue
+			}
+			name, isTime := trendName(metric)
+			tr := TrendResult{Name: name, Metric: metric, Count: count(int64(n))}
+			scale := 1.0
+			if isTime {
+				tr.Unit, scale = "ms", 1000
+			}
+			tr.Latency = *distribution(h, scale)
+			sr.Trends = append(sr.Trends, tr)
+		}
+		sort.Slice(sr.Trends, func(i, j int) bool { return sr.Trends[i].Name < sr.Trends[j].Name })
+	}
+	return notes
+}
+
+// notes are the caveats of the whole read, for the result's notes.
+func (t *trendData) notes() []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	if t.reread > 0 {
+		out = append(out, fmt.Sprintf("%d group and Trend histograms were read sample by sample, as the request histograms were", t.reread))
+	}
+	if len(t.dropped) > 0 {
+		out = append(out, fmt.Sprintf("the script wrote %d custom Trends; the first %d by name are reported, left out: %s",
+			len(t.names)+len(t.dropped), len(t.names), shortList(t.dropped, 5)))
+	}
+	return out
+}
+
+// distribution is a histogram's mean, percentiles and max bound, multiplied by scale (1000
+// turns k6's seconds into milliseconds).
+func distribution(h *Histogram, scale float64) *Latency {
+	l := &Latency{}
+	if m, ok := h.Mean(); ok {
+		l.Avg = num(m * scale)
+	}
+	for _, p := range []struct {
+		q   float64
+		dst **float64
+	}{{0.5, &l.P50}, {0.75, &l.P75}, {0.9, &l.P90}, {0.95, &l.P95}, {0.99, &l.P99}} {
+		if v, ok := h.Quantile(p.q); ok {
+			*p.dst = num(v * scale)
+		}
+	}
+	if v, ok := h.MaxBound(); ok {
+		l.Max = num(v * scale)
+	}
+	return l
+}
+
+// sortGroups orders groups by count, highest first, then by name.
+func sortGroups(gs []GroupResult) {
+	sort.SliceStable(gs, func(i, j int) bool {
+		ci, cj := *gs[i].Count, *gs[j].Count
+		if ci != cj {
+			return ci > cj
+		}
+		return gs[i].Name < gs[j].Name
+	})
+}
+
+// statusGroups are the most frequent groups, bounded for the experiment's status.
+func statusGroups(gs []GroupResult) []perfexpv1alpha1.GroupResult {
+	var out []perfexpv1alpha1.GroupResult
+	for i, g := range gs {
+		if i == statusTopGroups {
+			break
+		}
+		out = append(out, perfexpv1alpha1.GroupResult{Name: truncate(g.Name, 256), Count: g.Count, Distribution: statusDistribution(g.Latency)})
+	}
+	return out
+}
+
+// statusTrends are the first custom Trends by name, bounded for the experiment's status.
+func statusTrends(ts []TrendResult) []perfexpv1alpha1.TrendResult {
+	var out []perfexpv1alpha1.TrendResult
+	for i, t := range ts {
+		if i == statusTopTrends {
+			break
+		}
+		out = append(out, perfexpv1alpha1.TrendResult{Name: truncate(t.Name, 256), Unit: t.Unit, Count: t.Count, Distribution: statusDistribution(t.Latency)})
+	}
+	return out
+}
+
+// statusDistribution renders a distribution with microsecond resolution for milliseconds
+// (three decimals), which keeps plain-number Trends readable too.
+func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
+	return perfexpv1alpha1.Distribution{Avg: ms(l.Avg), P50: ms(l.P50), P75: ms(l.P75), P90: ms(l.P90), P95: ms(l.P95), Max: ms(l.Max)}
+}
