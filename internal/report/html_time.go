@@ -1,0 +1,213 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+// runSeries is what the time charts draw of one run, all scenarios together: per interval,
+// its middle in seconds since the measured window began, p95 and mean latency (ms),
+// throughput (req/s) and error rate (%). NaN marks an interval without requests.
+type runSeries struct {
+	t, p95, avg, rate, errRate []float64
+	// hasAvg is false when the result keeps no per-interval histograms to take a mean from.
+	hasAvg bool
+}
+
+// timeSeriesOf reads a run's per-interval series; nil when it has no timeline.
+func timeSeriesOf(r *analysis.Result) *runSeries {
+	if r == nil || r.Timeline == nil || r.Timeline.StepSeconds <= 0 {
+		return nil
+	}
+	var ts *analysis.TimelineSeries
+	for i := range r.Timeline.Series {
+		if s := &r.Timeline.Series[i]; s.Scenario == "*" || (ts == nil && len(r.Timeline.Series) == 1) {
+			ts = s
+		}
+	}
+	if ts == nil || len(ts.P95) == 0 {
+		return nil
+	}
+	step := r.Timeline.StepSeconds
+	out := &runSeries{}
+	for i := range ts.P95 {
+		out.t = append(out.t, (float64(i)+0.5)*step)
+		out.p95 = append(out.p95, deref(ts.P95[i]))
+		out.rate = append(out.rate, derefAt(ts.Rate, i))
+		out.errRate = append(out.errRate, derefAt(ts.ErrorRate, i))
+		out.avg = append(out.avg, nan)
+	}
+	// The mean of an interval is its histogram's sum over its count: exact, no buckets.
+	if is := allScenariosIntervals(r); is != nil && r.Intervals.StepSeconds == step {
+		for i := range out.avg {
+			if i < len(is.Sums) && i < len(is.Counts) {
+				count := 0.0
+				for _, c := range is.Counts[i] {
+					count += c
+				}
+				if count > 0 {
+					out.avg[i] = 1000 * is.Sums[i] / count
+					out.hasAvg = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func derefAt(vs []*float64, i int) float64 {
+	if i >= len(vs) {
+		return nan
+	}
+	return deref(vs[i])
+}
+
+// allScenariosIntervals is the per-interval data of all scenarios together, or of the only
+// scenario.
+func allScenariosIntervals(r *analysis.Result) *analysis.IntervalSeries {
+	if r == nil || r.Intervals == nil {
+		return nil
+	}
+	var only *analysis.IntervalSeries
+	n := 0
+	for i := range r.Intervals.Series {
+		s := &r.Intervals.Series[i]
+		if s.Request != "" {
+			continue
+		}
+		if s.Scenario == "*" {
+			return s
+		}
+		only, n = s, n+1
+	}
+	if n == 1 {
+		return only
+	}
+	return nil
+}
+
+// timeAxis chooses the unit of elapsed time: seconds for runs up to three minutes, minutes up
+// to three hours, hours beyond.
+func timeAxis(seconds float64) (divisor float64, title string) {
+	switch {
+	case seconds <= 180:
+		return 1, "seconds since the measured window began"
+	case seconds <= 3*3600:
+		return 60, "minutes since the measured window began"
+	}
+	return 3600, "hours since the measured window began"
+}
+
+// overTime draws one or two runs' series against elapsed time: the run in blue, the baseline in
+// grey, a second statistic dashed.
+type timeLine struct {
+	label       string
+	t, v        []float64
+	color, dash string
+	class       string
+}
+
+func timeChart(label, yTitle string, lines []timeLine) string {
+	span, hi := 0.0, 0.0
+	for _, l := range lines {
+		if len(l.t) > 0 {
+			span = math.Max(span, l.t[len(l.t)-1]+(l.t[len(l.t)-1]-l.t[0])/float64(max(1, len(l.t)-1))/2)
+		}
+		hi = math.Max(hi, maxOf(l.v))
+	}
+	div, xTitle := timeAxis(span)
+	top := niceMax(hi*1.05, 5)
+	p := newPlot(label, 960, 340, 70, 20, 44, 52, scale{lo: 0, hi: span / div}, scale{lo: 0, hi: top})
+	yt := niceTicks(0, top, 5)
+	p.yGrid(yt, tickLabel(niceStep(top, 5)))
+	xt := niceTicks(0, span/div, 10)
+	p.xGrid(xt, tickLabel(niceStep(span/div, 10)))
+	p.frame(xTitle, yTitle)
+	var items []legendItem
+	for _, l := range lines {
+		xs := make([]float64, len(l.t))
+		for i, t := range l.t {
+			xs[i] = t / div
+		}
+		width := 2.5
+		if l.color == colorBaseline {
+			width = 2
+		}
+		p.line(xs, l.v, l.color, width, l.dash, l.class)
+		items = append(items, legendItem{label: l.label, color: l.color, dash: l.dash})
+	}
+	p.legend(items)
+	return p.end()
+}
+
+// latencyOverTime draws p95 and the mean per interval, the baseline's overlaid.
+func latencyOverTime(r, base *analysis.Result) string {
+	cur := timeSeriesOf(r)
+	if cur == nil {
+		return noData("No latency over time: the result carries no per-interval timeline (no k6 histograms were found for the window).")
+	}
+	lines := []timeLine{}
+	bs := timeSeriesOf(base)
+	if bs != nil {
+		lines = append(lines, timeLine{label: "baseline p95", t: bs.t, v: bs.p95, color: colorBaseline, class: "baseline-p95"})
+		if bs.hasAvg {
+			lines = append(lines, timeLine{label: "baseline avg", t: bs.t, v: bs.avg, color: colorBaseline, dash: "6 4", class: "baseline-avg"})
+		}
+	}
+	lines = append(lines, timeLine{label: "this run p95", t: cur.t, v: cur.p95, color: colorRun, class: "run-p95"})
+	if cur.hasAvg {
+		lines = append(lines, timeLine{label: "this run avg", t: cur.t, v: cur.avg, color: colorRun, dash: "6 4", class: "run-avg"})
+	}
+	caption := fmt.Sprintf("All scenarios together, per %s interval; gaps are intervals without requests. p95 per interval is read from the merged k6 histograms (within the bucket bound), avg is exact.", dur(r.Timeline.StepSeconds))
+	caption += " " + baselineNote(r, base, bs != nil)
+	if !cur.hasAvg {
+		caption += " The mean per interval is absent: the result keeps no per-interval histograms."
+	}
+	return figure("chart", timeChart("latency over time", "latency (ms)", lines), esc(caption))
+}
+
+// baselineNote says whether and which baseline is overlaid, and why not when it is not.
+func baselineNote(r, base *analysis.Result, drawn bool) string {
+	switch {
+	case drawn:
+		return fmt.Sprintf("Grey: baseline %s, aligned on the start of its measured window.", base.Experiment)
+	case base != nil:
+		return fmt.Sprintf("The baseline %s is not overlaid: its result carries no per-interval data.", base.Experiment)
+	case r.Comparison != nil:
+		return fmt.Sprintf("The baseline %s is not overlaid: its full result was not available to the report.", r.Comparison.Baseline)
+	}
+	return "No baseline to overlay."
+}
+
+// throughputOverTime draws requests per second per interval and, when any request failed in
+// either run, the error rate below it.
+func throughputOverTime(r, base *analysis.Result) string {
+	cur := timeSeriesOf(r)
+	if cur == nil {
+		return noData("No throughput over time: the result carries no per-interval timeline.")
+	}
+	bs := timeSeriesOf(base)
+	var lines []timeLine
+	if bs != nil {
+		lines = append(lines, timeLine{label: "baseline", t: bs.t, v: bs.rate, color: colorBaseline, class: "baseline-rate"})
+	}
+	lines = append(lines, timeLine{label: "this run", t: cur.t, v: cur.rate, color: colorRun, class: "run-rate"})
+	out := figure("chart", timeChart("throughput over time", "requests per second", lines),
+		esc("All scenarios together, requests per second in each interval. "+baselineNote(r, base, bs != nil)))
+	errs := maxOf(cur.errRate)
+	if bs != nil {
+		errs = math.Max(errs, maxOf(bs.errRate))
+	}
+	if errs == 0 {
+		return out + `<p class="note">No request failed in any interval` + map[bool]string{true: " of either run", false: ""}[bs != nil] + `, so there is no error-rate chart.</p>`
+	}
+	lines = nil
+	if bs != nil {
+		lines = append(lines, timeLine{label: "baseline", t: bs.t, v: bs.errRate, color: colorBaseline, class: "baseline-errors"})
+	}
+	lines = append(lines, timeLine{label: "this run", t: cur.t, v: cur.errRate, color: colorRun, class: "run-errors"})
+	return out + figure("chart", timeChart("error rate over time", "failed requests (%)", lines),
+		"Failed requests as a share of each interval's requests.")
+}
