@@ -105,9 +105,9 @@ func writeRunHeader(b *strings.Builder, r *analysis.Result, base *analysis.Resul
 	if len(r.InvalidReasons) > 0 {
 		why = strings.Join(r.InvalidReasons, "; ")
 	}
-	validColor := "#1a7f37"
+	validColor := colorImproved
 	if r.Validity != perfexpv1alpha1.Valid {
-		validColor = "#cf222e"
+		validColor = colorRegressed
 	}
 	fmt.Fprintf(b, `<div class="badge" style="border-color:%[1]s"><span class="label">Validity</span><b style="color:%[1]s">%[2]s</b><span class="why">%[3]s</span></div>`,
 		validColor, esc(validity), esc(why))
@@ -132,12 +132,12 @@ func writeRunHeader(b *strings.Builder, r *analysis.Result, base *analysis.Resul
 	if len(r.Objectives) > 0 {
 		b.WriteString(`<ul class="objectives">`)
 		for _, o := range r.Objectives {
-			mark, color := "?", "#9a6700"
+			mark, color := "?", colorInconclusive
 			switch o.Outcome {
 			case perfexpv1alpha1.ObjectiveMet:
-				mark, color = "✓", "#1a7f37"
+				mark, color = "✓", colorImproved
 			case perfexpv1alpha1.ObjectiveMissed:
-				mark, color = "✗", "#cf222e"
+				mark, color = "✗", colorRegressed
 			}
 			detail := o.Message
 			if detail == "" {
@@ -191,11 +191,11 @@ func objectivesLine(objs []analysis.ObjectiveResult) string {
 func verdictColor(v perfexpv1alpha1.Verdict) string {
 	switch v {
 	case perfexpv1alpha1.VerdictPass:
-		return "#1a7f37"
+		return colorImproved
 	case perfexpv1alpha1.VerdictFail, perfexpv1alpha1.VerdictInvalid:
-		return "#cf222e"
+		return colorRegressed
 	case perfexpv1alpha1.VerdictInconclusive:
-		return "#9a6700"
+		return colorInconclusive
 	}
 	return "#6e7781"
 }
@@ -209,8 +209,8 @@ func writeKPIs(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
 		get         func(analysis.RequestStats) *float64
 	}
 	kpis := []kpi{
-		{"p95", "ms", 1, func(s analysis.RequestStats) *float64 { return s.P95 }},
-		{"p99", "ms", 1, func(s analysis.RequestStats) *float64 { return s.P99 }},
+		{nameP95, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P95 }},
+		{nameP99, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P99 }},
 		{"avg", "ms", 1, func(s analysis.RequestStats) *float64 { return s.Avg }},
 		{"throughput", "req/s", 1, func(s analysis.RequestStats) *float64 { return s.Rate }},
 		{"errors", "%", 2, func(s analysis.RequestStats) *float64 { return s.ErrorPercent }},
@@ -223,7 +223,7 @@ func writeKPIs(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
 			bv := k.get(base.Total)
 			diff := ""
 			if v != nil && bv != nil && *bv != 0 && k.unit != "%" {
-				diff = fmt.Sprintf(" (%+.1f %%)", 100*(*v-*bv)/ *bv)
+				diff = fmt.Sprintf(" (%+.1f %%)", 100*(*v-*bv) / *bv)
 			} else if v != nil && bv != nil && k.unit == "%" {
 				diff = fmt.Sprintf(" (%+.2f pt)", *v-*bv)
 			}

@@ -12,6 +12,12 @@ import (
 // percentile axis stretched towards the tail (position -log10(1 - q)), so p50, p90 and p99
 // are evenly spaced and the tail, where runs differ most, is not squeezed into a corner.
 
+// Names of the percentiles the header and the curve show.
+const (
+	nameP95 = "p95"
+	nameP99 = "p99"
+)
+
 // percentileMarks are the percentiles the report states; the curve passes through them.
 var percentileMarks = []struct {
 	q     float64
@@ -21,8 +27,8 @@ var percentileMarks = []struct {
 	{0.50, "p50", func(s analysis.RequestStats) *float64 { return s.P50 }},
 	{0.75, "p75", func(s analysis.RequestStats) *float64 { return s.P75 }},
 	{0.90, "p90", func(s analysis.RequestStats) *float64 { return s.P90 }},
-	{0.95, "p95", func(s analysis.RequestStats) *float64 { return s.P95 }},
-	{0.99, "p99", func(s analysis.RequestStats) *float64 { return s.P99 }},
+	{0.95, nameP95, func(s analysis.RequestStats) *float64 { return s.P95 }},
+	{0.99, nameP99, func(s analysis.RequestStats) *float64 { return s.P99 }},
 }
 
 func tailPos(q float64) float64 { return -math.Log10(1 - q) }
@@ -117,9 +123,9 @@ func latencyDistribution(r, base *analysis.Result) string {
 	}
 	runs := []run{}
 	if base != nil {
-		runs = append(runs, run{"baseline " + base.Experiment, colorBaseline, "baseline", base})
+		runs = append(runs, run{labelBaseline + " " + base.Experiment, colorBaseline, labelBaseline, base})
 	}
-	runs = append(runs, run{"this run", colorRun, "run", r})
+	runs = append(runs, run{labelRun, colorRun, "run", r})
 	hi := 0.0
 	stated := false
 	for _, rn := range runs {
@@ -136,7 +142,7 @@ func latencyDistribution(r, base *analysis.Result) string {
 		return noData("No latency distribution: the result states no percentiles (no latency data was found).")
 	}
 	top := niceMax(hi*1.05, 5)
-	p := newPlot("latency distribution", 960, 360, 70, 20, 44, 52, scale{lo: tailPos(0.5), hi: tailPos(0.99)}, scale{lo: 0, hi: top})
+	p := newPlot("latency distribution", 360, 70, 20, 44, 52, scale{lo: tailPos(0.5), hi: tailPos(0.99)}, scale{lo: 0, hi: top})
 	p.yGrid(niceTicks(0, top, 5), tickLabel(niceStep(top, 5)))
 	for _, m := range percentileMarks {
 		p.xGrid([]float64{tailPos(m.q)}, func(float64) string { return m.label })

@@ -19,8 +19,8 @@ type forestRow struct {
 	primary bool
 	// est, lo and hi are the change and its interval; band is δ on the same scale (0: none).
 	est, lo, hi, band float64
-	change        string
-	detail        string
+	change            string
+	detail            string
 }
 
 // maxForestRows bounds a chart's height; the tables below list every metric.
@@ -68,23 +68,32 @@ func forestChart(label, xTitle string, rows []forestRow, ratio bool, unit string
 		left = math.Max(left, textWidth(name)+24)
 		right = math.Max(right, textWidth(r.detail)+textWidth(changeWords(r.change))+36)
 	}
-	left, right = math.Min(math.Max(left, 120), 290), math.Min(math.Max(right, 200), 370)
+	left, right = math.Min(math.Max(left, 120), 290), math.Min(math.Max(right, 200), 390)
 	h := top + bottom + rowH*float64(len(rows))
-	p := newPlot(label, 960, h, left, right, top, bottom, scale{lo: lo, hi: hi}, scale{lo: 0, hi: float64(len(rows))})
+	p := newPlot(label, h, left, right, top, bottom, scale{lo: lo, hi: hi}, scale{lo: 0, hi: float64(len(rows))})
 	rowY := func(i int) float64 { return top + rowH*(float64(i)+0.5) }
 
-	// The band: one rectangle when every row has the same δ, else one per row.
+	// The band: one rectangle when every row has the same δ, else one per row. Over a wide
+	// range ±5 % is thinner than the zero line; it is drawn at least 4 units wide to be seen.
+	bandX := func(band float64) (float64, float64) {
+		x0, x1 := p.px(pos(-band)), p.px(pos(band))
+		if x1-x0 < 4 {
+			mid := (x0 + x1) / 2
+			x0, x1 = mid-2, mid+2
+		}
+		return x0, x1
+	}
 	same := true
 	for _, r := range rows {
 		same = same && r.band == rows[0].band
 	}
 	if same && rows[0].band > 0 {
-		x0, x1 := p.px(pos(-rows[0].band)), p.px(pos(rows[0].band))
+		x0, x1 := bandX(rows[0].band)
 		p.printf(`<rect class="band" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`, coord(x0), coord(top), coord(x1-x0), coord(h-top-bottom), colorBand)
 	} else {
 		for i, r := range rows {
 			if r.band > 0 {
-				x0, x1 := p.px(pos(-r.band)), p.px(pos(r.band))
+				x0, x1 := bandX(r.band)
 				p.printf(`<rect class="band" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`, coord(x0), coord(rowY(i)-rowH/2+2), coord(x1-x0), coord(rowH-4), colorBand)
 			}
 		}
@@ -101,10 +110,10 @@ func forestChart(label, xTitle string, rows []forestRow, ratio bool, unit string
 		if i%2 == 1 {
 			p.printf(`<rect x="0" y="%s" width="%s" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y-rowH/2), coord(left-8), coord(rowH))
 		}
-		name := clipText(r.label, int((left-24)/7.2))
+		name := clipText(r.label, int((left-24)/7.6))
 		weight := ""
 		if r.primary {
-			name, weight = "★ "+clipText(r.label, int((left-24)/7.2)-2), "600"
+			name, weight = "★ "+clipText(r.label, int((left-24)/7.6)-2), "600"
 		}
 		p.text(left-12, y+4, "end", colorText, weight, name)
 		color := changeColor(r.change)
@@ -112,8 +121,8 @@ func forestChart(label, xTitle string, rows []forestRow, ratio bool, unit string
 		p.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="3" stroke-linecap="round"/>`,
 			coord(p.px(pos(r.lo))), coord(y), coord(p.px(pos(r.hi))), coord(y), color)
 		p.printf(`<circle cx="%s" cy="%s" r="6" fill="%s" stroke="#fff" stroke-width="1.5"/></g>`, coord(p.px(pos(r.est))), coord(y), color)
-		p.text(960-right+12, y+4, "start", colorText, "", r.detail)
-		p.text(960-6, y+4, "end", color, "600", changeWords(r.change))
+		p.text(chartWidth-right+12, y+4, "start", colorText, "", r.detail)
+		p.text(chartWidth-6, y+4, "end", color, "600", changeWords(r.change))
 	}
 
 	p.legend([]legendItem{

@@ -20,9 +20,9 @@ type serviceMeasure struct {
 	title, axis, unit string
 	divisor           float64
 	// format prints a value of the measure as the tables do.
-	format func(float64) string
-	avg, peak, limit  func(analysis.WorkloadResult) *float64
-	limitNote         func(analysis.WorkloadResult) string
+	format           func(float64) string
+	avg, peak, limit func(analysis.WorkloadResult) *float64
+	limitNote        func(analysis.WorkloadResult) string
 }
 
 var (
@@ -94,13 +94,13 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 		rowH = 42
 	}
 	h := top0 + bottom + rowH*float64(len(ws))
-	p := newPlot(m.title, 960, h, left, right, top0, bottom, scale{lo: 0, hi: top}, scale{lo: 0, hi: 1})
+	p := newPlot(m.title, h, left, right, top0, bottom, scale{lo: 0, hi: top}, scale{lo: 0, hi: 1})
 	p.xGrid(niceTicks(0, top, 6), tickLabel(niceStep(top, 6)))
 	p.frame(m.axis, "")
 	for i, w := range ws {
 		y0 := top0 + rowH*float64(i)
 		if i%2 == 1 {
-			p.printf(`<rect x="0" y="%s" width="960" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y0), coord(rowH))
+			p.printf(`<rect x="0" y="%s" width="%s" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y0), coord(chartWidth), coord(rowH))
 		}
 		name := clipText(strings.ToLower(w.Kind)+" "+w.Name, 32)
 		weight := ""
@@ -126,7 +126,7 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 		bw := baselineWorkload(base, w)
 		bar(w, y0+6, 16, colorRun, "run")
 		if bw != nil {
-			bar(*bw, y0+26, 10, colorBaseline, "baseline")
+			bar(*bw, y0+26, 10, colorBaseline, labelBaseline)
 		}
 		detail := fmt.Sprintf("avg %s · peak %s", m.format(val(m.avg(w))), m.format(val(m.peak(w))))
 		limit := "no limit"
@@ -135,19 +135,19 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 		} else if note := m.limitNote(w); note != "" {
 			limit = note
 		}
-		p.text(960-right+12, y0+18, "start", colorText, "", detail)
+		p.text(chartWidth-right+12, y0+18, "start", colorText, "", detail)
 		lc := colorLimit
 		if limit == "no limit" {
 			lc = colorAxis
 		}
-		p.text(960-6, y0+18, "end", lc, "", limit)
+		p.text(chartWidth-6, y0+18, "end", lc, "", limit)
 		if base != nil && bw == nil {
 			p.text(p.px(0)+4, y0+36, "start", colorAxis, "", "not in the baseline's report")
 		}
 	}
-	items := []legendItem{{label: "this run: average", color: colorRun, square: true}, {label: "peak", color: "#9cc3f0", square: true}}
+	items := []legendItem{{label: labelRun + ": average", color: colorRun, square: true}, {label: "peak", color: "#9cc3f0", square: true}}
 	if base != nil {
-		items = append(items, legendItem{label: "baseline", color: colorBaseline, square: true})
+		items = append(items, legendItem{label: labelBaseline, color: colorBaseline, square: true})
 	}
 	items = append(items, legendItem{label: "limit", color: colorLimit})
 	p.legend(items)

@@ -23,24 +23,40 @@ const (
 	colorText     = "#24292f"
 	colorLimit    = "#cf222e"
 	colorBand     = "#ddf4ff"
+
+	colorImproved     = "#1a7f37"
+	colorRegressed    = "#cf222e"
+	colorNoChange     = "#0969da"
+	colorInconclusive = "#9a6700"
+	colorUnknown      = "#6e7781"
 )
 
+// Labels of the two runs in legends.
+const (
+	labelRun      = "this run"
+	labelBaseline = "baseline"
+)
+
+// chartWidth is every chart's width in user units: about the page's width in pixels, so 13-unit
+// text reads as 13 px.
+const chartWidth = 960.0
+
 // palette colours scenarios and arms where there is no run/baseline pair.
-var palette = []string{"#0969da", "#bc4c00", "#1a7f37", "#8250df", "#cf222e", "#4d2d00", "#bf3989", "#1b7c83"}
+var palette = []string{colorRun, "#bc4c00", colorImproved, "#8250df", colorRegressed, "#4d2d00", "#bf3989", "#1b7c83"}
 
 // changeColor is the colour of a comparison verdict.
 func changeColor(change string) string {
 	switch change {
 	case "Improved":
-		return "#1a7f37"
+		return colorImproved
 	case "Regressed":
-		return "#cf222e"
+		return colorRegressed
 	case "NoMeaningfulChange":
-		return "#0969da"
+		return colorNoChange
 	case "Inconclusive":
-		return "#9a6700"
+		return colorInconclusive
 	}
-	return "#6e7781"
+	return colorUnknown
 }
 
 // scale maps data values on one axis to [0, 1]; a logarithmic scale needs lo > 0.
@@ -67,8 +83,10 @@ type svgPlot struct {
 	x, y                     scale
 }
 
-// newPlot starts a chart of w×h user units (the page shows it at about that many pixels).
-func newPlot(label string, w, h, left, right, top, bottom float64, x, y scale) *svgPlot {
+// newPlot starts a chart chartWidth×h user units large (the page shows it at about that many
+// pixels).
+func newPlot(label string, h, left, right, top, bottom float64, x, y scale) *svgPlot {
+	w := chartWidth
 	p := &svgPlot{w: w, h: h, left: left, right: right, top: top, bottom: bottom, x: x, y: y}
 	p.printf(`<svg viewBox="0 0 %s %s" role="img" aria-label="%s" font-family="system-ui, sans-serif" font-size="13" fill="%s">`,
 		coord(w), coord(h), esc(label), colorText)
@@ -224,8 +242,8 @@ func thinTicks(ticks []float64, at func(float64) float64, gap float64) []float64
 }
 
 // textWidth estimates the width of s at 13 px in a sans-serif font, for laying out legends and
-// truncating labels (no font metrics are at hand; an average glyph is about 0.55 em).
-func textWidth(s string) float64 { return 7.2 * float64(len([]rune(s))) }
+// truncating labels (no font metrics are at hand; an average glyph is about 0.58 em).
+func textWidth(s string) float64 { return 7.6 * float64(len([]rune(s))) }
 
 // clipText shortens s to at most n characters with an ellipsis.
 func clipText(s string, n int) string {

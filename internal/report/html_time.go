@@ -119,13 +119,13 @@ func timeChart(label, yTitle string, lines []timeLine) string {
 	}
 	div, xTitle := timeAxis(span)
 	top := niceMax(hi*1.05, 5)
-	p := newPlot(label, 960, 340, 70, 20, 44, 52, scale{lo: 0, hi: span / div}, scale{lo: 0, hi: top})
+	p := newPlot(label, 340, 70, 20, 44, 52, scale{lo: 0, hi: span / div}, scale{lo: 0, hi: top})
 	yt := niceTicks(0, top, 5)
 	p.yGrid(yt, tickLabel(niceStep(top, 5)))
 	xt := niceTicks(0, span/div, 10)
 	p.xGrid(xt, tickLabel(niceStep(span/div, 10)))
 	p.frame(xTitle, yTitle)
-	var items []legendItem
+	items := make([]legendItem, 0, len(lines))
 	for _, l := range lines {
 		xs := make([]float64, len(l.t))
 		for i, t := range l.t {
@@ -151,14 +151,14 @@ func latencyOverTime(r, base *analysis.Result) string {
 	lines := []timeLine{}
 	bs := timeSeriesOf(base)
 	if bs != nil {
-		lines = append(lines, timeLine{label: "baseline p95", t: bs.t, v: bs.p95, color: colorBaseline, class: "baseline-p95"})
+		lines = append(lines, timeLine{label: labelBaseline + " p95", t: bs.t, v: bs.p95, color: colorBaseline, class: "baseline-p95"})
 		if bs.hasAvg {
-			lines = append(lines, timeLine{label: "baseline avg", t: bs.t, v: bs.avg, color: colorBaseline, dash: "6 4", class: "baseline-avg"})
+			lines = append(lines, timeLine{label: labelBaseline + " avg", t: bs.t, v: bs.avg, color: colorBaseline, dash: "6 4", class: "baseline-avg"})
 		}
 	}
-	lines = append(lines, timeLine{label: "this run p95", t: cur.t, v: cur.p95, color: colorRun, class: "run-p95"})
+	lines = append(lines, timeLine{label: labelRun + " p95", t: cur.t, v: cur.p95, color: colorRun, class: "run-p95"})
 	if cur.hasAvg {
-		lines = append(lines, timeLine{label: "this run avg", t: cur.t, v: cur.avg, color: colorRun, dash: "6 4", class: "run-avg"})
+		lines = append(lines, timeLine{label: labelRun + " avg", t: cur.t, v: cur.avg, color: colorRun, dash: "6 4", class: "run-avg"})
 	}
 	caption := fmt.Sprintf("All scenarios together, per %s interval; gaps are intervals without requests. p95 per interval is read from the merged k6 histograms (within the bucket bound), avg is exact.", dur(r.Timeline.StepSeconds))
 	caption += " " + baselineNote(r, base, bs != nil)
@@ -191,9 +191,9 @@ func throughputOverTime(r, base *analysis.Result) string {
 	bs := timeSeriesOf(base)
 	var lines []timeLine
 	if bs != nil {
-		lines = append(lines, timeLine{label: "baseline", t: bs.t, v: bs.rate, color: colorBaseline, class: "baseline-rate"})
+		lines = append(lines, timeLine{label: labelBaseline, t: bs.t, v: bs.rate, color: colorBaseline, class: "baseline-rate"})
 	}
-	lines = append(lines, timeLine{label: "this run", t: cur.t, v: cur.rate, color: colorRun, class: "run-rate"})
+	lines = append(lines, timeLine{label: labelRun, t: cur.t, v: cur.rate, color: colorRun, class: "run-rate"})
 	out := figure("chart", timeChart("throughput over time", "requests per second", lines),
 		esc("All scenarios together, requests per second in each interval. "+baselineNote(r, base, bs != nil)))
 	errs := maxOf(cur.errRate)
@@ -205,9 +205,9 @@ func throughputOverTime(r, base *analysis.Result) string {
 	}
 	lines = nil
 	if bs != nil {
-		lines = append(lines, timeLine{label: "baseline", t: bs.t, v: bs.errRate, color: colorBaseline, class: "baseline-errors"})
+		lines = append(lines, timeLine{label: labelBaseline, t: bs.t, v: bs.errRate, color: colorBaseline, class: "baseline-errors"})
 	}
-	lines = append(lines, timeLine{label: "this run", t: cur.t, v: cur.errRate, color: colorRun, class: "run-errors"})
+	lines = append(lines, timeLine{label: labelRun, t: cur.t, v: cur.errRate, color: colorRun, class: "run-errors"})
 	return out + figure("chart", timeChart("error rate over time", "failed requests (%)", lines),
 		"Failed requests as a share of each interval's requests.")
 }

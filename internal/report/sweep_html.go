@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -154,25 +155,42 @@ func armRow(r *SweepResult, a SweepArmResult, scenario string, named bool) (fore
 // baseline first and its value marked on every row, so each arm reads against it.
 func armBars(r *SweepResult) string {
 	scenarios := sweepScenarios(r)
-	hi := 0.0
+	hi, lo := 0.0, math.Inf(1)
 	for _, a := range r.Arms {
 		for _, s := range a.Scenarios {
-			if s.P95 != nil {
-				hi = math.Max(hi, *s.P95)
+			if s.P95 != nil && *s.P95 > 0 {
+				hi, lo = math.Max(hi, *s.P95), math.Min(lo, *s.P95)
 			}
 		}
 	}
 	if len(scenarios) == 0 || hi == 0 {
 		return noData("No arm has a p95: no run of the sweep succeeded.")
 	}
-	top := niceMax(hi*1.05, 6)
 	const left, right, top0, bottom = 250.0, 130.0, 48.0, 56.0
 	barH := 14.0
 	rowH := barH*float64(len(scenarios)) + 12
 	h := top0 + bottom + rowH*float64(len(r.Arms))
-	p := newPlot("p95 per arm", 960, h, left, right, top0, bottom, scale{lo: 0, hi: top}, scale{lo: 0, hi: 1})
-	p.xGrid(niceTicks(0, top, 6), tickLabel(niceStep(top, 6)))
-	p.frame("p95 (ms, mean over the arm's runs)", "")
+	// When one arm is twenty times slower than another (a throttled arm beside tuned ones), a
+	// linear axis leaves the fast arms as slivers: a log axis keeps every arm readable.
+	x, xTitle := scale{lo: 0, hi: niceMax(hi*1.05, 6)}, "p95 (ms, mean over the arm's runs)"
+	ticks, format := niceTicks(0, x.hi, 6), tickLabel(niceStep(x.hi, 6))
+	if hi/lo > 20 {
+		x = scale{lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi*1.05))), log: true}
+		xTitle = "p95 (ms, mean over the arm's runs; log scale)"
+		ticks = nil
+		for k := math.Log10(x.lo); k <= math.Log10(x.hi)+1e-9; k++ {
+			for _, m := range []float64{1, 2, 5} {
+				if v := m * math.Pow(10, k); v <= x.hi*(1+1e-9) {
+					ticks = append(ticks, v)
+				}
+			}
+		}
+		format = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	}
+	p := newPlot("p95 per arm", h, left, right, top0, bottom, x, scale{lo: 0, hi: 1})
+	p.xGrid(thinTicks(ticks, p.px, 48), format)
+	p.frame(xTitle, "")
+	origin := p.px(x.lo)
 	var baseline map[string]float64
 	for _, a := range r.Arms {
 		if a.Comparison == nil && (a.Name == perfexpv1alpha1.BaselineArm || a.Baseline == "") {
@@ -188,7 +206,7 @@ func armBars(r *SweepResult) string {
 	for i, a := range r.Arms {
 		y0 := top0 + rowH*float64(i)
 		if i%2 == 1 {
-			p.printf(`<rect x="0" y="%s" width="960" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y0), coord(rowH))
+			p.printf(`<rect x="0" y="%s" width="%s" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y0), coord(chartWidth), coord(rowH))
 		}
 		weight := ""
 		if a.Name == r.BestArm {
@@ -199,7 +217,7 @@ func armBars(r *SweepResult) string {
 		if a.Comparison != nil {
 			verdict, vc = changeWords(string(a.Comparison.Change)), changeColor(string(a.Comparison.Change))
 		}
-		p.text(960-6, y0+rowH/2+4, "end", vc, "600", verdict)
+		p.text(chartWidth-6, y0+rowH/2+4, "end", vc, "600", verdict)
 		for j, sc := range scenarios {
 			y := y0 + 6 + barH*float64(j)
 			color := palette[j%len(palette)]
@@ -209,17 +227,22 @@ func armBars(r *SweepResult) string {
 					color = colorBaseline
 				}
 			}
+			if v, ok := baseline[sc]; ok {
+				p.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="3 2"/>`,
+					coord(p.px(v)), coord(y-2), coord(p.px(v)), coord(y+barH), colorText)
+			}
 			for _, s := range a.Scenarios {
 				if s.Name != sc || s.P95 == nil {
 					continue
 				}
 				p.printf(`<rect class="arm-bar" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s %s: %s</title></rect>`,
-					coord(p.px(0)), coord(y), coord(p.px(*s.P95)-p.px(0)), coord(barH-3), color, esc(a.Name), esc(sc), esc(withUnit(s.P95, "ms")))
-				p.text(p.px(*s.P95)+5, y+barH-4, "start", colorAxis, "", withUnit(s.P95, "ms"))
-			}
-			if v, ok := baseline[sc]; ok {
-				p.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="3 2"/>`,
-					coord(p.px(v)), coord(y-2), coord(p.px(v)), coord(y+barH), colorText)
+					coord(origin), coord(y), coord(p.px(*s.P95)-origin), coord(barH-3), color, esc(a.Name), esc(sc), esc(withUnit(s.P95, "ms")))
+				label := withUnit(s.P95, "ms")
+				lx := p.px(*s.P95) + 5
+				if v, ok := baseline[sc]; ok && p.px(v) >= lx-2 && p.px(v) <= lx+1.15*textWidth(label)+4 {
+					lx = p.px(v) + 5 // after the baseline's mark, not across it
+				}
+				p.text(lx, y+barH-4, "start", colorAxis, "", label)
 			}
 		}
 	}
@@ -249,7 +272,7 @@ func capacityChart(label, yTitle string, r *SweepResult, value func(CapacityPoin
 		return noData(esc("No " + label + ": no arm of the sweep has a value for it."))
 	}
 	xtop, ytop := niceMax(xmax*1.02, 8), niceMax(ymax*1.05, 5)
-	p := newPlot(label, 960, 340, 70, 20, 44, 52, scale{lo: 0, hi: xtop}, scale{lo: 0, hi: ytop})
+	p := newPlot(label, 340, 70, 20, 44, 52, scale{lo: 0, hi: xtop}, scale{lo: 0, hi: ytop})
 	p.yGrid(niceTicks(0, ytop, 5), tickLabel(niceStep(ytop, 5)))
 	p.xGrid(niceTicks(0, xtop, 8), tickLabel(niceStep(xtop, 8)))
 	p.frame(strings.ToLower(string(r.LoadParameter))+" (load of the arm)", yTitle)
