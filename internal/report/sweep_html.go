@@ -170,39 +170,12 @@ func armBars(r *SweepResult) string {
 	barH := 14.0
 	rowH := barH*float64(len(scenarios)) + 12
 	h := top0 + bottom + rowH*float64(len(r.Arms))
-	// When one arm is twenty times slower than another (a throttled arm beside tuned ones), a
-	// linear axis leaves the fast arms as slivers: a log axis keeps every arm readable.
-	x, xTitle := scale{lo: 0, hi: niceMax(hi*1.05, 6)}, "p95 (ms, mean over the arm's runs)"
-	ticks, format := niceTicks(0, x.hi, 6), tickLabel(niceStep(x.hi, 6))
-	if hi/lo > 20 {
-		x = scale{lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi*1.05))), log: true}
-		xTitle = "p95 (ms, mean over the arm's runs; log scale)"
-		ticks = nil
-		for k := math.Log10(x.lo); k <= math.Log10(x.hi)+1e-9; k++ {
-			for _, m := range []float64{1, 2, 5} {
-				if v := m * math.Pow(10, k); v <= x.hi*(1+1e-9) {
-					ticks = append(ticks, v)
-				}
-			}
-		}
-		format = func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	}
+	x, xTitle, ticks, format := armAxis(lo, hi)
 	p := newPlot("p95 per arm", h, left, right, top0, bottom, x, scale{lo: 0, hi: 1})
 	p.xGrid(thinTicks(ticks, p.px, 48), format)
 	p.frame(xTitle, "")
 	origin := p.px(x.lo)
-	var baseline map[string]float64
-	for _, a := range r.Arms {
-		if a.Comparison == nil && (a.Name == perfexpv1alpha1.BaselineArm || a.Baseline == "") {
-			baseline = map[string]float64{}
-			for _, s := range a.Scenarios {
-				if s.P95 != nil {
-					baseline[s.Name] = *s.P95
-				}
-			}
-			break
-		}
-	}
+	baseline := baselineP95s(r)
 	for i, a := range r.Arms {
 		y0 := top0 + rowH*float64(i)
 		if i%2 == 1 {
@@ -255,6 +228,41 @@ func armBars(r *SweepResult) string {
 	items = append(items, legendItem{label: "baseline's p95", color: colorText, dash: "3 2"})
 	p.legend(items)
 	return figure("chart", p.end(), "Each arm's p95, the mean over its runs; the dashed mark is the baseline's p95.")
+}
+
+// armAxis is the p95 axis of the arms' bars. When one arm is twenty times slower than another
+// (a throttled arm beside tuned ones), a linear axis leaves the fast arms as slivers: a log axis
+// keeps every arm readable.
+func armAxis(lo, hi float64) (x scale, title string, ticks []float64, format func(float64) string) {
+	if hi/lo <= 20 {
+		x = scale{lo: 0, hi: niceMax(hi*1.05, 6)}
+		return x, "p95 (ms, mean over the arm's runs)", niceTicks(0, x.hi, 6), tickLabel(niceStep(x.hi, 6))
+	}
+	x = scale{lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi*1.05))), log: true}
+	for k := math.Log10(x.lo); k <= math.Log10(x.hi)+1e-9; k++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, k); v <= x.hi*(1+1e-9) {
+				ticks = append(ticks, v)
+			}
+		}
+	}
+	return x, "p95 (ms, mean over the arm's runs; log scale)", ticks, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+}
+
+// baselineP95s is the baseline arm's p95 per scenario; nil when the sweep has no baseline arm.
+func baselineP95s(r *SweepResult) map[string]float64 {
+	for _, a := range r.Arms {
+		if a.Comparison == nil && (a.Name == perfexpv1alpha1.BaselineArm || a.Baseline == "") {
+			out := map[string]float64{}
+			for _, s := range a.Scenarios {
+				if s.P95 != nil {
+					out[s.Name] = *s.P95
+				}
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // capacityChart draws one line per scenario through the arms' points, with load on the x axis
