@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -368,5 +369,44 @@ func TestNiceTicks(t *testing.T) {
 	}
 	if got := niceMax(47, 5); got != 50 {
 		t.Errorf("niceMax(47) = %v, want 50", got)
+	}
+}
+
+// A run with dozens of services and metrics keeps its charts readable: the busiest services
+// (changed ones first) and the first metrics are drawn, and the page says how many are left to
+// the tables.
+func TestHTMLCapsLongLists(t *testing.T) {
+	r := sample()
+	r.Workloads = nil
+	for i := range 40 {
+		w := analysis.WorkloadResult{Kind: "Deployment", Namespace: "perf", Name: fmt.Sprintf("svc-%02d", i), CPUAvg: f(float64(i) / 10), MemoryAvg: f(float64(i+1) * (1 << 20))}
+		w.Touched = i == 0 // the least busy, but changed: always drawn
+		r.Workloads = append(r.Workloads, w)
+	}
+	metric := r.Comparison.Metrics[2] // avg, with an interval
+	for i := range 40 {
+		m := metric
+		m.Metric = fmt.Sprintf("checkinout/r%02d avg", i)
+		r.Comparison.Metrics = append(r.Comparison.Metrics, m)
+	}
+	page, err := HTML(r, HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := charts(t, page)
+	if got := marks(cs["CPU per service"], "run-avg"); got != maxServiceRows {
+		t.Errorf("%d services drawn, want %d", got, maxServiceRows)
+	}
+	if !strings.Contains(cs["CPU per service"][0].attrs["aria-label"], "CPU") || !strings.Contains(page, ">svc-00 (changed)<") || strings.Contains(page, ">deployment svc-01<") {
+		t.Error("the changed service must be drawn and the least busy ones left to the tables")
+	}
+	if !strings.Contains(page, "The 30 busiest of 40 services are drawn") {
+		t.Error("the page does not say services were left out")
+	}
+	if got := marks(cs["relative change of each metric with its 95% interval"], "forest-row"); got != maxForestRows {
+		t.Errorf("%d metrics drawn, want %d", got, maxForestRows)
+	}
+	if !strings.Contains(page, "10 more metrics are in the table below.") {
+		t.Error("the page does not say metrics were left out")
 	}
 }
