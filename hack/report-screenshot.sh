@@ -37,5 +37,5 @@ shoot() {
 	go run ./hack/report-html -shrink "$2"
 	echo "wrote $2 ($(wc -c <"$2") bytes)"
 }
-shoot run.html "$out/report-run.png" "${RUN_HEIGHT:-4500}"
+shoot run.html "$out/report-run.png" "${RUN_HEIGHT:-4800}"
 shoot sweep.html "$out/report-sweep.png" "${SWEEP_HEIGHT:-1500}"

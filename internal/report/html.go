@@ -282,6 +282,7 @@ h3{font-size:1.05em;margin:1.2em 0 .3em}
 figure{margin:.4em 0 1.2em;break-inside:avoid;page-break-inside:avoid}
 figure svg{width:100%;height:auto;display:block}
 figcaption,.note{color:#57606a;font-size:.88em;margin-top:.2em}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:.4em 1.5em}.grid figure{margin:0}figcaption.title{color:#24292f;font-weight:600;font-size:.95em;margin:0}
 .nodata{background:#f6f8fa;border:1px dashed #d0d7de;border-radius:6px;padding:.8em 1em;color:#57606a}
 .details{font-size:.92em}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #d0d7de;padding:.25em .5em}th{background:#f6f8fa}

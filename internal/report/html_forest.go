@@ -110,10 +110,10 @@ func forestChart(label, xTitle string, rows []forestRow, ratio bool, unit string
 		if i%2 == 1 {
 			p.printf(`<rect x="0" y="%s" width="%s" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y-rowH/2), coord(left-8), coord(rowH))
 		}
-		name := clipText(r.label, int((left-24)/7.6))
+		name := clipText(r.label, int((left-24)/7.6+0.5))
 		weight := ""
 		if r.primary {
-			name, weight = "★ "+clipText(r.label, int((left-24)/7.6)-2), "600"
+			name, weight = "★ "+clipText(r.label, int((left-24)/7.6+0.5)-2), "600"
 		}
 		p.text(left-12, y+4, "end", colorText, weight, name)
 		color := changeColor(r.change)

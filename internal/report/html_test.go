@@ -158,9 +158,13 @@ func TestHTMLChartsOfARunWithItsBaseline(t *testing.T) {
 	}
 	selfContained(t, page)
 	cs := charts(t, page)
-	series := func(x *analysis.Result) analysis.TimelineSeries {
+	series := func(x *analysis.Result, scenario ...string) analysis.TimelineSeries {
+		name := "*"
+		if len(scenario) > 0 {
+			name = scenario[0]
+		}
 		for _, s := range x.Timeline.Series {
-			if s.Scenario == "*" {
+			if s.Scenario == name {
 				return s
 			}
 		}
@@ -214,6 +218,21 @@ func TestHTMLChartsOfARunWithItsBaseline(t *testing.T) {
 		{"CPU per service", "run-avg", cpuBars},
 		{"CPU per service", "baseline-avg", len(base.Workloads)},
 		{"memory per service", "run-avg", memBars},
+	}
+	// Several scenarios: each one's p95 over time beside the others, the baseline's overlaid.
+	for _, sc := range r.Scenarios {
+		tests = append(tests,
+			struct {
+				chart, class string
+				want         int
+			}{"p95 over time: " + sc.Name, "run-p95", nonNil(series(r, sc.Name).P95)},
+			struct {
+				chart, class string
+				want         int
+			}{"p95 over time: " + sc.Name, "baseline-p95", nonNil(series(base, sc.Name).P95)})
+	}
+	if len(r.Scenarios) < 2 {
+		t.Fatal("the fixture should have several scenarios")
 	}
 	for _, tc := range tests {
 		t.Run(tc.chart+" "+tc.class, func(t *testing.T) {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perfexp/perfexp/internal/analysis"
 )
@@ -109,7 +110,7 @@ type timeLine struct {
 	class       string
 }
 
-func timeChart(label, yTitle string, lines []timeLine) string {
+func timeChart(label, yTitle string, lines []timeLine, w, h float64) string {
 	span, hi := 0.0, 0.0
 	for _, l := range lines {
 		if len(l.t) > 0 {
@@ -119,11 +120,11 @@ func timeChart(label, yTitle string, lines []timeLine) string {
 	}
 	div, xTitle := timeAxis(span)
 	top := niceMax(hi*1.05, 5)
-	p := newPlot(label, 340, 70, 20, 44, 52, scale{lo: 0, hi: span / div}, scale{lo: 0, hi: top})
+	p := newSizedPlot(label, w, h, 70, 20, 44, 52, scale{lo: 0, hi: span / div}, scale{lo: 0, hi: top})
 	yt := niceTicks(0, top, 5)
 	p.yGrid(yt, tickLabel(niceStep(top, 5)))
-	xt := niceTicks(0, span/div, 10)
-	p.xGrid(xt, tickLabel(niceStep(span/div, 10)))
+	parts := int(math.Max(4, w/96)) // a label every 96 units at most
+	p.xGrid(niceTicks(0, span/div, parts), tickLabel(niceStep(span/div, parts)))
 	p.frame(xTitle, yTitle)
 	items := make([]legendItem, 0, len(lines))
 	for _, l := range lines {
@@ -165,7 +166,59 @@ func latencyOverTime(r, base *analysis.Result) string {
 	if !cur.hasAvg {
 		caption += " The mean per interval is absent: the result keeps no per-interval histograms."
 	}
-	return figure("chart", timeChart("latency over time", "latency (ms)", lines), esc(caption))
+	return figure("chart", timeChart("latency over time", "latency (ms)", lines, chartWidth, 340), esc(caption)) + scenarioLatency(r, base)
+}
+
+// maxScenarioCharts bounds the small charts of p95 per scenario; the tables list every one.
+const maxScenarioCharts = 6
+
+// scenarioP95 is one scenario's p95 per interval, nil when the timeline has none.
+func scenarioP95(r *analysis.Result, scenario string) (t, p95 []float64) {
+	if r == nil || r.Timeline == nil || r.Timeline.StepSeconds <= 0 {
+		return nil, nil
+	}
+	for _, s := range r.Timeline.Series {
+		if s.Scenario != scenario {
+			continue
+		}
+		for i, v := range s.P95 {
+			t, p95 = append(t, (float64(i)+0.5)*r.Timeline.StepSeconds), append(p95, deref(v))
+		}
+	}
+	return t, p95
+}
+
+// scenarioLatency draws each scenario's p95 over time side by side, the baseline's overlaid,
+// when the run has several: all scenarios together can hide one that changed.
+func scenarioLatency(r, base *analysis.Result) string {
+	var names []string
+	for _, s := range r.Timeline.Series {
+		if s.Scenario != "*" {
+			names = append(names, s.Scenario)
+		}
+	}
+	if len(names) < 2 {
+		return ""
+	}
+	extra := ""
+	if len(names) > maxScenarioCharts {
+		extra = fmt.Sprintf(" The first %d of %d scenarios are drawn.", maxScenarioCharts, len(names))
+		names = names[:maxScenarioCharts]
+	}
+	var b strings.Builder
+	b.WriteString(`<div class="grid">`)
+	for _, name := range names {
+		var lines []timeLine
+		if t, v := scenarioP95(base, name); len(t) > 0 {
+			lines = append(lines, timeLine{label: labelBaseline, t: t, v: v, color: colorBaseline, class: "baseline-p95"})
+		}
+		t, v := scenarioP95(r, name)
+		lines = append(lines, timeLine{label: labelRun, t: t, v: v, color: colorRun, class: "run-p95"})
+		fmt.Fprintf(&b, `<figure class="chart"><figcaption class="title">p95 of scenario %s</figcaption>%s</figure>`,
+			esc(name), timeChart("p95 over time: "+name, "p95 (ms)", lines, 470, 280))
+	}
+	b.WriteString(`</div>`)
+	return b.String() + `<p class="note">` + esc("Each scenario's p95 per interval; each chart has its own scale."+extra) + `</p>`
 }
 
 // baselineNote says whether and which baseline is overlaid, and why not when it is not.
@@ -194,7 +247,7 @@ func throughputOverTime(r, base *analysis.Result) string {
 		lines = append(lines, timeLine{label: labelBaseline, t: bs.t, v: bs.rate, color: colorBaseline, class: "baseline-rate"})
 	}
 	lines = append(lines, timeLine{label: labelRun, t: cur.t, v: cur.rate, color: colorRun, class: "run-rate"})
-	out := figure("chart", timeChart("throughput over time", "requests per second", lines),
+	out := figure("chart", timeChart("throughput over time", "requests per second", lines, chartWidth, 340),
 		esc("All scenarios together, requests per second in each interval. "+baselineNote(r, base, bs != nil)))
 	errs := maxOf(cur.errRate)
 	if bs != nil {
@@ -208,6 +261,6 @@ func throughputOverTime(r, base *analysis.Result) string {
 		lines = append(lines, timeLine{label: labelBaseline, t: bs.t, v: bs.errRate, color: colorBaseline, class: "baseline-errors"})
 	}
 	lines = append(lines, timeLine{label: labelRun, t: cur.t, v: cur.errRate, color: colorRun, class: "run-errors"})
-	return out + figure("chart", timeChart("error rate over time", "failed requests (%)", lines),
+	return out + figure("chart", timeChart("error rate over time", "failed requests (%)", lines, chartWidth, 340),
 		"Failed requests as a share of each interval's requests.")
 }
