@@ -86,7 +86,11 @@ type svgPlot struct {
 // newPlot starts a chart chartWidth×h user units large (the page shows it at about that many
 // pixels).
 func newPlot(label string, h, left, right, top, bottom float64, x, y scale) *svgPlot {
-	w := chartWidth
+	return newSizedPlot(label, chartWidth, h, left, right, top, bottom, x, y)
+}
+
+// newSizedPlot starts a chart of w×h user units, for charts shown side by side.
+func newSizedPlot(label string, w, h, left, right, top, bottom float64, x, y scale) *svgPlot {
 	p := &svgPlot{w: w, h: h, left: left, right: right, top: top, bottom: bottom, x: x, y: y}
 	p.printf(`<svg viewBox="0 0 %s %s" role="img" aria-label="%s" font-family="system-ui, sans-serif" font-size="13" fill="%s">`,
 		coord(w), coord(h), esc(label), colorText)

@@ -83,14 +83,8 @@ func sweepForest(r *SweepResult) string {
 	scenarios := sweepScenarios(r)
 	var rows []forestRow
 	var skipped []string
-	baseP95 := map[string]string{}
 	for _, a := range r.Arms {
 		if a.Comparison == nil {
-			if a.Name == perfexpv1alpha1.BaselineArm || a.Baseline == "" {
-				for _, s := range a.Scenarios {
-					baseP95[s.Name] = withUnit(s.P95, "ms")
-				}
-			}
 			continue
 		}
 		for _, sc := range scenarios {
@@ -106,9 +100,10 @@ func sweepForest(r *SweepResult) string {
 		return noData("No arm has a p95 change to draw: no arm was compared with the baseline (every run failed, or the sweep has only a baseline).")
 	}
 	var base []string
+	baseP95 := baselineP95s(r)
 	for _, sc := range scenarios {
 		if v, ok := baseP95[sc]; ok {
-			base = append(base, sc+" "+v)
+			base = append(base, sc+" "+withUnit(&v, "ms"))
 		}
 	}
 	caption := fmt.Sprintf("The change of each arm's p95 against the baseline's: the point is the estimate, the bar its 95 %% interval over the runs (the run is the unit; more repeats narrow it). The shaded band is ±%g %%, the minimum meaningful change; colour is the verdict.", r.MinMeaningfulChangePercent)
@@ -141,6 +136,9 @@ func armRow(r *SweepResult, a SweepArmResult, scenario string, named bool) (fore
 		label := armLabel(a)
 		if named {
 			label = a.Name + " · " + scenario
+		}
+		if len(r.Arms) > 0 && a.Baseline != "" && a.Baseline != r.Arms[0].Name {
+			label += " vs " + a.Baseline // a sweep over load compares each load with its own baseline
 		}
 		detail := scenarioDelta(a.Comparison, scenario)
 		if !ok {
@@ -249,20 +247,20 @@ func armAxis(lo, hi float64) (x scale, title string, ticks []float64, format fun
 	return x, "p95 (ms, mean over the arm's runs; log scale)", ticks, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 }
 
-// baselineP95s is the baseline arm's p95 per scenario; nil when the sweep has no baseline arm.
+// baselineP95s is the baseline's p95 per scenario: the first arm's, which is the sweep's
+// baseline (the baselines a sweep over load adds for other loads come after it); nil when the
+// first arm was compared with something, so is no baseline.
 func baselineP95s(r *SweepResult) map[string]float64 {
-	for _, a := range r.Arms {
-		if a.Comparison == nil && (a.Name == perfexpv1alpha1.BaselineArm || a.Baseline == "") {
-			out := map[string]float64{}
-			for _, s := range a.Scenarios {
-				if s.P95 != nil {
-					out[s.Name] = *s.P95
-				}
-			}
-			return out
+	if len(r.Arms) == 0 || r.Arms[0].Comparison != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, s := range r.Arms[0].Scenarios {
+		if s.P95 != nil {
+			out[s.Name] = *s.P95
 		}
 	}
-	return nil
+	return out
 }
 
 // capacityChart draws one line per scenario through the arms' points, with load on the x axis

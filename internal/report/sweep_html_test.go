@@ -102,3 +102,17 @@ func TestSweepHTMLWithoutComparisons(t *testing.T) {
 		})
 	}
 }
+
+// In a sweep over variants and loads an arm may be compared with the baseline of its own load,
+// not with the sweep's baseline: its row says which.
+func TestSweepHTMLNamesAnArmsOwnBaseline(t *testing.T) {
+	r := sweepSample()
+	r.Arms[1].Baseline = "baseline-vus-20"
+	page, err := SweepHTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "<title>users-20 (vus = 20) vs baseline-vus-20:") || strings.Contains(page, "users-1 (vus = 1) vs") {
+		t.Error("the arm compared with its own load's baseline is not named so, or another arm is")
+	}
+}
