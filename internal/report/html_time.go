@@ -101,8 +101,9 @@ func timeAxis(seconds float64) (divisor float64, title string) {
 	return 3600, "hours since the measured window began"
 }
 
-// overTime draws one or two runs' series against elapsed time: the run in blue, the baseline in
-// grey, a second statistic dashed.
+// timeLine is one line of a chart over elapsed time: by convention the run in blue, the
+// baseline in grey, a second statistic of the same run dashed. class names its marks (tests
+// count them).
 type timeLine struct {
 	label       string
 	t, v        []float64
@@ -110,6 +111,8 @@ type timeLine struct {
 	class       string
 }
 
+// timeChart draws lines against the time since each run's measured window began, so runs that
+// ran at different times line up.
 func timeChart(label, yTitle string, lines []timeLine, w, h float64) string {
 	span, hi := 0.0, 0.0
 	for _, l := range lines {
