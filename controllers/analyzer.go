@@ -164,7 +164,11 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	}
 	res.Notes = append(res.Notes, a.crossCheck(ctx, exp, res)...)
 
-	cm, err := a.publish(ctx, exp, res, a.Dashboards.options(baseline))
+	pageOpts := report.HTMLOptions{}
+	if in.Baseline != nil {
+		pageOpts.Baseline = in.Baseline.Result // the page overlays the baseline's series
+	}
+	cm, err := a.publish(ctx, exp, res, a.Dashboards.options(baseline), pageOpts)
 	if err != nil {
 		return step.Result{}, err
 	}
@@ -588,8 +592,8 @@ func (a *PrometheusAnalyzer) crossCheck(ctx context.Context, exp *perfexpv1alpha
 }
 
 // publish writes the report ConfigMap, owned by the experiment so it goes with it.
-func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *analysis.Result, dash report.DashboardOptions) (*corev1.ConfigMap, error) {
-	data, err := reportData(r, dash)
+func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *analysis.Result, dash report.DashboardOptions, page report.HTMLOptions) (*corev1.ConfigMap, error) {
+	data, err := reportData(r, dash, page)
 	if err != nil {
 		return nil, err
 	}
@@ -613,7 +617,7 @@ func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.P
 
 // reportData renders the report. When it would not fit a ConfigMap, request names beyond the
 // most frequent are left out of the documents, and the report says so.
-func reportData(r *analysis.Result, dash report.DashboardOptions) (map[string]string, error) {
+func reportData(r *analysis.Result, dash report.DashboardOptions, pageOpts report.HTMLOptions) (map[string]string, error) {
 	for _, keep := range []int{-1, 500, 100, 20} {
 		rr := r
 		if keep >= 0 {
@@ -627,7 +631,7 @@ func reportData(r *analysis.Result, dash report.DashboardOptions) (map[string]st
 		if err != nil {
 			return nil, err
 		}
-		page, err := report.HTML(rr)
+		page, err := report.HTML(rr, pageOpts)
 		if err != nil {
 			return nil, err
 		}

@@ -256,6 +256,14 @@ func TestPrometheusAnalyzer(t *testing.T) {
 				t.Errorf("p95 of the same data differs: %+v", m)
 			}
 		}
+		// The page overlays the baseline's series: the analyzer handed it the baseline's result.
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: later.Status.ReportRef.Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		if page := cm.Data[report.KeyHTML]; !strings.Contains(page, `class="baseline-p95"`) || !strings.Contains(page, "Grey: baseline story") {
+			t.Error("report.html does not overlay the baseline's latency over time")
+		}
 	})
 
 	t.Run("without any k6 sample it waits, then reports the results invalid", func(t *testing.T) {

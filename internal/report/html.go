@@ -3,42 +3,245 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 )
 
 // KeyHTML is the report as a page with charts.
 const KeyHTML = "report.html"
 
-// HTML renders the report as one self-contained page: charts of p95, throughput and error rate
-// over the measured window (inline SVG, no scripts), then the Markdown report rendered by
-// goldmark with GitHub's table extension.
-func HTML(r *analysis.Result) (string, error) {
-	var charts strings.Builder
-	if t := r.Timeline; t != nil && len(t.Series) > 0 {
-		charts.WriteString(`<div class="charts">`)
-		charts.WriteString(chart("p95 (ms)", t, func(s analysis.TimelineSeries) []*float64 { return s.P95 }))
-		charts.WriteString(chart("throughput (req/s)", t, func(s analysis.TimelineSeries) []*float64 { return s.Rate }))
-		charts.WriteString(chart("error rate (%)", t, func(s analysis.TimelineSeries) []*float64 { return s.ErrorRate }))
-		charts.WriteString("</div>\n")
-	}
-	page, err := htmlPage("perfexp "+r.Experiment, charts.String(), Markdown(r))
+// HTMLOptions are what the page draws beyond the run's own results.
+type HTMLOptions struct {
+	// Baseline is the baseline run's full result (its results.json), whose latency and
+	// throughput over time, latency distribution and services are drawn beside this run's.
+	// Nil draws this run alone; the comparison's numbers come from the run's own result either
+	// way.
+	Baseline *analysis.Result
+}
+
+// HTML renders the report as one self-contained page a reader can forward: a header with the
+// verdict first, then charts (inline SVG, no scripts, nothing fetched), then the Markdown
+// report's tables for the details.
+func HTML(r *analysis.Result, opts HTMLOptions) (string, error) {
+	base := opts.Baseline
+	var b strings.Builder
+	writeRunHeader(&b, r, base)
+	b.WriteString(`<main>`)
+	section(&b, "latency", "Latency over time", latencyOverTime(r, base))
+	section(&b, "distribution", "Latency distribution", latencyDistribution(r, base))
+	section(&b, "comparison", "Change against the baseline", comparisonCharts(r.Comparison))
+	section(&b, "throughput", "Throughput and errors over time", throughputOverTime(r, base))
+	section(&b, "services", "Services: CPU and memory", serviceCharts(r, base))
+	b.WriteString(`</main>`)
+	page, err := htmlPage("perfexp report: "+r.Experiment, b.String(), afterOverview(Markdown(r)))
 	if err != nil {
 		return "", fmt.Errorf("rendering the report: %w", err)
 	}
 	return page, nil
 }
 
-// htmlPage is one self-contained page (no scripts, no external resources): the charts (inline
-// SVG), then the Markdown rendered by goldmark with GitHub's table extension.
-func htmlPage(title, charts, markdown string) (string, error) {
+// afterOverview drops the Markdown report's title and overview table, which the page's header
+// shows; the tables below them stay as the page's details.
+func afterOverview(md string) string {
+	if i := strings.Index(md, "\n## "); i >= 0 {
+		return md[i+1:]
+	}
+	return md
+}
+
+// section is one titled part of the page.
+func section(b *strings.Builder, id, title, body string) {
+	fmt.Fprintf(b, `<section id="%s"><h2>%s</h2>%s</section>`, id, esc(title), body)
+}
+
+// figure wraps a chart with its caption.
+func figure(class, svg, caption string) string {
+	return fmt.Sprintf(`<figure class="%s">%s<figcaption>%s</figcaption></figure>`, class, svg, caption)
+}
+
+// noData says plainly what is missing and why, where a chart would be.
+func noData(what string) string { return `<p class="nodata">` + what + `</p>` }
+
+// writeRunHeader is what a reader needs before any chart: which experiment, what it changed,
+// when it ran, the headline change against the baseline and the verdict with its objectives.
+func writeRunHeader(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
+	b.WriteString(`<header>`)
+	fmt.Fprintf(b, `<p class="kicker">perfexp performance test report · %s</p>`, esc(r.Namespace))
+	fmt.Fprintf(b, `<h1>%s</h1>`, esc(r.Experiment))
+	variant := r.Variant
+	if variant == "" {
+		variant = "none (the environment as it is)"
+	}
+	fmt.Fprintf(b, `<p class="variant"><span>Variant</span> %s</p>`, esc(variant))
+
+	b.WriteString(`<div class="verdicts">`)
+	if c := r.Comparison; c != nil {
+		change := string(c.Change)
+		if change == "" {
+			change = string(perfexpv1alpha1.ChangeUnknown)
+		}
+		fmt.Fprintf(b, `<div class="badge" id="headline" style="border-color:%[1]s"><span class="label">Against baseline %[2]s</span><b style="color:%[1]s">%[3]s</b><span class="why">%[4]s</span></div>`,
+			changeColor(change), esc(c.Baseline), esc(changeWords(change)), esc(headlineWhy(c)))
+	} else {
+		b.WriteString(`<div class="badge" id="headline"><span class="label">Against a baseline</span><b style="color:#6e7781">No baseline</b><span class="why">This run was not compared with another.</span></div>`)
+	}
+	verdict := string(r.Verdict)
+	if verdict == "" {
+		verdict = "-"
+	}
+	fmt.Fprintf(b, `<div class="badge" style="border-color:%[1]s"><span class="label">Verdict</span><b style="color:%[1]s">%[2]s</b><span class="why">%[3]s</span></div>`,
+		verdictColor(r.Verdict), esc(verdict), esc(objectivesLine(r.Objectives)))
+	validity := string(r.Validity)
+	if validity == "" {
+		validity = "-"
+	}
+	why := "the load ran as declared"
+	if len(r.InvalidReasons) > 0 {
+		why = strings.Join(r.InvalidReasons, "; ")
+	}
+	validColor := colorImproved
+	if r.Validity != perfexpv1alpha1.Valid {
+		validColor = colorRegressed
+	}
+	fmt.Fprintf(b, `<div class="badge" style="border-color:%[1]s"><span class="label">Validity</span><b style="color:%[1]s">%[2]s</b><span class="why">%[3]s</span></div>`,
+		validColor, esc(validity), esc(why))
+	b.WriteString(`</div>`)
+
+	writeKPIs(b, r, base)
+
+	b.WriteString(`<dl class="facts">`)
+	fact := func(k, v string) { fmt.Fprintf(b, `<div><dt>%s</dt><dd>%s</dd></div>`, esc(k), esc(v)) }
+	fact("Window", fmt.Sprintf("%s to %s", ts(r.Window.Start), ts(r.Window.End)))
+	if r.Window.WarmUpEnd != nil {
+		fact("Warm-up", "until "+ts(*r.Window.WarmUpEnd)+" (excluded)")
+	}
+	fact("Measured", dur(r.Window.MeasuredSeconds))
+	fact("Test ID", r.TestID)
+	fact("Latency source", latencySource(r))
+	if c := r.Comparison; c != nil {
+		fact("Baseline", c.Baseline)
+	}
+	b.WriteString(`</dl>`)
+
+	if len(r.Objectives) > 0 {
+		b.WriteString(`<ul class="objectives">`)
+		for _, o := range r.Objectives {
+			mark, color := "?", colorInconclusive
+			switch o.Outcome {
+			case perfexpv1alpha1.ObjectiveMet:
+				mark, color = "✓", colorImproved
+			case perfexpv1alpha1.ObjectiveMissed:
+				mark, color = "✗", colorRegressed
+			}
+			detail := o.Message
+			if detail == "" {
+				detail = withUnit(o.Value, o.Unit)
+			}
+			fmt.Fprintf(b, `<li><b style="color:%s">%s %s</b> %s <span class="muted">· %s</span></li>`,
+				color, mark, esc(string(o.Outcome)), esc(o.Name), esc(detail))
+		}
+		b.WriteString(`</ul>`)
+	}
+	b.WriteString(`</header>`)
+}
+
+// changeWords spells a verdict for a headline.
+func changeWords(change string) string {
+	if change == string(perfexpv1alpha1.ChangeNoMeaningfulChange) {
+		return "No meaningful change"
+	}
+	return change
+}
+
+// headlineWhy is the comparison's message, or how the headline was decided.
+func headlineWhy(c *analysis.Comparison) string {
+	if c.Message != "" {
+		return c.Message
+	}
+	if len(c.Metrics) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("decided on the primary metrics; ±%g %% is the minimum meaningful change", c.MinChangePercent)
+}
+
+// objectivesLine counts the objectives' outcomes.
+func objectivesLine(objs []analysis.ObjectiveResult) string {
+	if len(objs) == 0 {
+		return "no objectives declared"
+	}
+	counts := map[perfexpv1alpha1.ObjectiveOutcome]int{}
+	for _, o := range objs {
+		counts[o.Outcome]++
+	}
+	var parts []string
+	for _, o := range []perfexpv1alpha1.ObjectiveOutcome{perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.ObjectiveUnknown} {
+		if counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[o], strings.ToLower(string(o))))
+		}
+	}
+	return fmt.Sprintf("objectives: %s of %d", strings.Join(parts, ", "), len(objs))
+}
+
+func verdictColor(v perfexpv1alpha1.Verdict) string {
+	switch v {
+	case perfexpv1alpha1.VerdictPass:
+		return colorImproved
+	case perfexpv1alpha1.VerdictFail, perfexpv1alpha1.VerdictInvalid:
+		return colorRegressed
+	case perfexpv1alpha1.VerdictInconclusive:
+		return colorInconclusive
+	}
+	return "#6e7781"
+}
+
+// writeKPIs shows the run's headline numbers (all scenarios together) beside the baseline's.
+// The plain difference is shown, not a verdict: the comparison section says what is real.
+func writeKPIs(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
+	type kpi struct {
+		label, unit string
+		decimals    int
+		get         func(analysis.RequestStats) *float64
+	}
+	kpis := []kpi{
+		{nameP95, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P95 }},
+		{nameP99, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P99 }},
+		{"avg", "ms", 1, func(s analysis.RequestStats) *float64 { return s.Avg }},
+		{"throughput", "req/s", 1, func(s analysis.RequestStats) *float64 { return s.Rate }},
+		{"errors", "%", 2, func(s analysis.RequestStats) *float64 { return s.ErrorPercent }},
+	}
+	b.WriteString(`<div class="kpis">`)
+	for _, k := range kpis {
+		v := k.get(r.Total)
+		fmt.Fprintf(b, `<div class="kpi"><span class="label">%s</span><span><b>%s</b> <span class="unit">%s</span></span>`, esc(k.label), num(v, k.decimals), esc(k.unit))
+		if base != nil {
+			bv := k.get(base.Total)
+			diff := ""
+			if v != nil && bv != nil && *bv != 0 && k.unit != "%" {
+				diff = fmt.Sprintf(" (%+.1f %%)", 100*(*v-*bv) / *bv)
+			} else if v != nil && bv != nil && k.unit == "%" {
+				diff = fmt.Sprintf(" (%+.2f pt)", *v-*bv)
+			}
+			fmt.Fprintf(b, `<span class="was">baseline %s%s</span>`, esc(num(bv, k.decimals)), esc(diff))
+		}
+		b.WriteString(`</div>`)
+	}
+	b.WriteString(`</div>`)
+	if base != nil {
+		b.WriteString(`<p class="muted small">All scenarios together. In brackets the plain difference from the baseline; whether a change is real is what the comparison below says.</p>`)
+	} else {
+		b.WriteString(`<p class="muted small">All scenarios together.</p>`)
+	}
+}
+
+// htmlPage is one self-contained page (no scripts, no external resources): the visual part,
+// then the Markdown rendered by goldmark with GitHub's table extension under "Details".
+func htmlPage(title, visual, markdown string) (string, error) {
 	var body bytes.Buffer
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	if err := md.Convert([]byte(markdown), &body); err != nil {
@@ -46,90 +249,46 @@ func htmlPage(title, charts, markdown string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>%s</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:90%%}td,th{border:1px solid #ccc;padding:.25em .5em}
-td[style*="right"],th[style*="right"]{font-variant-numeric:tabular-nums}
-.charts{display:flex;flex-wrap:wrap;gap:1em}.chart{flex:1 1 340px}svg{width:100%%;height:auto}
-</style></head><body>
-`, html.EscapeString(title))
-	b.WriteString(charts)
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%s</title>
+<style>%s</style></head><body>
+`, esc(title), pageCSS)
+	b.WriteString(visual)
+	b.WriteString(`<section id="details" class="details"><h2>Details</h2>`)
 	b.Write(body.Bytes())
-	b.WriteString("</body></html>\n")
+	b.WriteString("</section></body></html>\n")
 	return b.String(), nil
 }
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
+// pageCSS lays the page out for a screen about 1000 px wide and for print: charts keep their
+// aspect ratio, never split across pages, and the verdict colours print.
+const pageCSS = `
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1040px;margin:1.5em auto;padding:0 1.2em;color:#24292f;line-height:1.45;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+header{border-bottom:1px solid #d0d7de;padding-bottom:1em;margin-bottom:.5em}
+.kicker{margin:0;color:#57606a;font-size:.9em;text-transform:uppercase;letter-spacing:.04em}
+h1{margin:.1em 0 .2em;font-size:2em}
+h2{font-size:1.35em;margin:1.6em 0 .5em;padding-bottom:.2em;border-bottom:1px solid #eaeef2}
+h3{font-size:1.05em;margin:1.2em 0 .3em}
+.variant{margin:.2em 0 1em;font-size:1.1em}.variant span,.label,dt{color:#57606a;font-size:.8rem;text-transform:uppercase;letter-spacing:.04em}
+.verdicts{display:flex;gap:.8em;flex-wrap:wrap}
+.badge{flex:1 1 200px;border:2px solid #d0d7de;border-left-width:8px;border-radius:6px;padding:.5em .8em;display:flex;flex-direction:column}
+.badge b{font-size:1.6em;line-height:1.2}.why{color:#57606a;font-size:.88em}
+.kpis{display:flex;gap:.6em;margin:1em 0 .2em;flex-wrap:wrap}.small{font-size:.85em;margin:0 0 .8em}
+.kpi{flex:1 1 150px;background:#f6f8fa;border-radius:6px;padding:.5em .8em;display:flex;flex-direction:column}
+.kpi b{font-size:1.45em;font-variant-numeric:tabular-nums}.kpi .unit{color:#57606a}.was{color:#57606a;font-size:.85em}
+.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:.3em 1.2em;margin:.5em 0}
+.facts div{display:flex;flex-direction:column}dd{margin:0}
+.objectives{list-style:none;padding:0;margin:.6em 0 0}.objectives li{margin:.15em 0}.muted{color:#57606a}
+figure{margin:.4em 0 1.2em;break-inside:avoid;page-break-inside:avoid}
+figure svg{width:100%;height:auto;display:block}
+figcaption,.note{color:#57606a;font-size:.88em;margin-top:.2em}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:.4em 1.5em}.grid figure{margin:0}figcaption.title{color:#24292f;font-weight:600;font-size:.95em;margin:0}
+.nodata{background:#f6f8fa;border:1px dashed #d0d7de;border-radius:6px;padding:.8em 1em;color:#57606a}
+.details{font-size:.92em}
+table{border-collapse:collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #d0d7de;padding:.25em .5em}th{background:#f6f8fa}
+td[style*="right"],th[style*="right"]{font-variant-numeric:tabular-nums}
+@media print{body{max-width:none;margin:0}h2{break-after:avoid}.details{font-size:.8em}}
+`
 
-// chart draws one line per scenario over the intervals; gaps where an interval had no data.
-func chart(title string, t *analysis.Timeline, values func(analysis.TimelineSeries) []*float64) string {
-	const w, h, left, right, top, bottom = 480.0, 220.0, 50.0, 10.0, 24.0, 40.0
-	n := 0
-	hi := 0.0
-	for _, s := range t.Series {
-		vs := values(s)
-		n = max(n, len(vs))
-		for _, v := range vs {
-			if v != nil && *v > hi {
-				hi = *v
-			}
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	if hi == 0 {
-		hi = 1
-	}
-	x := func(i int) float64 { return left + (w-left-right)*(float64(i)+0.5)/float64(n) }
-	y := func(v float64) float64 { return top + (h-top-bottom)*(1-v/hi) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="chart"><svg viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`, w, h, html.EscapeString(title))
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" font-size="13">%s</text>`, left, html.EscapeString(title))
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, h-bottom, w-right, h-bottom)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, top, left, h-bottom)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">%s</text>`, left-4, top+4, axis(hi))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">0</text>`, left-4, h-bottom)
-	end := t.Start.Add(time.Duration(float64(n) * t.StepSeconds * float64(time.Second)))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10">%s</text>`, left, h-bottom+14, t.Start.UTC().Format("15:04:05"))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">%s</text>`, w-right, h-bottom+14, end.UTC().Format("15:04:05"))
-	for i, s := range t.Series {
-		color := palette[i%len(palette)]
-		var pts []string
-		flush := func() {
-			if len(pts) > 0 {
-				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, color, strings.Join(pts, " "))
-				if len(pts) == 1 {
-					fmt.Fprintf(&b, `<circle r="2" fill="%s" cx="%s" cy="%s"/>`, color, strings.Split(pts[0], ",")[0], strings.Split(pts[0], ",")[1])
-				}
-			}
-			pts = nil
-		}
-		for j, v := range values(s) {
-			if v == nil || math.IsNaN(*v) {
-				flush()
-				continue
-			}
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(j), y(*v)))
-		}
-		flush()
-		name := s.Scenario
-		if name == "*" {
-			name = "all scenarios"
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" fill="%s">%s</text>`, left+float64(i)*110, h-6, color, html.EscapeString(name))
-	}
-	b.WriteString("</svg></div>")
-	return b.String()
-}
-
-func axis(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
+// nan is a missing value in a drawn series.
+var nan = math.NaN()

@@ -93,28 +93,6 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestMarkdownGolden(t *testing.T) { golden(t, "report.md.golden", []byte(Markdown(sample()))) }
 
-func TestHTML(t *testing.T) {
-	r := sample()
-	r.Experiment = "<script>alert(1)</script>"
-	page, err := HTML(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"<!DOCTYPE html>", "<svg", "p95 (ms)", "throughput (req/s)", "all scenarios", "<table>", "<td>check-out</td>", "&lt;script&gt;"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the page lacks %q", want)
-		}
-	}
-	if strings.Contains(page, "<script>") {
-		t.Error("the experiment's name reached the page unescaped")
-	}
-	page, err = HTML(sample())
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report.html.golden", []byte(page))
-}
-
 func TestJSONRoundTrip(t *testing.T) {
 	want := sample()
 	b, err := JSON(want)

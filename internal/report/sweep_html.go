@@ -2,119 +2,301 @@ package report
 
 import (
 	"fmt"
-	"html"
+	"math"
+	"strconv"
 	"strings"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// SweepHTML renders the sweep report as one self-contained page: a bar chart of each arm's p95
-// per scenario (inline SVG, no scripts), for a sweep over load the capacity curves (p95 and
-// throughput against load), then the Markdown report.
+// SweepHTML renders the sweep report as one self-contained page: a header with the best arm,
+// one chart of every arm's p95 change against the baseline with its interval, each arm's p95,
+// for a sweep over load the capacity curves (p95 and throughput against load), then the
+// Markdown report's tables.
 func SweepHTML(r *SweepResult) (string, error) {
-	var charts strings.Builder
-	charts.WriteString(`<div class="charts">`)
-	charts.WriteString(armBars(r))
+	var b strings.Builder
+	writeSweepHeader(&b, r)
+	b.WriteString(`<main>`)
+	section(&b, "arms", "Every arm against the baseline", sweepForest(r))
+	section(&b, "p95", "p95 per arm", armBars(r))
 	if r.LoadParameter != "" {
 		label := strings.ToLower(string(r.LoadParameter))
-		charts.WriteString(capacityChart("p95 (ms) against "+label, r, func(p CapacityPoint) *float64 { return p.P95 }))
-		charts.WriteString(capacityChart("throughput (req/s) against "+label, r, func(p CapacityPoint) *float64 { return p.Rate }))
+		section(&b, "capacity", "Capacity", capacityChart("p95 against "+label, "p95 (ms)", r, func(p CapacityPoint) *float64 { return p.P95 })+
+			capacityChart("throughput against "+label, "throughput (req/s)", r, func(p CapacityPoint) *float64 { return p.Rate }))
 	}
-	charts.WriteString("</div>\n")
-	page, err := htmlPage("perfexp sweep "+r.Sweep, charts.String(), SweepMarkdown(r))
+	b.WriteString(`</main>`)
+	md := SweepMarkdown(r)
+	if strings.HasPrefix(md, "# ") { // the header shows the title
+		if i := strings.Index(md, "\n"); i >= 0 {
+			md = md[i+1:]
+		}
+	}
+	page, err := htmlPage("perfexp sweep: "+r.Sweep, b.String(), md)
 	if err != nil {
 		return "", fmt.Errorf("rendering the sweep report: %w", err)
 	}
 	return page, nil
 }
 
-// armBars draws one group of bars per arm, one bar per scenario: the mean p95 over the arm's
-// runs. The baseline's bars are drawn first, so a reader compares every arm with the left.
-func armBars(r *SweepResult) string {
-	const w, h, left, right, top, bottom = 640.0, 260.0, 50.0, 10.0, 24.0, 56.0
-	scenarios := sweepScenarios(r)
-	if len(scenarios) == 0 || len(r.Arms) == 0 {
-		return ""
+// writeSweepHeader names the sweep, its design and its outcome before any chart.
+func writeSweepHeader(b *strings.Builder, r *SweepResult) {
+	b.WriteString(`<header>`)
+	fmt.Fprintf(b, `<p class="kicker">perfexp sweep report · %s</p><h1>%s</h1>`, esc(r.Namespace), esc(r.Sweep))
+	counts := map[string]int{}
+	compared := 0
+	for _, a := range r.Arms {
+		if a.Comparison != nil {
+			counts[string(a.Comparison.Change)]++
+			compared++
+		}
 	}
-	hi := 0.0
+	fmt.Fprintf(b, `<p class="variant">%d arms (baseline included), %d run(s) each, interleaved; a change smaller than ±%g %% does not count.</p>`,
+		len(r.Arms), r.Repeats, r.MinMeaningfulChangePercent)
+	b.WriteString(`<div class="verdicts">`)
+	if r.BestArm != "" {
+		fmt.Fprintf(b, `<div class="badge" id="headline" style="border-color:%[1]s"><span class="label">Best arm</span><b style="color:%[1]s">%[2]s</b><span class="why">Improved on the baseline the most (primary latency)</span></div>`,
+			changeColor("Improved"), esc(r.BestArm))
+	} else {
+		b.WriteString(`<div class="badge" id="headline"><span class="label">Best arm</span><b style="color:#6e7781">None</b><span class="why">No arm improved on the baseline.</span></div>`)
+	}
+	for _, c := range []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeNoMeaningfulChange,
+		perfexpv1alpha1.ChangeInconclusive, perfexpv1alpha1.ChangeUnknown} {
+		if n := counts[string(c)]; n > 0 {
+			fmt.Fprintf(b, `<div class="badge" style="border-color:%[1]s"><span class="label">arms</span><b style="color:%[1]s">%[2]d %[3]s</b><span class="why">of %[4]d compared</span></div>`,
+				changeColor(string(c)), n, esc(changeWords(string(c))), compared)
+		}
+	}
+	b.WriteString(`</div></header>`)
+}
+
+// armLabel names an arm by its name and what it set.
+func armLabel(a SweepArmResult) string {
+	if a.Parameter == "" || a.Value == "" {
+		return a.Name
+	}
+	return fmt.Sprintf("%s (%s = %s)", a.Name, a.Parameter, a.Value)
+}
+
+// sweepForest draws each arm's p95 change per scenario against the baseline with its 95 %
+// interval, over the ±δ band: the sweep's one picture.
+func sweepForest(r *SweepResult) string {
+	scenarios := sweepScenarios(r)
+	var rows []forestRow
+	var skipped []string
+	for _, a := range r.Arms {
+		if a.Comparison == nil {
+			continue
+		}
+		for _, sc := range scenarios {
+			row, ok := armRow(r, a, sc, len(scenarios) > 1)
+			if !ok {
+				skipped = append(skipped, fmt.Sprintf("%s %s", a.Name, sc))
+				continue
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return noData("No arm has a p95 change to draw: no arm was compared with the baseline (every run failed, or the sweep has only a baseline).")
+	}
+	var base []string
+	baseP95 := baselineP95s(r)
+	for _, sc := range scenarios {
+		if v, ok := baseP95[sc]; ok {
+			base = append(base, sc+" "+withUnit(&v, "ms"))
+		}
+	}
+	caption := fmt.Sprintf("The change of each arm's p95 against the baseline's: the point is the estimate, the bar its 95 %% interval over the runs (the run is the unit; more repeats narrow it). The shaded band is ±%g %%, the minimum meaningful change; colour is the verdict.", r.MinMeaningfulChangePercent)
+	if len(base) > 0 {
+		caption += " Baseline p95: " + strings.Join(base, ", ") + "."
+	}
+	if len(skipped) > 0 {
+		caption += " No change to draw for: " + strings.Join(skipped, ", ") + "."
+	}
+	return figure("chart forest", forestChart("p95 change of each arm with its 95% interval", "p95 change against the baseline (log scale of the ratio)", rows, true, "%"), esc(caption))
+}
+
+// armRow is one arm's p95 change for one scenario; false when the comparison has none.
+func armRow(r *SweepResult, a SweepArmResult, scenario string, named bool) (forestRow, bool) {
+	for _, m := range a.Comparison.Metrics {
+		if m.Scenario != scenario || m.Request != "" || m.Kind != perfexpv1alpha1.MetricP95 {
+			continue
+		}
+		est := m.Estimate
+		if est == nil {
+			est = m.DeltaPercent
+		}
+		if est == nil {
+			return forestRow{}, false
+		}
+		lo, hi, unit, ok := Interval(m)
+		if !ok || unit != "%" {
+			lo, hi = *est, *est
+		}
+		label := armLabel(a)
+		if named {
+			label = a.Name + " · " + scenario
+		}
+		if len(r.Arms) > 0 && a.Baseline != "" && a.Baseline != r.Arms[0].Name {
+			label += " vs " + a.Baseline // a sweep over load compares each load with its own baseline
+		}
+		detail := scenarioDelta(a.Comparison, scenario)
+		if !ok {
+			detail += " (no interval)"
+		}
+		return forestRow{label: label, est: *est, lo: lo, hi: hi, band: r.MinMeaningfulChangePercent, change: string(m.Change), detail: detail}, true
+	}
+	return forestRow{}, false
+}
+
+// armBars draws each arm's p95 (the mean over its runs) as a horizontal bar per scenario, the
+// baseline first and its value marked on every row, so each arm reads against it.
+func armBars(r *SweepResult) string {
+	scenarios := sweepScenarios(r)
+	hi, lo := 0.0, math.Inf(1)
 	for _, a := range r.Arms {
 		for _, s := range a.Scenarios {
-			if s.P95 != nil && *s.P95 > hi {
-				hi = *s.P95
+			if s.P95 != nil && *s.P95 > 0 {
+				hi, lo = math.Max(hi, *s.P95), math.Min(lo, *s.P95)
 			}
 		}
 	}
-	if hi == 0 {
-		return ""
+	if len(scenarios) == 0 || hi == 0 {
+		return noData("No arm has a p95: no run of the sweep succeeded.")
 	}
-	group := (w - left - right) / float64(len(r.Arms))
-	bar := group * 0.8 / float64(len(scenarios))
-	y := func(v float64) float64 { return top + (h-top-bottom)*(1-v/hi) }
-	var b strings.Builder
-	title := "p95 (ms) per arm"
-	fmt.Fprintf(&b, `<div class="chart"><svg viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`, w, h, title)
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" font-size="13">%s</text>`, left, title)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, h-bottom, w-right, h-bottom)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">%s</text>`, left-4, top+4, axis(hi))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">0</text>`, left-4, h-bottom)
+	const left, right, top0, bottom = 250.0, 130.0, 48.0, 56.0
+	barH := 14.0
+	rowH := barH*float64(len(scenarios)) + 12
+	h := top0 + bottom + rowH*float64(len(r.Arms))
+	x, xTitle, ticks, format := armAxis(lo, hi)
+	p := newPlot("p95 per arm", h, left, right, top0, bottom, x, scale{lo: 0, hi: 1})
+	p.xGrid(thinTicks(ticks, p.px, 48), format)
+	p.frame(xTitle, "")
+	origin := p.px(x.lo)
+	baseline := baselineP95s(r)
 	for i, a := range r.Arms {
-		x0 := left + group*float64(i) + group*0.1
-		for j, name := range scenarios {
+		y0 := top0 + rowH*float64(i)
+		if i%2 == 1 {
+			p.printf(`<rect x="0" y="%s" width="%s" height="%s" fill="#f6f8fa" fill-opacity="0.6"/>`, coord(y0), coord(chartWidth), coord(rowH))
+		}
+		weight := ""
+		if a.Name == r.BestArm {
+			weight = "600"
+		}
+		p.text(left-12, y0+rowH/2+4, "end", colorText, weight, clipText(armLabel(a), 32))
+		verdict, vc := "baseline", colorBaseline
+		if a.Comparison != nil {
+			verdict, vc = changeWords(string(a.Comparison.Change)), changeColor(string(a.Comparison.Change))
+		}
+		p.text(chartWidth-6, y0+rowH/2+4, "end", vc, "600", verdict)
+		for j, sc := range scenarios {
+			y := y0 + 6 + barH*float64(j)
+			color := palette[j%len(palette)]
+			if len(scenarios) == 1 {
+				color = colorRun
+				if a.Comparison == nil {
+					color = colorBaseline
+				}
+			}
+			if v, ok := baseline[sc]; ok {
+				p.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="3 2"/>`,
+					coord(p.px(v)), coord(y-2), coord(p.px(v)), coord(y+barH), colorText)
+			}
 			for _, s := range a.Scenarios {
-				if s.Name != name || s.P95 == nil {
+				if s.Name != sc || s.P95 == nil {
 					continue
 				}
-				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>`,
-					x0+bar*float64(j), y(*s.P95), bar, h-bottom-y(*s.P95), palette[j%len(palette)],
-					html.EscapeString(a.Name), html.EscapeString(name), withUnit(s.P95, "ms"))
+				p.printf(`<rect class="arm-bar" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s %s: %s</title></rect>`,
+					coord(origin), coord(y), coord(p.px(*s.P95)-origin), coord(barH-3), color, esc(a.Name), esc(sc), esc(withUnit(s.P95, "ms")))
+				label := withUnit(s.P95, "ms")
+				lx := p.px(*s.P95) + 5
+				if v, ok := baseline[sc]; ok && p.px(v) >= lx-2 && p.px(v) <= lx+1.15*textWidth(label)+4 {
+					lx = p.px(v) + 5 // after the baseline's mark, not across it
+				}
+				p.text(lx, y+barH-4, "start", colorAxis, "", label)
 			}
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" text-anchor="middle">%s</text>`, x0+group*0.4, h-bottom+14, html.EscapeString(a.Name))
 	}
-	for j, name := range scenarios {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" fill="%s">%s</text>`, left+float64(j)*110, h-6, palette[j%len(palette)], html.EscapeString(name))
+	var items []legendItem
+	if len(scenarios) > 1 {
+		for j, sc := range scenarios {
+			items = append(items, legendItem{label: sc, color: palette[j%len(palette)], square: true})
+		}
 	}
-	b.WriteString("</svg></div>")
-	return b.String()
+	items = append(items, legendItem{label: "baseline's p95", color: colorText, dash: "3 2"})
+	p.legend(items)
+	return figure("chart", p.end(), "Each arm's p95, the mean over its runs; the dashed mark is the baseline's p95.")
+}
+
+// armAxis is the p95 axis of the arms' bars. When one arm is twenty times slower than another
+// (a throttled arm beside tuned ones), a linear axis leaves the fast arms as slivers: a log axis
+// keeps every arm readable.
+func armAxis(lo, hi float64) (x scale, title string, ticks []float64, format func(float64) string) {
+	if hi/lo <= 20 {
+		x = scale{lo: 0, hi: niceMax(hi*1.05, 6)}
+		return x, "p95 (ms, mean over the arm's runs)", niceTicks(0, x.hi, 6), tickLabel(niceStep(x.hi, 6))
+	}
+	x = scale{lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi*1.05))), log: true}
+	for k := math.Log10(x.lo); k <= math.Log10(x.hi)+1e-9; k++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, k); v <= x.hi*(1+1e-9) {
+				ticks = append(ticks, v)
+			}
+		}
+	}
+	return x, "p95 (ms, mean over the arm's runs; log scale)", ticks, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+}
+
+// baselineP95s is the baseline's p95 per scenario: the first arm's, which is the sweep's
+// baseline (the baselines a sweep over load adds for other loads come after it); nil when the
+// first arm was compared with something, so is no baseline.
+func baselineP95s(r *SweepResult) map[string]float64 {
+	if len(r.Arms) == 0 || r.Arms[0].Comparison != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, s := range r.Arms[0].Scenarios {
+		if s.P95 != nil {
+			out[s.Name] = *s.P95
+		}
+	}
+	return out
 }
 
 // capacityChart draws one line per scenario through the arms' points, with load on the x axis
 // (to scale, from 0), so a knee in latency or a plateau in throughput shows where capacity ends.
-func capacityChart(title string, r *SweepResult, value func(CapacityPoint) *float64) string {
-	const w, h, left, right, top, bottom = 480.0, 220.0, 50.0, 10.0, 24.0, 40.0
+func capacityChart(label, yTitle string, r *SweepResult, value func(CapacityPoint) *float64) string {
 	points := CapacityPoints(r)
 	xmax, ymax := 0.0, 0.0
-	for _, p := range points {
-		xmax = max(xmax, p.Load)
-		if v := value(p); v != nil {
-			ymax = max(ymax, *v)
+	for _, pt := range points {
+		xmax = math.Max(xmax, pt.Load)
+		if v := value(pt); v != nil {
+			ymax = math.Max(ymax, *v)
 		}
 	}
 	if xmax == 0 || ymax == 0 {
-		return ""
+		return noData(esc("No " + label + ": no arm of the sweep has a value for it."))
 	}
-	x := func(v float64) float64 { return left + (w-left-right)*v/xmax }
-	y := func(v float64) float64 { return top + (h-top-bottom)*(1-v/ymax) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="chart"><svg viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`, w, h, html.EscapeString(title))
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" font-size="13">%s</text>`, left, html.EscapeString(title))
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, h-bottom, w-right, h-bottom)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, left, top, left, h-bottom)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">%s</text>`, left-4, top+4, axis(ymax))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">0</text>`, left-4, h-bottom)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" text-anchor="end">%s</text>`, w-right, h-bottom+14, axis(xmax))
+	xtop, ytop := niceMax(xmax*1.02, 8), niceMax(ymax*1.05, 5)
+	p := newPlot(label, 340, 70, 20, 44, 52, scale{lo: 0, hi: xtop}, scale{lo: 0, hi: ytop})
+	p.yGrid(niceTicks(0, ytop, 5), tickLabel(niceStep(ytop, 5)))
+	p.xGrid(niceTicks(0, xtop, 8), tickLabel(niceStep(xtop, 8)))
+	p.frame(strings.ToLower(string(r.LoadParameter))+" (load of the arm)", yTitle)
+	var items []legendItem
 	for i, name := range sweepScenarios(r) {
 		color := palette[i%len(palette)]
-		var pts []string
-		for _, p := range points {
-			if v := value(p); p.Scenario == name && v != nil {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.Load), y(*v)))
-				fmt.Fprintf(&b, `<circle r="2.5" fill="%s" cx="%.1f" cy="%.1f"/>`, color, x(p.Load), y(*v))
+		var xs, ys []float64
+		var tips []string
+		for _, pt := range points {
+			if v := value(pt); pt.Scenario == name && v != nil {
+				xs, ys = append(xs, pt.Load), append(ys, *v)
+				tips = append(tips, fmt.Sprintf("%s at %s: %s", name, trimFloat(pt.Load), trimFloat(*v)))
 			}
 		}
-		if len(pts) > 1 {
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, color, strings.Join(pts, " "))
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="10" fill="%s">%s</text>`, left+float64(i)*110, h-6, color, html.EscapeString(name))
+		p.line(xs, ys, color, 2.5, "", "capacity-line")
+		p.dots(xs, ys, tips, color, "capacity-point")
+		items = append(items, legendItem{label: name, color: color})
 	}
-	b.WriteString("</svg></div>")
-	return b.String()
+	p.legend(items)
+	return figure("chart", p.end(), esc("One point per arm: the mean over its runs. A knee in latency or a plateau in throughput marks the end of capacity."))
 }

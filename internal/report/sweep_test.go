@@ -52,27 +52,6 @@ func TestSweepMarkdown(t *testing.T) {
 	}
 }
 
-func TestSweepHTML(t *testing.T) {
-	page, err := SweepHTML(sweepSample())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(page, "<script") || strings.Count(page, "<svg") != 3 {
-		t.Errorf("want a self-contained page with 3 charts (bars and two capacity curves), got %d svg", strings.Count(page, "<svg"))
-	}
-	for _, want := range []string{"p95 (ms) against vus", "throughput (req/s) against vus", "<table>"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("page lacks %q", want)
-		}
-	}
-	noLoad := sweepSample()
-	noLoad.LoadParameter = ""
-	page, _ = SweepHTML(noLoad)
-	if strings.Count(page, "<svg") != 1 {
-		t.Errorf("a sweep not over load has only the bar chart, got %d charts", strings.Count(page, "<svg"))
-	}
-}
-
 func TestSweepJSONRoundTrip(t *testing.T) {
 	in := sweepSample()
 	b, err := SweepJSON(in)
