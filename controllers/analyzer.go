@@ -24,6 +24,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 )
@@ -251,7 +252,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	in := analysis.Input{
 		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: TargetNamespace(exp),
 		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: a.CAdvisorMatchers,
-		CAdvisorMaxAge: a.CAdvisorMaxAge, MaxListedWorkloads: a.MaxListedWorkloads,
+		CAdvisorMaxAge: a.CAdvisorMaxAge, MaxListedWorkloads: a.MaxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
 	}
 	if in.TestID == "" {
 		in.TestID = TestID(exp)

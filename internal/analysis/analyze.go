@@ -33,6 +33,9 @@ type Input struct {
 	Baseline *Baseline
 	// Phases is the experiment's timeline, for the report.
 	Phases []PhaseAt
+	// RunnerPods matches the names of the run's k6 pods in Namespace (load.RunnerPodPattern),
+	// whose CPU and memory the report lists; empty: not read.
+	RunnerPods string
 	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
 	CAdvisorMatchers string
 	// Drifted, when not empty, says which field of the variant someone else changed during
@@ -186,6 +189,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		wdNotes  []string
 		nodeLoad *NodeLoad
 		nlNote   string
+		runners  []RunnerUse
 		queries  []QueryResult
 		sliceQs  = make([][]QueryResult, len(slices))
 		step     = intervalLength(in.End.Sub(ms))
@@ -199,6 +203,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		},
 		func() (err error) { wd, wdNotes, err = readListedWorkloads(ctx, cq, in, ms); return err },
 		func() (err error) { nodeLoad, nlNote, err = readNodeLoad(ctx, cq, in, ms, in.End); return err },
+		func() (err error) { runners, err = readRunners(ctx, cq, in, ms, in.End); return err },
 		func() (err error) {
 			queries, err = runQueries(ctx, cq, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, ms, in.End), in.End)
 			return err
@@ -269,7 +274,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if nlNote != "" {
 		r.Notes = append(r.Notes, nlNote)
 	}
-	r.NodeLoad = nodeLoad
+	r.NodeLoad, r.Runners = nodeLoad, runners
+	r.Notes = append(r.Notes, saturationNotes(runners, nodeLoad)...)
 	r.Workloads = wd.results(ms, in.End, true)
 	r.Queries = queries
 

@@ -186,3 +186,46 @@ func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestCraftedRunners reads the k6 pods' use from cAdvisor series in a real Prometheus: a
+// throttled runner and a runner without a CPU limit, while another experiment's runner and the
+// warm-up are left out; the report then says k6 waited.
+func TestCraftedRunners(t *testing.T) {
+	prom := promtest.Start(t)
+	base := time.Now().Add(-40 * time.Minute).Truncate(time.Minute)
+	start, end := base.Add(5*time.Minute), base.Add(15*time.Minute)
+	to := end.Add(2 * time.Minute)
+	var series []promtest.Series
+	for _, c := range []cadvisor{
+		{ns: "perf", pod: "exp-k6-main-0-aaaaa", container: "k6", id: "r0", from: base, to: to, cpuCores: 0.9, mem: constant(300 * mib),
+			periodsPerSec: 10, throttledPerSec: 4},
+		{ns: "perf", pod: "exp-k6-main-1-bbbbb", container: "k6", id: "r1", from: base, to: to, cpuCores: 0.4, mem: constant(120 * mib)},
+		{ns: "perf", pod: "exp-k6-warm-up-0-ccccc", container: "k6", id: "w", from: base, to: to, cpuCores: 0.2, mem: constant(50 * mib)},
+		{ns: "perf", pod: "other-k6-main-0-ddddd", container: "k6", id: "o", from: base, to: to, cpuCores: 1.5, mem: constant(50 * mib)},
+	} {
+		series = append(series, c.series()...)
+	}
+	prom.Write(t, series)
+	in := Input{Namespace: "perf", RunnerPods: `(?:exp-k6-main)-[0-9]+-[a-z0-9]+`}
+	rs, err := readRunners(context.Background(), prom.API(t), in, start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Pod != "exp-k6-main-0-aaaaa" || rs[1].Pod != "exp-k6-main-1-bbbbb" {
+		t.Fatalf("runners %+v", rs)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
+	if !near(rs[0].CPUAvg, 0.9) || !near(rs[0].CPUMax, 0.9) || !near(rs[0].MemoryMax, 300*mib) || rs[0].ThrottledPercent == nil || !near(*rs[0].ThrottledPercent, 40) {
+		t.Errorf("throttled runner %+v (throttled %v)", rs[0], deref(rs[0].ThrottledPercent))
+	}
+	if !near(rs[1].CPUAvg, 0.4) || rs[1].ThrottledPercent != nil {
+		t.Errorf("runner without a limit %+v", rs[1])
+	}
+	notes := saturationNotes(rs, &NodeLoad{Node: "n1", Cores: 2, OtherCores: 0.6, OwnCores: 1.3})
+	if len(notes) != 2 || !strings.Contains(notes[0], "exp-k6-main-0-aaaaa (40.0 % of its CPU periods)") || !strings.Contains(notes[1], "1.90 of its 2 cores") {
+		t.Errorf("notes %q", notes)
+	}
+	if notes := saturationNotes(rs[1:], &NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 1.0}); len(notes) != 0 {
+		t.Errorf("a runner without a limit on a node at 60 %% got notes %q", notes)
+	}
+}

@@ -37,6 +37,8 @@ type Result struct {
 	Workloads []WorkloadResult `json:"workloads,omitempty"`
 	// NodeLoad is the CPU the run's nodes spent outside the experiment, nil when unknown.
 	NodeLoad *NodeLoad `json:"nodeLoad,omitempty"`
+	// Runners is what the k6 pods used during the measured window (the busiest first).
+	Runners []RunnerUse `json:"runners,omitempty"`
 	// Queries holds the custom queries' results.
 	Queries []QueryResult `json:"queries,omitempty"`
 	// Slices holds results per time slice.

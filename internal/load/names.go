@@ -1,7 +1,10 @@
 package load
 
 import (
+	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
@@ -107,4 +110,26 @@ func unitSelector(exp *perfexpv1alpha1.PerfExperiment, unit string) map[string]s
 // instead of every Pod and Job in the cluster.
 func OwnSelector() k8slabels.Selector {
 	return k8slabels.SelectorFromSet(k8slabels.Set{labelManagedBy: managedBy})
+}
+
+// RunnerPodPattern matches the names of the k6 pods of an experiment's scenarios (not of its
+// warm-up), for reading their CPU and memory from cAdvisor after they are gone: an Indexed
+// Job's pods are <job>-<index>-<suffix>, and k6-operator names its runner pods after the
+// TestRun the same way.
+func RunnerPodPattern(exp *perfexpv1alpha1.PerfExperiment) string {
+	names := map[string]bool{}
+	var alts []string
+	for _, u := range scenarioUnits(exp) {
+		for _, n := range []string{UnitName(exp, u.name), testRunName(exp, u.name)} {
+			if !names[n] {
+				names[n] = true
+				alts = append(alts, regexp.QuoteMeta(n))
+			}
+		}
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	sort.Strings(alts)
+	return "(?:" + strings.Join(alts, "|") + ")-[0-9]+-[a-z0-9]+"
 }

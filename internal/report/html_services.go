@@ -129,7 +129,7 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 			bar(*bw, y0+26, 10, colorBaseline, labelBaseline)
 		}
 		detail := fmt.Sprintf("avg %s · peak %s", m.format(val(m.avg(w))), m.format(val(m.peak(w))))
-		limit := "no limit"
+		limit := noLimit
 		if l := val(m.limit(w)); !math.IsNaN(l) {
 			limit = "limit " + m.format(l)
 		} else if note := m.limitNote(w); note != "" {
@@ -137,7 +137,7 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 		}
 		p.text(chartWidth-right+12, y0+18, "start", colorText, "", detail)
 		lc := colorLimit
-		if limit == "no limit" {
+		if limit == noLimit {
 			lc = colorAxis
 		}
 		p.text(chartWidth-6, y0+18, "end", lc, "", limit)

@@ -48,6 +48,7 @@ func Markdown(r *analysis.Result) string {
 	m.transactions(r.Scenarios)
 	m.comparison(r.Comparison)
 	m.workloads(r.Workloads)
+	m.runners(r.Runners, r.NodeLoad)
 	m.queries(r.Queries)
 	m.slices(r.Slices)
 	m.timeline(r.Phases)

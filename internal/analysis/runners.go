@@ -1,0 +1,138 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// RunnerUse is what one k6 pod used during the measured window, read from cAdvisor: the size a
+// user gives the runner pods, and whether k6 itself became the bottleneck.
+type RunnerUse struct {
+	Pod string `json:"pod"`
+	// CPUAvg and CPUMax are cores (mean and highest of the per-step rates); MemoryMax is the
+	// highest working set, bytes.
+	CPUAvg    float64 `json:"cpuAvg"`
+	CPUMax    float64 `json:"cpuMax"`
+	MemoryMax float64 `json:"memoryMax"`
+	// ThrottledPercent is throttled CFS periods as a share of all, nil without a CPU limit.
+	ThrottledPercent *float64 `json:"throttledPercent,omitempty"`
+}
+
+// RunnerThrottledPercent is the share of its CPU periods a k6 pod may be throttled in before
+// the report says k6 itself waited: a throttled runner sends its requests late and times them
+// late, so its latencies hold its own wait.
+const RunnerThrottledPercent = 10.0
+
+// NodeSaturatedShare is the share of a node's cores in use, mean over the window, above which
+// the report says the node was saturated: k6 and the services then wait for CPU in turn.
+const NodeSaturatedShare = 0.95
+
+// maxRunnersListed caps the runner pods listed (the busiest kept).
+const maxRunnersListed = 16
+
+// readRunners reads the CPU, memory and throttling of the k6 pods (in.RunnerPods, a pattern of
+// pod names in the experiment's namespace) over the measured window.
+func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time) ([]RunnerUse, error) {
+	if in.RunnerPods == "" || !end.After(start) {
+		return nil, nil
+	}
+	cadvisor := in.CAdvisorMatchers
+	if cadvisor == "" {
+		cadvisor = DefaultCAdvisorMatchers
+	}
+	step := workloadStep(end.Sub(start))
+	rw := promDuration(rateWindow(step))
+	first := start.Add(min(rateWindow(step), end.Sub(start)))
+	r := promv1.Range{Start: first, End: end, Step: step}
+	sel := fmt.Sprintf(`{%s,namespace=%s,pod=~%s,container!="",container!="POD"}`, cadvisor, quote(in.Namespace), quote(in.RunnerPods))
+	queries := []string{
+		fmt.Sprintf(`sum by (pod) (rate(container_cpu_usage_seconds_total%s[%s]))`, sel, rw),
+		fmt.Sprintf(`sum by (pod) (max_over_time(container_memory_working_set_bytes%s[%s]))`, sel, rw),
+	}
+	span := promDuration(end.Sub(start))
+	throttled := fmt.Sprintf(`sum by (pod) (increase(container_cpu_cfs_throttled_periods_total%s[%s])) / sum by (pod) (increase(container_cpu_cfs_periods_total%s[%s]))`, sel, span, sel, span)
+	ms := make([]model.Matrix, len(queries))
+	var th model.Vector
+	fns := []func() error{func() (err error) { th, err = vector(ctx, q, throttled, end); return err }}
+	for i, query := range queries {
+		fns = append(fns, func() (err error) { ms[i], err = rangeMatrix(ctx, q, query, r); return err })
+	}
+	if err := together(fns...); err != nil {
+		return nil, err
+	}
+	byPod := map[string]*RunnerUse{}
+	get := func(pod string) *RunnerUse {
+		if byPod[pod] == nil {
+			byPod[pod] = &RunnerUse{Pod: pod}
+		}
+		return byPod[pod]
+	}
+	for _, ss := range ms[0] {
+		var xs []float64
+		for _, p := range ss.Values {
+			if v := float64(p.Value); finite(v) {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		u := get(string(ss.Metric["pod"]))
+		_, hi := stats.Bounds(xs)
+		u.CPUAvg, u.CPUMax = stats.Mean(xs), hi
+	}
+	for _, ss := range ms[1] {
+		u := get(string(ss.Metric["pod"]))
+		for _, p := range ss.Values {
+			if v := float64(p.Value); finite(v) && v > u.MemoryMax {
+				u.MemoryMax = v
+			}
+		}
+	}
+	for _, s := range th {
+		if v := float64(s.Value); finite(v) {
+			get(string(s.Metric["pod"])).ThrottledPercent = num(100 * v)
+		}
+	}
+	out := make([]RunnerUse, 0, len(byPod))
+	for _, u := range byPod {
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CPUAvg != out[j].CPUAvg {
+			return out[i].CPUAvg > out[j].CPUAvg
+		}
+		return out[i].Pod < out[j].Pod
+	})
+	if len(out) > maxRunnersListed {
+		out = out[:maxRunnersListed]
+	}
+	return out, nil
+}
+
+// saturationNotes say when k6 itself, or the whole node, ran out of CPU during the window: the
+// latencies then hold time spent waiting for CPU, not only the service's.
+func saturationNotes(runners []RunnerUse, node *NodeLoad) []string {
+	var notes, throttled []string
+	for _, u := range runners {
+		if u.ThrottledPercent != nil && *u.ThrottledPercent >= RunnerThrottledPercent {
+			throttled = append(throttled, fmt.Sprintf("%s (%.1f %% of its CPU periods)", u.Pod, *u.ThrottledPercent))
+		}
+	}
+	if len(throttled) > 0 {
+		notes = append(notes, fmt.Sprintf("k6 runner pods were CPU-throttled: %s; a throttled runner sends and times its requests late, so the latencies include k6's own wait: give the runners more CPU (the scenario's resources) or more parallelism",
+			strings.Join(throttled, ", ")))
+	}
+	if node != nil && node.Cores > 0 && node.OtherCores+node.OwnCores >= NodeSaturatedShare*node.Cores {
+		notes = append(notes, fmt.Sprintf("the node %s was CPU-saturated: %.2f of its %g cores busy on average (%.2f for this experiment); k6 and the services waited for CPU in turn, so the latencies include that wait",
+			node.Node, node.OtherCores+node.OwnCores, node.Cores, node.OwnCores))
+	}
+	return notes
+}
