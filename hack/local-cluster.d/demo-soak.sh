@@ -37,8 +37,8 @@ for kind in clean leak; do
   kc -n "${ns}" create configmap checkinout-script --from-file=script.js=scenarios/demo/checkinout.js \
     --dry-run=client -o yaml | kc apply -f -
   kc -n "${ns}" rollout status deploy --timeout=180s
-  sed -e "s/VARIANT_DESCRIPTION/${desc}/" -e "s/\"LEAK_BYTES\"/\"${bytes}\"/" -e "s/SOAK_DURATION/${DURATION}/" \
-    scenarios/demo-soak/soak.yaml | kc apply -n "${ns}" -f -
+  sed -e "s/description: as deployed, no leak/description: ${desc}/" -e "s/value: \"0\"/value: \"${bytes}\"/" \
+    -e "s/duration: 45m/duration: ${DURATION}/" scenarios/demo-soak/soak.yaml | kc apply -n "${ns}" -f -
 done
 
 step "waiting for both soaks (the duration, then the analysis)"

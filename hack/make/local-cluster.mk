@@ -43,3 +43,8 @@ test-faults: cluster-up images ## The fault suite at length (test/e2e/faults, FA
 .PHONY: test-e2e
 test-e2e: cluster-up images helm ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.
 	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) go test -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
+
+.PHONY: bench-runners
+bench-runners: cluster-up images ## k6's own CPU and memory per 1,000 VUs: 1,000 VUs over 8 k6 pods for 2 minutes (RUNNER_VUS, RUNNER_DURATION).
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) RUNNER_VUS=$${RUNNER_VUS:-1000} RUNNER_DURATION=$${RUNNER_DURATION:-2m} \
+	  go test -tags e2e -count=1 -timeout 20m -v -run TestRunnerPodsAcrossTheNodeAreSized ./test/e2e/
