@@ -125,6 +125,14 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 	return writeComparisonTable(out, baseName, name, source, c)
 }
 
+// disturbed is the line that says why a single-run comparison claims nothing, or "".
+func disturbed(c *analysis.Comparison) string {
+	if c.Disturbed == "" {
+		return ""
+	}
+	return "No change is claimed: " + c.Disturbed
+}
+
 func comparisonRow(m analysis.MetricComparison) []string {
 	delta := "-"
 	if m.DeltaPercent != nil {
@@ -158,8 +166,11 @@ func writeComparisonTable(out io.Writer, baseName, name, source string, c *analy
 	if _, err := fmt.Fprintf(out, "%s against %s: %s (%s)\n", name, baseName, orDash(string(c.Change)), source); err != nil {
 		return err
 	}
-	if c.Message != "" {
-		if _, err := fmt.Fprintln(out, c.Message); err != nil {
+	for _, line := range []string{c.Message, disturbed(c)} {
+		if line == "" {
+			continue
+		}
+		if _, err := fmt.Fprintln(out, line); err != nil {
 			return err
 		}
 	}
@@ -181,8 +192,10 @@ func writeComparisonTable(out io.Writer, baseName, name, source string, c *analy
 func writeComparisonMarkdown(out io.Writer, baseName, name, source string, c *analysis.Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s against %s: %s\n\n_%s_\n\n", name, baseName, orDash(string(c.Change)), source)
-	if c.Message != "" {
-		fmt.Fprintf(&b, "%s\n\n", c.Message)
+	for _, line := range []string{c.Message, disturbed(c)} {
+		if line != "" {
+			fmt.Fprintf(&b, "%s\n\n", line)
+		}
 	}
 	if len(c.Metrics) > 0 {
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(comparisonHeader, " | "), strings.Repeat("---|", len(comparisonHeader)))

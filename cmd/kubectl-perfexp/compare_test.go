@@ -53,6 +53,11 @@ func TestCompare(t *testing.T) {
 				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeRegressed},
 		}}})
 	finished("other", &analysis.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
+	finished("noisy", &analysis.Result{Experiment: "noisy", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(60),
+		Comparison: &analysis.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeInconclusive, Disturbed: "the node was busier during the baseline", Metrics: []analysis.MetricComparison{
+			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(60), DeltaPercent: f(-40),
+				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeInconclusive},
+		}}})
 
 	// A finished sweep with its report, and one still running.
 	sweepResult := &report.SweepResult{Sweep: "pool", Namespace: ns, Repeats: 2, MinMeaningfulChangePercent: 5, BestArm: "pool-10", Arms: []report.SweepArmResult{
@@ -93,6 +98,8 @@ func TestCompare(t *testing.T) {
 	}{
 		{"an experiment against the baseline it was analysed with", []string{"compare", "base", "variant"},
 			[]string{"variant against base: Regressed (as analysed when variant ran)", "s p95 rose", "METRIC", "s p95", "100 ms", "130 ms", "+30.0 %", "Regressed", "20 vs 20"}, ""},
+		{"a comparison that claims nothing says why", []string{"compare", "base", "noisy"},
+			[]string{"noisy against base: Inconclusive", "No change is claimed: the node was busier during the baseline", "METRIC", "-40.0 %", "Inconclusive"}, ""},
 		{"as Markdown", []string{"compare", "base", "variant", "-o", "md"}, []string{"## variant against base: Regressed", "| s p95 | 100 ms | 130 ms | +30.0 % |"}, ""},
 		{"two experiments never compared are compared now, and it says so", []string{"compare", "base", "other"},
 			[]string{"other against base:", "computed now from one run each: the noise between runs is not in the intervals"}, ""},
