@@ -531,6 +531,11 @@ func (a *PrometheusAnalyzer) summaries(ctx context.Context, exp *perfexpv1alpha1
 	}
 	out := map[string]analysis.K6Summary{}
 	for k, v := range cm.Data {
+		if load.IsWarmUpSummaryKey(k) {
+			// The warm-up's requests are before the window: no scenario's count holds them,
+			// and waiting for one to would always end at the settle time.
+			continue
+		}
 		s, err := analysis.ParseK6Summary([]byte(v))
 		if err != nil {
 			return nil

@@ -13,6 +13,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -39,7 +40,10 @@ export default function () { http.get(__ENV.BASE + '/item', { tags: { name: 'ite
 `})
 	loadEnd := time.Now()
 
-	sums := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "early-k6-summaries"}, Data: map[string]string{"main-0.json": string(summary)}}
+	// The runner keeps the warm-up pod's summary beside the scenarios' (the demo's runs have
+	// one): its requests are before the measured window and match no scenario.
+	sums := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "early-k6-summaries"},
+		Data: map[string]string{"main-0.json": string(summary), load.SummaryKey(load.WarmUpName, 0): string(summary)}}
 	mustCreate(t, env.Client, sums)
 	exp := experiment(ns, "early", "", 0)
 	exp.Spec.Load.Scenarios[0].Name = "main"
@@ -53,7 +57,8 @@ export default function () { http.get(__ENV.BASE + '/item', { tags: { name: 'ite
 	}
 	exp = get(t, env.Client, ns, "early")
 
-	analyzer := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL}
+	// A settle time far beyond the test's minute: results can only come from the early path.
+	analyzer := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Settle: 10 * time.Minute}
 	attempts := 0
 	for {
 		attempts++
@@ -71,9 +76,6 @@ export default function () { http.get(__ENV.BASE + '/item', { tags: { name: 'ite
 	}
 	took := time.Since(loadEnd)
 	t.Logf("load end -> results: %v (%d attempts)", took.Round(10*time.Millisecond), attempts)
-	if took >= controllers.DefaultSettle {
-		t.Errorf("results %v after the load, not sooner than the settle time", took)
-	}
 	r := exp.Status.Results
 	if r == nil || len(r.Scenarios) != 1 || r.Scenarios[0].Requests == nil {
 		t.Fatalf("results %+v", r)

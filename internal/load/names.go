@@ -133,3 +133,15 @@ func RunnerPodPattern(exp *perfexpv1alpha1.PerfExperiment) string {
 	sort.Strings(alts)
 	return "(?:" + strings.Join(alts, "|") + ")-[0-9]+-[a-z0-9]+"
 }
+
+// IsWarmUpSummaryKey says whether a key of the summaries ConfigMap holds the warm-up pod's
+// summary: its requests come before the measured window and belong to no scenario.
+func IsWarmUpSummaryKey(key string) bool {
+	rest, ok := strings.CutPrefix(key, WarmUpName+"-")
+	if !ok {
+		return false
+	}
+	n, ok := strings.CutSuffix(rest, ".json")
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
+}

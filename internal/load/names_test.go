@@ -42,3 +42,14 @@ func TestRunnerPodPattern(t *testing.T) {
 		t.Error("an experiment without scenarios has a pattern")
 	}
 }
+
+func TestIsWarmUpSummaryKey(t *testing.T) {
+	for key, want := range map[string]bool{
+		SummaryKey(WarmUpName, 0): true, SummaryKey(WarmUpName, 12): true, SummaryKey("checkout", 0): false,
+		SummaryKey("warm-up-x", 0): false, "warm-up-.json": false, "warm-up-1.txt": false,
+	} {
+		if got := IsWarmUpSummaryKey(key); got != want {
+			t.Errorf("%s: %v, want %v", key, got, want)
+		}
+	}
+}
