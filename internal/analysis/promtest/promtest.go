@@ -44,6 +44,8 @@ type Server struct {
 	Pid int
 	// Version is the server's release, for tests that state a version's own behaviour.
 	Version Version
+	// LogFile holds what the server logged (warnings and errors only).
+	LogFile string
 }
 
 // Version is a Prometheus release.
@@ -157,7 +159,7 @@ func Start(t testing.TB) *Server {
 		}
 		_ = logf.Close()
 	})
-	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version}
+	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name()}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(s.URL + "/-/ready")
