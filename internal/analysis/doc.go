@@ -6,7 +6,8 @@
 // promv1.API) and never to Kubernetes. Everything the cluster knows (the window, the containers'
 // resources, the baseline's results) arrives in an Input.
 //
-// Exactness rules, each verified against a real Prometheus in the tests:
+// Exactness rules, each verified against a real Prometheus in the tests (Debian's 2.42 and, with
+// `make test-prometheus3`, Prometheus 3, whose left-open ranges and lookback they also hold for):
 //   - Counters are read as their values at the window's edges (max_over_time over a range that
 //     starts before the run), never with increase(), which extrapolates at the edges.
 //   - k6 writes a series only when it has new samples, so a request name seen only early in a

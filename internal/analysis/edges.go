@@ -21,14 +21,20 @@ import (
 //     An instant query sees only 5 minutes back (the lookback delta). For floats,
 //     max_over_time over a range reaching back before the run gives the last value exactly
 //     (counters only grow). For native histograms Prometheus 2.42 has no such function
-//     (last_over_time returns a float 0 for them), so the histogram's last sample is found
-//     with a subquery: at every 4-minute step, `x offset 4m unless x` yields the series whose
-//     samples stopped for at least the lookback, with their last value. Together with instant
-//     queries of `x` and `x offset 4m` at t, every series' last sample before t is among the
-//     candidates, and because the histogram only grows, the candidate with the largest count is
-//     the last one. This needs a lookback delta of at least 4 minutes (the default is 5). The
+//     (last_over_time returns a float 0 for them; 3.x has it, but one set of queries serves
+//     both), so the histogram's last sample is found with a subquery: at every 4-minute
+//     step, `x offset 4m unless x` yields the series whose samples stopped for at least the
+//     lookback, with their last value. Together with instant queries of `x` and `x offset 4m`
+//     at t, every series' last sample before t is among the candidates, and because the
+//     histogram only grows, the candidate with the largest count is the last one. This needs a lookback delta of at least 4 minutes (the default is 5). The
 //     offset query and the subquery are asked only for the request names whose counter (read
 //     first) has no histogram in the lookback at t.
+//     Prometheus 3 made the lookback and ranges left-open: a sample exactly 5 minutes before
+//     the evaluation time is no longer seen (2.x saw it). The cover holds under either rule: at
+//     t, `x` and `x offset 4m` see (t-5m, t] and (t-9m, t-4m] (3.x; closed intervals on 2.x);
+//     a subquery step s yields a last sample L with L in (s-9m, s-5m] (3.x) or [s-9m, s-5m)
+//     (2.x), an interval as long as the step, so exactly one step finds it.
+//     TestCraftedEdgesOnLookbackAndSubqueryBoundaries puts last samples on each boundary.
 //  2. A restarted runner starts its counters again from zero (a counter reset). resets() finds
 //     such series; they are then read sample by sample and their value at t is the sum of the
 //     peaks before each reset plus the last value.

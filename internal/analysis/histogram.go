@@ -16,8 +16,8 @@ type bucketKey struct {
 }
 
 // Histogram is a cumulative native histogram, or the difference of two. Prometheus 2.42 cannot
-// subtract native histograms in PromQL (it silently returns a float 0), so sums and
-// differences are done here, bucket by bucket.
+// subtract native histograms in PromQL (it silently returns a float 0; 3.x can), so sums and
+// differences are done here, bucket by bucket, the same on every version.
 type Histogram struct {
 	Count   float64
 	Sum     float64

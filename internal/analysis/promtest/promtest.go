@@ -1,6 +1,8 @@
-// Package promtest starts a real Prometheus (the Debian package's binary) for tests, writes
-// crafted series to it through the remote-write protocol, and runs real k6 against it. Tests
-// that need it skip when no prometheus binary is installed.
+// Package promtest starts a real Prometheus for tests, writes crafted series to it through the
+// remote-write protocol, and runs real k6 against it. The binary is Debian's 2.42 by default, or
+// the one $PROMETHEUS names (a Prometheus 3 built by hack/prometheus3.sh: `make
+// test-prometheus3`); the flags follow its version. Tests that need it skip when no prometheus
+// binary is installed.
 package promtest
 
 import (
@@ -14,8 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +42,64 @@ type Server struct {
 	WriteURL string
 	// Pid is the server's process, for benchmarks that count its CPU time.
 	Pid int
+	// Version is the server's release, for tests that state a version's own behaviour.
+	Version Version
+	// LogFile holds what the server logged (warnings and errors only).
+	LogFile string
+}
+
+// Version is a Prometheus release.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+// AtLeast reports whether v is major.minor or later.
+func (v Version) AtLeast(major, minor int) bool {
+	return v.Major > major || v.Major == major && v.Minor >= minor
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// versionLine matches the first line of `prometheus --version`: "prometheus, version 2.42.0+ds
+// (branch: ...)" from Debian, "prometheus, version 3.16.0 (branch: ...)" from a release build or
+// hack/prometheus3.sh.
+var versionLine = regexp.MustCompile(`^prometheus, version v?(\d+)\.(\d+)\.(\d+)`)
+
+// ParseVersion reads the release from the output of `prometheus --version`.
+func ParseVersion(out string) (Version, error) {
+	m := versionLine.FindStringSubmatch(strings.TrimSpace(out))
+	if m == nil {
+		first, _, _ := strings.Cut(out, "\n")
+		return Version{}, fmt.Errorf("no release in %q (a binary built without Prometheus' -X version flags says none: build it with hack/prometheus3.sh)", first)
+	}
+	var n [3]int
+	for i := range n {
+		n[i], _ = strconv.Atoi(m[i+1])
+	}
+	return Version{Major: n[0], Minor: n[1], Patch: n[2]}, nil
+}
+
+// BinaryVersion runs `bin --version`.
+func BinaryVersion(bin string) (Version, error) {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return Version{}, fmt.Errorf("%s --version: %w: %s", bin, err, out)
+	}
+	return ParseVersion(string(out))
+}
+
+// Flags are the command-line flags that make a Prometheus of version v a remote-write receiver
+// that stores native histograms. The receiver has had its own flag since 2.33 (3.0 removed the
+// older feature flag). Native histograms needed --enable-feature=native-histograms from 2.40
+// until 3.9, which made them stable and the feature flag a no-op that logs a warning; histograms
+// arriving by remote write are stored without it (only scraping them needs
+// scrape_native_histograms, and the tests scrape nothing).
+func Flags(v Version) []string {
+	flags := []string{"--web.enable-remote-write-receiver"}
+	if !v.AtLeast(3, 9) {
+		flags = append(flags, "--enable-feature=native-histograms")
+	}
+	return flags
 }
 
 // Binary finds the prometheus binary: $PROMETHEUS, else the one on PATH.
@@ -57,6 +119,10 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Skipf("no prometheus binary (install the Debian package or set $PROMETHEUS): %v", err)
 	}
+	version, err := BinaryVersion(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	// No scrape jobs: every series the tests need arrives through remote write, with the
@@ -65,14 +131,13 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	cmd := exec.Command(bin,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--web.enable-remote-write-receiver",
-		"--enable-feature=native-histograms",
+	args := append([]string{
+		"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
 		"--log.level=warn",
-	)
+	}, Flags(version)...)
+	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +159,7 @@ func Start(t testing.TB) *Server {
 		}
 		_ = logf.Close()
 	})
-	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid}
+	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name()}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(s.URL + "/-/ready")
