@@ -54,7 +54,7 @@ func TestRunnerPodsAcrossTheNodeAreSized(t *testing.T) {
 	exp := loadExperiment(t, c, ns, "sizing", []perfexpv1alpha1.Scenario{{
 		Name: "get", Script: perfexpv1alpha1.ScriptSource{Inline: sizingScript},
 		VUs: ptr.To(vus), Duration: &metav1.Duration{Duration: duration}, Parallelism: pods,
-		Env: []perfexpv1alpha1.EnvVar{{Name: "BASE_URL", Value: "http://inventory:8080"}},
+		Env:       []perfexpv1alpha1.EnvVar{{Name: "BASE_URL", Value: "http://inventory:8080"}},
 		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
 	}})
 	r := load.New(c, load.Options{K6Image: loadK6Image, RemoteWriteURL: loadRemoteWrite, Logs: load.NewPodLogs(cs), PollInterval: time.Second})
