@@ -336,7 +336,11 @@ func TestHungPrometheusKeepsNoOtherExperimentFromRestoring(t *testing.T) {
 	en := environment(t)
 	first, second := "hung-a-"+framework.RandomSuffix(), "hung-b-"+framework.RandomSuffix()
 	apply(t, en.ns, experimentYAML(first))
-	waitPhase(t, en.ns, first, "Analyzing")
+	// Frozen from the first's load on: its analysis starts as soon as Prometheus's counts equal
+	// the k6 summaries, within a second of Analyzing, so freezing Prometheus only then would
+	// race the analysis. k6's remote writes of the rest of the load are lost to the freeze, as
+	// they would be to a real hang; the first's analysis must wait for Prometheus.
+	waitPhase(t, en.ns, first, "Running")
 	apply(t, en.ns, experimentYAML(second))
 	// Frozen: its port still accepts connections (the kernel completes the handshake) and no
 	// request is ever answered, the worst a Prometheus can do to a client.
