@@ -207,8 +207,9 @@ func nodeLoadProblem(cur, base *NodeLoad, set float64) string {
 // MinThrottledPercent is the share of CFS periods a workload must be CPU-throttled in, in both
 // runs, for a single-run comparison to claim nothing. Under throttling a service's latency is
 // set by when its CPU quota runs out within each 100 ms period, and that differs widely from
-// run to run: three runs of the demo with circulation throttled in 19-51 % of its periods and
-// an unchanged configuration read p95 6.3, 20.2 and 20.5 ms (docs/comparison.md). A variant
+// run to run: on the demo, with circulation throttled in 19-51 % of its periods at the same CPU
+// use, the baseline read p95 20.2 ms and a control that changed nothing relevant 6.3 ms
+// (docs/comparison.md). A variant
 // that lifts the throttling (no CPU limit) is still compared: one side is not throttled.
 const MinThrottledPercent = 10.0
 
