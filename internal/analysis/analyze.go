@@ -391,11 +391,7 @@ const MaxDroppedPercent = 1.0
 // readListedWorkloads reads the workloads' use over [ms, end] and keeps the listed ones within
 // the cap; the notes say which were left out and whose limits could only come from their specs.
 func readListedWorkloads(ctx context.Context, q Querier, in Input, ms time.Time) (*workloadData, []string, error) {
-	cadvisor := in.CAdvisorMatchers
-	if cadvisor == "" {
-		cadvisor = DefaultCAdvisorMatchers
-	}
-	wd, err := readWorkloads(ctx, q, cadvisor, in.CAdvisorMaxAge, in.Workloads, ms, in.End)
+	wd, err := readWorkloads(ctx, q, in.cadvisorMatchers(), in.CAdvisorMaxAge, in.Workloads, ms, in.End)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,9 +14,18 @@ import (
 
 // truth is what really happened between a and b (inclusive of b) over some series.
 func truth(series []*promtest.K6Series, a, b time.Time) []float64 {
+	lists := make([][]promtest.Observation, len(series))
+	for i, s := range series {
+		lists[i] = s.Observations
+	}
+	return observedIn(a, b, lists...)
+}
+
+// observedIn are the values of the observations flushed in (a, b], sorted.
+func observedIn(a, b time.Time, lists ...[]promtest.Observation) []float64 {
 	var vs []float64
-	for _, s := range series {
-		for _, o := range s.Observations {
+	for _, obs := range lists {
+		for _, o := range obs {
 			if o.T.After(a) && !o.T.After(b) {
 				vs = append(vs, o.V)
 			}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -56,16 +55,11 @@ func (c *craftedTrend) series() promtest.Series {
 
 // valuesIn are the values flushed in (a, b], sorted.
 func valuesIn(cs []*craftedTrend, a, b time.Time) []float64 {
-	var vs []float64
-	for _, c := range cs {
-		for _, o := range c.obs {
-			if o.T.After(a) && !o.T.After(b) {
-				vs = append(vs, o.V)
-			}
-		}
+	lists := make([][]promtest.Observation, len(cs))
+	for i, c := range cs {
+		lists[i] = c.obs
 	}
-	sort.Float64s(vs)
-	return vs
+	return observedIn(a, b, lists...)
 }
 
 // assertDistribution checks a row against the true values (in k6's units; scale turns them

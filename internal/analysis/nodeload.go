@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
@@ -93,14 +92,8 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	if !end.After(start) {
 		return nil, "", nil
 	}
-	cadvisor := in.CAdvisorMatchers
-	if cadvisor == "" {
-		cadvisor = DefaultCAdvisorMatchers
-	}
-	step := workloadStep(end.Sub(start))
-	rw := promDuration(rateWindow(step))
-	first := start.Add(min(rateWindow(step), end.Sub(start)))
-	r := promv1.Range{Start: first, End: end, Step: step}
+	cadvisor := in.cadvisorMatchers()
+	r, rw := cadvisorRange(start, end)
 	namespaces := []string{in.TargetNamespace}
 	if in.Namespace != "" {
 		namespaces = append(namespaces, in.Namespace)

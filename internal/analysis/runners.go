@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
@@ -43,14 +42,8 @@ func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time)
 	if in.RunnerPods == "" || !end.After(start) {
 		return nil, nil
 	}
-	cadvisor := in.CAdvisorMatchers
-	if cadvisor == "" {
-		cadvisor = DefaultCAdvisorMatchers
-	}
-	step := workloadStep(end.Sub(start))
-	rw := promDuration(rateWindow(step))
-	first := start.Add(min(rateWindow(step), end.Sub(start)))
-	r := promv1.Range{Start: first, End: end, Step: step}
+	cadvisor := in.cadvisorMatchers()
+	r, rw := cadvisorRange(start, end)
 	sel := fmt.Sprintf(`{%s,namespace=%s,pod=~%s,container!="",container!="POD"}`, cadvisor, quote(in.Namespace), quote(in.RunnerPods))
 	queries := []string{
 		fmt.Sprintf(`sum by (pod) (rate(container_cpu_usage_seconds_total%s[%s]))`, sel, rw),

@@ -128,6 +128,23 @@ func workloadStep(w time.Duration) time.Duration {
 	return s
 }
 
+// cadvisorMatchers select cAdvisor's series: the input's, else DefaultCAdvisorMatchers.
+func (in Input) cadvisorMatchers() string {
+	if in.CAdvisorMatchers == "" {
+		return DefaultCAdvisorMatchers
+	}
+	return in.CAdvisorMatchers
+}
+
+// cadvisorRange is how rates of cAdvisor's counters over [start, end] are evaluated: every
+// workloadStep, the first a rate window after start so that every rate lies inside the window;
+// rw is that rate window as PromQL writes it.
+func cadvisorRange(start, end time.Time) (r promv1.Range, rw string) {
+	step := workloadStep(end.Sub(start))
+	first := start.Add(min(rateWindow(step), end.Sub(start)))
+	return promv1.Range{Start: first, End: end, Step: step}, promDuration(rateWindow(step))
+}
+
 // rateWindow covers at least two scrapes at a 30 s interval.
 func rateWindow(step time.Duration) time.Duration {
 	if step < time.Minute {
@@ -229,10 +246,8 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	podRe := strings.Join(dedupe(pods), "|")
 	target := fmt.Sprintf("namespace=~%s,pod=~%s", quote(anyOf(namespaces)), quote(podRe))
 	sel := fmt.Sprintf("{%s,container!=\"\",container!=\"POD\",%s}", cadvisor, target)
-	rw := promDuration(rateWindow(d.step))
+	r, rw := cadvisorRange(start, end)
 	w := end.Sub(start)
-	first := start.Add(min(rateWindow(d.step), w))
-	r := promv1.Range{Start: first, End: end, Step: d.step}
 	byInstance := "sum by (namespace, pod, container, id)"
 	const (
 		cpuName = "container_cpu_usage_seconds_total"
