@@ -20,8 +20,10 @@ import (
 )
 
 // stopRecheck is how often Stop looks again while k6 pods are shutting down (k6 stops its VUs,
-// prints its summary and exits within seconds of SIGTERM).
-const stopRecheck = 2 * time.Second
+// prints its summary and exits within seconds of SIGTERM). Each look lists the experiment's own
+// pods from the cache; the environment is restored only after it, so its lateness adds to
+// every run's restore.
+const stopRecheck = 500 * time.Millisecond
 
 // stuckTerminating is how long past its deletion deadline a pod (or a TestRun past its
 // deletion) may linger before Stop stops waiting for it. A pod on a NotReady node stays
