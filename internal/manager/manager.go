@@ -207,6 +207,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return mgr.Start(ctx)
 }
 
+// The reconciler finds the analyzer's query check by a type assertion: this fails to compile,
+// rather than the check silently stopping, if the analyzer ever stops being a QueryChecker.
+var _ controllers.QueryChecker = &analyzer.PrometheusAnalyzer{}
+
 // NewReconciler wires the PerfExperiment reconciler and its collaborators.
 func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentReconciler, error) {
 	c := mgr.GetClient()
