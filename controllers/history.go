@@ -14,6 +14,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/history"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -59,7 +60,7 @@ func (r *PerfExperimentReconciler) recordHistory(ctx context.Context, s *scope) 
 // past the cache, so the update starts from the stored version. It returns the history as
 // written.
 func RecordHistory(ctx context.Context, c client.Client, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment, at metav1.Time) (*perfexpv1alpha1.PerfHistory, error) {
-	scripts, err := scenarioScripts(ctx, reader, exp)
+	scripts, err := load.ScenarioScripts(ctx, reader, exp)
 	if err != nil {
 		return nil, err
 	}
@@ -132,34 +133,6 @@ func labelValue(s string) string {
 		out = append(out, c)
 	}
 	return string(out)
-}
-
-// scenarioScripts reads the scenarios' ConfigMap scripts by scenario name, for the hashes of the
-// load shape (results, history fingerprint). A ConfigMap that is gone leaves its hash unknown
-// rather than failing the caller.
-func scenarioScripts(ctx context.Context, reader client.Reader, exp *perfexpv1alpha1.PerfExperiment) (map[string]string, error) {
-	scripts := map[string]string{}
-	for _, s := range exp.Spec.Load.Scenarios {
-		ref := s.Script.ConfigMap
-		if ref == nil {
-			continue
-		}
-		cm := &corev1.ConfigMap{}
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: ref.Name}, cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return nil, err
-		}
-		key := ref.Key
-		if key == "" {
-			key = "script.js"
-		}
-		if text, ok := cm.Data[key]; ok {
-			scripts[s.Name] = text
-		}
-	}
-	return scripts, nil
 }
 
 // historyImages lists the container images of the workloads the results measured, read now:

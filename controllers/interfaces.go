@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
 )
@@ -42,12 +45,19 @@ type LoadRunner interface {
 	PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Duration
 }
 
-// Analyzer turns the recorded window into results (internal/analysis, internal/report).
+// Analyzer turns the recorded window into results (internal/analyzer).
 type Analyzer interface {
 	// Analyze reads the results, compares them with the baseline (nil when none is set),
 	// judges the objectives, writes status.results, status.comparison and status.verdict, and
 	// publishes the report. It waits (RequeueAfter) while Prometheus is unreachable.
 	Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+}
+
+// DashboardJanitor deletes what the analysis delivered outside an experiment's namespace, where
+// no owner reference collects it (internal/analyzer).
+type DashboardJanitor interface {
+	// Forget deletes the dashboards delivered for the experiment key, which is gone.
+	Forget(ctx context.Context, c client.Client, key types.NamespacedName) error
 }
 
 // notImplemented stands in for a collaborator that is not built yet. It fails experiments with

@@ -82,8 +82,8 @@ type PerfExperimentReconciler struct {
 	BaselineArrivalGrace time.Duration
 
 	// Dashboards deletes the dashboards an experiment had delivered to another namespace once
-	// it is gone (dashboard.go); the Analyzer writes them.
-	Dashboards *GrafanaDashboards
+	// it is gone; the Analyzer writes them. Nil deletes none.
+	Dashboards DashboardJanitor
 
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
@@ -117,8 +117,11 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
 		metrics.Forget(req.NamespacedName, err)
+		if apierrors.IsNotFound(err) && r.Dashboards != nil {
+			return ctrl.Result{}, r.Dashboards.Forget(ctx, r.Client, req.NamespacedName)
+		}
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, r.Dashboards.forget(ctx, r.Client, req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}

@@ -104,7 +104,7 @@ func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfex
 	for _, v := range data {
 		size += len(v)
 	}
-	if size > maxReportBytes {
+	if size > report.MaxConfigMapBytes {
 		return nil, fmt.Errorf("the sweep report is %d bytes, more than a ConfigMap holds", size)
 	}
 	name := sw.Name

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -21,7 +21,7 @@ import (
 // real PrometheusAnalyzer against a real Prometheus.
 type labWithQueries struct {
 	*lab
-	queries *controllers.PrometheusAnalyzer
+	queries *analyzer.PrometheusAnalyzer
 }
 
 func (l labWithQueries) CheckQueries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
@@ -85,7 +85,7 @@ func TestPrecheck(t *testing.T) {
 		prom := promtest.Start(t)
 		ns := env.Namespace(t, "bad-query")
 		lab := newLab()
-		startOperatorWith(t, env, lab, lab, labWithQueries{lab: lab, queries: &controllers.PrometheusAnalyzer{Client: c, PrometheusURL: prom.URL}})
+		startOperatorWith(t, env, lab, lab, labWithQueries{lab: lab, queries: &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: prom.URL}})
 		exp := experiment(ns, "soak", "bad-query", 0)
 		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{
 			{Name: "db-cpu", Query: `sum(rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",pod="db-0"}[{{.Window}}]))`},

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/analyzer"
 )
 
 // The dashboard flags: off by default; the sidecar's label as key=value; a label without '='
@@ -13,17 +13,17 @@ func TestDashboardFlags(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		want    controllers.GrafanaDashboards
+		want    analyzer.GrafanaDashboards
 		wantErr bool
 	}{
-		{name: "defaults", want: controllers.GrafanaDashboards{Folder: "perfexp"}},
+		{name: "defaults", want: analyzer.GrafanaDashboards{Folder: "perfexp"}},
 		{name: "kube-prometheus-stack", args: []string{"--grafana-dashboards", "--grafana-dashboard-namespace=monitoring",
 			"--grafana-dashboard-label=grafana_dashboard=1", "--grafana-dashboard-folder-annotation=grafana_folder",
 			"--grafana-dashboard-folder=Performance", "--grafana-url=https://grafana.example.com/"},
-			want: controllers.GrafanaDashboards{Enabled: true, Namespace: "monitoring", LabelKey: "grafana_dashboard", LabelValue: "1",
+			want: analyzer.GrafanaDashboards{Enabled: true, Namespace: "monitoring", LabelKey: "grafana_dashboard", LabelValue: "1",
 				FolderAnnotation: "grafana_folder", Folder: "Performance", BaseURL: "https://grafana.example.com/"}},
 		{name: "label without a value", args: []string{"--grafana-dashboard-label=team-dashboards"},
-			want: controllers.GrafanaDashboards{LabelKey: "team-dashboards", Folder: "perfexp"}},
+			want: analyzer.GrafanaDashboards{LabelKey: "team-dashboards", Folder: "perfexp"}},
 		{name: "label without a key", args: []string{"--grafana-dashboard-label==1"}, wantErr: true},
 	}
 	for _, tt := range tests {

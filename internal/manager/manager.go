@@ -28,6 +28,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/access"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/variant"
@@ -58,7 +59,7 @@ type Options struct {
 	RunnerServiceAccounts []string
 	RunnerImages          []string
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
-	Dashboards controllers.GrafanaDashboards
+	Dashboards analyzer.GrafanaDashboards
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
@@ -92,7 +93,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
-	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", controllers.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
+	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
 	fs.BoolVar(&o.Dashboards.Enabled, "grafana-dashboards", false, "Write each analysed experiment's Grafana dashboard into a ConfigMap labelled for Grafana's dashboard sidecar.")
@@ -206,6 +207,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return mgr.Start(ctx)
 }
 
+// The reconciler finds the analyzer's query check by a type assertion: this fails to compile,
+// rather than the check silently stopping, if the analyzer ever stops being a QueryChecker.
+var _ controllers.QueryChecker = &analyzer.PrometheusAnalyzer{}
+
 // NewReconciler wires the PerfExperiment reconciler and its collaborators.
 func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentReconciler, error) {
 	c := mgr.GetClient()
@@ -241,7 +246,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			Logs:           load.NewPodLogs(cs),
 			APIReader:      mgr.GetAPIReader(),
 		}),
-		Analyzer: &controllers.PrometheusAnalyzer{
+		Analyzer: &analyzer.PrometheusAnalyzer{
 			Client:                c,
 			PrometheusURL:         opts.PrometheusURL,
 			Clock:                 clock.RealClock{},

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
@@ -66,9 +66,9 @@ func TestAnalysisMatchesK6Summaries(t *testing.T) {
 	drive(t, "WarmUp", func() (step.Result, error) { return r.WarmUp(ctx, exp) }, 3*time.Minute)
 	drive(t, "Run", func() (step.Result, error) { return r.Run(ctx, exp) }, 3*time.Minute)
 
-	analyzer := &controllers.PrometheusAnalyzer{Client: c, PrometheusURL: framework.PrometheusURL(), Clock: clock.RealClock{}}
+	an := &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: framework.PrometheusURL(), Clock: clock.RealClock{}}
 	analysed := time.Now()
-	drive(t, "Analyze", func() (step.Result, error) { return analyzer.Analyze(ctx, exp, nil) }, 3*time.Minute)
+	drive(t, "Analyze", func() (step.Result, error) { return an.Analyze(ctx, exp, nil) }, 3*time.Minute)
 	t.Logf("OVERHEAD load done -> analysed: %s (30 s of it is the settle time)", time.Since(analysed).Round(time.Millisecond))
 
 	cm := &corev1.ConfigMap{}

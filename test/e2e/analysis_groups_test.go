@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
@@ -62,8 +62,8 @@ func TestAnalysisReportsGroupsAndTrends(t *testing.T) {
 	r := load.New(c, load.Options{K6Image: loadK6Image, RemoteWriteURL: loadRemoteWrite, Logs: load.NewPodLogs(cs), PollInterval: time.Second})
 	ctx := logr.NewContext(t.Context(), testr.New(t))
 	drive(t, "Run", func() (step.Result, error) { return r.Run(ctx, exp) }, 3*time.Minute)
-	analyzer := &controllers.PrometheusAnalyzer{Client: c, PrometheusURL: framework.PrometheusURL(), Clock: clock.RealClock{}}
-	drive(t, "Analyze", func() (step.Result, error) { return analyzer.Analyze(ctx, exp, nil) }, 3*time.Minute)
+	an := &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: framework.PrometheusURL(), Clock: clock.RealClock{}}
+	drive(t, "Analyze", func() (step.Result, error) { return an.Analyze(ctx, exp, nil) }, 3*time.Minute)
 
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: exp.Status.ReportRef.Name}, cm); err != nil {

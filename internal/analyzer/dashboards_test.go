@@ -1,4 +1,4 @@
-package controllers_test
+package analyzer_test
 
 import (
 	"encoding/json"
@@ -10,12 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/dashboards"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -40,13 +39,13 @@ func TestDashboardDelivery(t *testing.T) {
 	}
 	prom.Write(t, s.Series())
 
-	analysed := func(t *testing.T, name string, g *controllers.GrafanaDashboards) *perfexpv1alpha1.PerfExperiment {
+	analysed := func(t *testing.T, name string, g *analyzer.GrafanaDashboards) *perfexpv1alpha1.PerfExperiment {
 		t.Helper()
-		exp := experiment(ns, name, "", 0)
+		exp := experiment(ns, name)
 		mustCreate(t, env.Client, exp)
 		exp.Status = perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseAnalyzing, TestID: "dash-run",
 			Window: &perfexpv1alpha1.Window{Start: &metav1.Time{Time: start}, End: &metav1.Time{Time: end}}}
-		a := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Clock: clocktesting.NewFakePassiveClock(end.Add(time.Minute)), Dashboards: g}
+		a := &analyzer.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Clock: clocktesting.NewFakePassiveClock(end.Add(time.Minute)), Dashboards: g}
 		if res, err := a.Analyze(ctx, exp, nil); err != nil || !res.Done {
 			t.Fatalf("analysis: %+v %v", res, err)
 		}
@@ -74,7 +73,7 @@ func TestDashboardDelivery(t *testing.T) {
 	}
 
 	t.Run("in the experiment's namespace, owned by it, linked from its status", func(t *testing.T) {
-		exp := analysed(t, "same-ns", &controllers.GrafanaDashboards{Enabled: true, BaseURL: "https://grafana.example.com/"})
+		exp := analysed(t, "same-ns", &analyzer.GrafanaDashboards{Enabled: true, BaseURL: "https://grafana.example.com/"})
 		cm := &corev1.ConfigMap{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "same-ns-dashboard"}, cm); err != nil {
 			t.Fatal(err)
@@ -99,7 +98,7 @@ func TestDashboardDelivery(t *testing.T) {
 	})
 
 	t.Run("in Grafana's namespace with the configured label, deleted when the experiment is gone", func(t *testing.T) {
-		g := &controllers.GrafanaDashboards{Enabled: true, Namespace: grafanaNS, LabelKey: "team_dashboard", LabelValue: "perf",
+		g := &analyzer.GrafanaDashboards{Enabled: true, Namespace: grafanaNS, LabelKey: "team_dashboard", LabelValue: "perf",
 			FolderAnnotation: "grafana_folder", Folder: "Performance"}
 		exp := analysed(t, "other-ns", g)
 		if exp.Status.DashboardURL != "" {
@@ -118,11 +117,11 @@ func TestDashboardDelivery(t *testing.T) {
 		if err := env.Client.Delete(ctx, exp); err != nil {
 			t.Fatal(err)
 		}
-		r := &controllers.PerfExperimentReconciler{Client: env.Client, Dashboards: g}
 		eventually(t, 10*time.Second, "the experiment to be gone", func() error {
 			return client.IgnoreNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(exp), &perfexpv1alpha1.PerfExperiment{}))
 		})
-		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "other-ns"}}); err != nil {
+		// As the reconciler calls it when it finds the experiment gone.
+		if err := g.Forget(ctx, env.Client, types.NamespacedName{Namespace: ns, Name: "other-ns"}); err != nil {
 			t.Fatal(err)
 		}
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(&cm), &corev1.ConfigMap{})

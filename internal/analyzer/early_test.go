@@ -1,4 +1,4 @@
-package controllers_test
+package analyzer_test
 
 import (
 	"encoding/json"
@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -45,7 +45,7 @@ export default function () { http.get(__ENV.BASE + '/item', { tags: { name: 'ite
 	sums := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "early-k6-summaries"},
 		Data: map[string]string{"main-0.json": string(summary), load.SummaryKey(load.WarmUpName, 0): string(summary)}}
 	mustCreate(t, env.Client, sums)
-	exp := experiment(ns, "early", "", 0)
+	exp := experiment(ns, "early")
 	exp.Spec.Load.Scenarios[0].Name = "main"
 	mustCreate(t, env.Client, exp)
 	// The recorded end has whole-second precision, like the status field.
@@ -58,11 +58,11 @@ export default function () { http.get(__ENV.BASE + '/item', { tags: { name: 'ite
 	exp = get(t, env.Client, ns, "early")
 
 	// A settle time far beyond the test's minute: results can only come from the early path.
-	analyzer := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Settle: 10 * time.Minute}
+	an := &analyzer.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Settle: 10 * time.Minute}
 	attempts := 0
 	for {
 		attempts++
-		res, err := analyzer.Analyze(ctx, exp, nil)
+		res, err := an.Analyze(ctx, exp, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package controllers_test
+package analyzer_test
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -87,7 +87,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 	mustCreate(t, env.Client, summaries)
 
 	newExperiment := func(name, id string) *perfexpv1alpha1.PerfExperiment {
-		exp := experiment(ns, name, "", 0)
+		exp := experiment(ns, name)
 		max := resource.MustParse("500")
 		onePercent := resource.MustParse("1")
 		exp.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "release-0"}
@@ -119,10 +119,10 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		return get(t, env.Client, ns, name)
 	}
 	clock := clocktesting.NewFakePassiveClock(end.Add(5 * time.Second))
-	analyzer := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Clock: clock}
+	an := &analyzer.PrometheusAnalyzer{Client: env.Client, PrometheusURL: prom.URL, Clock: clock}
 	analyze := func(t *testing.T, exp *perfexpv1alpha1.PerfExperiment) step.Result {
 		t.Helper()
-		res, err := analyzer.Analyze(ctx, exp, nil)
+		res, err := an.Analyze(ctx, exp, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 
 	clock.SetTime(end.Add(time.Minute))
 	t.Run("while Prometheus does not answer it waits, naming it", func(t *testing.T) {
-		down := &controllers.PrometheusAnalyzer{Client: env.Client, PrometheusURL: "http://127.0.0.1:1", Clock: clock}
+		down := &analyzer.PrometheusAnalyzer{Client: env.Client, PrometheusURL: "http://127.0.0.1:1", Clock: clock}
 		res, err := down.Analyze(ctx, exp.DeepCopy(), nil)
 		if err != nil || res.Done || res.Failure != nil || !strings.Contains(res.Waiting, "Prometheus at http://127.0.0.1:1 to answer") || res.RequeueAfter < 5*time.Second {
 			t.Errorf("got %+v, %v", res, err)
@@ -243,7 +243,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		base.Status.Phase = perfexpv1alpha1.PhaseSucceeded
 		later := newExperiment("story-again", testID)
 		later.Spec.Baseline.Name = "story"
-		res, err := analyzer.Analyze(ctx, later, base)
+		res, err := an.Analyze(ctx, later, base)
 		if err != nil || !res.Done {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -285,7 +285,7 @@ func TestPrometheusAnalyzer(t *testing.T) {
 	})
 
 	t.Run("without a recorded window it fails: there is nothing to analyse", func(t *testing.T) {
-		res, err := analyzer.Analyze(context.Background(), experiment(ns, "never-ran", "", 0), nil)
+		res, err := an.Analyze(context.Background(), experiment(ns, "never-ran"), nil)
 		if err != nil || res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonNoWindow {
 			t.Errorf("got %+v %v", res, err)
 		}

@@ -1,4 +1,4 @@
-package controllers_test
+package analyzer_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/access"
+	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ func TestAnalyzerRefusesPrometheusURLs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var dialled []string
-			a := &controllers.PrometheusAnalyzer{
+			a := &analyzer.PrometheusAnalyzer{
 				PrometheusURL:         "http://prometheus.monitoring:9090",
 				AllowedPrometheusURLs: tt.allowed,
 				Clock:                 clocktesting.NewFakePassiveClock(now),
@@ -91,7 +91,7 @@ func TestAnalyzerRefusesObservedNamespaces(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	reader := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "db"}}).Build()
-	a := &controllers.PrometheusAnalyzer{
+	a := &analyzer.PrometheusAnalyzer{
 		PrometheusURL: "http://prometheus.monitoring:9090",
 		Clock:         clocktesting.NewFakePassiveClock(now),
 		Access:        &access.Rules{Reader: reader},
@@ -144,7 +144,7 @@ func TestAnalyzerGivesUpOnAHungPrometheus(t *testing.T) {
 	}()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	url := "http://" + l.Addr().String()
-	a := &controllers.PrometheusAnalyzer{
+	a := &analyzer.PrometheusAnalyzer{
 		Client:        fake.NewClientBuilder().WithScheme(testenv.Scheme()).Build(),
 		PrometheusURL: url,
 		Clock:         clocktesting.NewFakePassiveClock(now),
@@ -152,6 +152,7 @@ func TestAnalyzerGivesUpOnAHungPrometheus(t *testing.T) {
 	}
 	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "e"}}
 	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "main"}}
+	exp.Status.TestID = "e-1"
 	exp.Status.Window = &perfexpv1alpha1.Window{
 		Start: &metav1.Time{Time: now.Add(-time.Hour)}, End: &metav1.Time{Time: now.Add(-30 * time.Minute)}}
 	began := time.Now()

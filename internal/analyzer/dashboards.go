@@ -1,4 +1,4 @@
-package controllers
+package analyzer
 
 import (
 	"context"
@@ -144,10 +144,10 @@ func (g *GrafanaDashboards) publish(ctx context.Context, c client.Client, exp *p
 	return strings.TrimRight(g.BaseURL, "/") + "/d/" + d.UID, nil
 }
 
-// forget deletes the dashboards delivered to another namespace for an experiment that is gone
+// Forget deletes the dashboards delivered to another namespace for an experiment that is gone
 // (its reconcile found it NotFound). Dashboards in the experiment's namespace go with it by
 // their owner reference.
-func (g *GrafanaDashboards) forget(ctx context.Context, c client.Client, key types.NamespacedName) error {
+func (g *GrafanaDashboards) Forget(ctx context.Context, c client.Client, key types.NamespacedName) error {
 	if !g.enabled() || g.Namespace == "" || g.Namespace == key.Namespace || len(key.Name) > 63 {
 		return nil
 	}

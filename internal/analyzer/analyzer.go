@@ -1,0 +1,196 @@
+// Package analyzer is the analysis' adapter to the cluster and Prometheus: it reads what an
+// experiment's analysis needs (the run's workloads and their resources, the baseline, the k6
+// runners' own summaries), has internal/analysis query Prometheus, and publishes the results
+// (status, report ConfigMap, Grafana dashboard). Reading and writing live in read.go,
+// publish.go and dashboards.go; every decision in between (whether to wait, which workloads
+// and baseline count, what the status says) is a pure function in decide.go, testable with no
+// API server and no Prometheus.
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/step"
+)
+
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch
+
+// Analysis timing. Settle is how long after the window's end analysis starts, so k6's last
+// remote write and cAdvisor's next scrape have landed. NoDataGrace is how long analysis waits
+// for the first k6 sample of the run before it reports the results as invalid instead.
+const (
+	DefaultSettle      = 30 * time.Second
+	DefaultNoDataGrace = 5 * time.Minute
+)
+
+// DefaultPrometheusTimeout is the default PrometheusAnalyzer.Timeout. The analysis asks
+// Prometheus for at most two minutes of query time per query (a server-side limit); a range
+// query over a day-long soak at the analysis' resolution answers in well under a second, so a
+// minute without an answer means the server is stuck, not busy.
+const DefaultPrometheusTimeout = time.Minute
+
+// PrometheusAnalyzer reads an experiment's results from Prometheus, writes them into its
+// status and publishes the report ConfigMap <experiment>-report. It implements the
+// reconciler's Analyzer and QueryChecker.
+type PrometheusAnalyzer struct {
+	Client client.Client
+	// PrometheusURL is the default Prometheus; spec.analysis.prometheusURL overrides it.
+	PrometheusURL string
+	// NewAPI makes a Prometheus API client; nil means client_golang's.
+	NewAPI func(url string) (promv1.API, error)
+	Clock  clock.PassiveClock
+	// Settle and NoDataGrace default to DefaultSettle and DefaultNoDataGrace.
+	Settle, NoDataGrace time.Duration
+	// CAdvisorMatchers select cAdvisor's series when they are not scraped the way
+	// kube-prometheus-stack does (analysis.DefaultCAdvisorMatchers).
+	CAdvisorMatchers string
+	// AllowedPrometheusURLs are the URLs spec.analysis.prometheusURL may name besides
+	// PrometheusURL: any other would let experiments send requests from the operator's
+	// network position.
+	AllowedPrometheusURLs []string
+	// Access checks the namespaces the analysis reads besides the target; nil skips the
+	// check (Prepare made it already, before anything was patched).
+	Access *access.Rules
+	// Timeout bounds each request to Prometheus (connection, query and response); zero means
+	// DefaultPrometheusTimeout. A Prometheus that accepts and never answers then counts as
+	// unavailable and analysis retries later, instead of holding the reconciler.
+	Timeout time.Duration
+	// CAdvisorMaxAge is how old a container's newest cAdvisor sample may be for it to count as
+	// running; zero means analysis.DefaultCAdvisorMaxAge. Raise it for scrape intervals above
+	// 30 s.
+	CAdvisorMaxAge time.Duration
+	// MaxListedWorkloads caps the target namespace's workloads reported by default; zero means
+	// analysis.DefaultMaxListedWorkloads.
+	MaxListedWorkloads int
+	// Dashboards delivers each run's Grafana dashboard (dashboards.go); nil delivers none.
+	Dashboards *GrafanaDashboards
+}
+
+// Analyze reads the results, compares them with the baseline (nil when none is set), judges
+// the objectives, writes status.results, status.comparison and status.verdict, and publishes
+// the report. It waits while the data may still be arriving and while Prometheus does not
+// answer, with a backoff that grows with the time spent waiting; the reconciler's analysis
+// deadline ends the waiting.
+func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if r := noWindow(exp); r != nil {
+		return *r, nil
+	}
+	now := a.clock().Now()
+	end := exp.Status.Window.End.Time
+	ready := end.Add(a.settle())
+	// Before the settle time is up, analysis may start only if it can tell that every
+	// request has landed: when the runners' own summaries are there to compare with.
+	var early map[string]analysis.K6Summary
+	if now.Before(ready) {
+		if early = earlySummaries(a.summaries(ctx, exp)); early == nil {
+			return step.Wait(ready.Sub(now), "the run's last samples to reach Prometheus (until %s)", ready.UTC().Format(time.RFC3339)), nil
+		}
+	}
+	url, urlRefused := prometheusURL(exp, a.PrometheusURL, a.AllowedPrometheusURLs)
+	if urlRefused != nil {
+		return *urlRefused, nil
+	}
+	if a.Access != nil {
+		if r, err := a.Access.ReadNamespaces(ctx, exp); r != nil || err != nil {
+			if err != nil {
+				return step.Result{}, err
+			}
+			return step.Fail(r.Reason, "%s", r.Message), nil
+		}
+	}
+	if url == "" {
+		return step.Fail(perfexpv1alpha1.ReasonNoPrometheus, "no Prometheus to read results from: set spec.analysis.prometheusURL or the operator's Prometheus URL"), nil
+	}
+	promAPI, err := a.newAPI(url)
+	if err != nil {
+		return step.Fail(perfexpv1alpha1.ReasonNoPrometheus, "Prometheus URL %q: %v", url, err), nil
+	}
+	in, err := a.input(ctx, exp, baseline)
+	if err != nil {
+		return step.Result{}, err
+	}
+
+	res, err := analysis.Analyze(ctx, promAPI, in)
+	if err != nil {
+		return queryFailed(err, url, backoff(exp, now))
+	}
+	wait := waitFor{now: now, ready: ready, noDataUntil: end.Add(a.noDataGrace()), backoff: backoff(exp, now), testID: in.TestID, url: url}
+	if r := wait.more(res, early); r != nil {
+		return *r, nil
+	}
+	res.Notes = append(res.Notes, crossCheckNotes(res, a.summaries(ctx, exp))...)
+
+	pageOpts := report.HTMLOptions{}
+	if in.Baseline != nil {
+		pageOpts.Baseline = in.Baseline.Result // the page overlays the baseline's series
+	}
+	cm, err := a.publish(ctx, exp, res, a.Dashboards.options(baseline), pageOpts)
+	if err != nil {
+		return step.Result{}, err
+	}
+	dashboardURL, err := a.Dashboards.publish(ctx, a.Client, exp, baseline, res)
+	if err != nil {
+		return step.Result{}, err
+	}
+	recordResults(exp, res, cm.Name, dashboardURL)
+	log.FromContext(ctx).Info("Analyzed results", "experiment", client.ObjectKeyFromObject(exp), "verdict", res.Verdict,
+		"validity", res.Validity, "queries", res.PrometheusQueries, "report", cm.Name)
+	return step.Done(), nil
+}
+
+func (a *PrometheusAnalyzer) clock() clock.PassiveClock {
+	if a.Clock == nil {
+		return clock.RealClock{}
+	}
+	return a.Clock
+}
+
+func (a *PrometheusAnalyzer) settle() time.Duration {
+	if a.Settle > 0 {
+		return a.Settle
+	}
+	return DefaultSettle
+}
+
+func (a *PrometheusAnalyzer) noDataGrace() time.Duration {
+	if a.NoDataGrace > 0 {
+		return a.NoDataGrace
+	}
+	return DefaultNoDataGrace
+}
+
+func (a *PrometheusAnalyzer) newAPI(url string) (promv1.API, error) {
+	if a.NewAPI != nil {
+		return a.NewAPI(url)
+	}
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultPrometheusTimeout
+	}
+	// The client's own timeout covers the whole exchange, reading the body included, which a
+	// context deadline set by the caller would too, but every caller would have to remember it.
+	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Timeout: timeout, Transport: api.DefaultRoundTripper}})
+	if err != nil {
+		return nil, err
+	}
+	return promv1.NewAPI(c), nil
+}
+
+// errNoTestID is returned for an experiment that reached analysis without a test id: the
+// Pending phase records one before any load runs, and the load runner refuses to start
+// without it, so there are no samples to read.
+var errNoTestID = errors.New("the experiment has no test id yet")

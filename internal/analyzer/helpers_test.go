@@ -1,0 +1,66 @@
+package analyzer_test
+
+import (
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// experiment is a minimal valid experiment: one scenario "checkinout" of one VU for a minute.
+func experiment(ns, name string) *perfexpv1alpha1.PerfExperiment {
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	vus := int32(1)
+	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
+		Name:     "checkinout",
+		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
+		VUs:      &vus,
+		Duration: &metav1.Duration{Duration: time.Minute},
+	}}
+	return exp
+}
+
+func mustCreate(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// get reads an experiment; nil when it is gone.
+func get(t *testing.T, c client.Client, ns, name string) *perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return exp
+}
+
+func condition(exp *perfexpv1alpha1.PerfExperiment, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(exp.Status.Conditions, typ)
+}
+
+// eventually retries check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

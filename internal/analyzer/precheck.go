@@ -1,0 +1,52 @@
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
+	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/step"
+)
+
+// CheckQueries tries an experiment's custom queries before its run (the reconciler's
+// QueryChecker): it renders every custom query for the experiment and
+// runs it once against the experiment's Prometheus.
+func (a *PrometheusAnalyzer) CheckQueries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if exp.Spec.Analysis == nil || len(exp.Spec.Analysis.Queries) == 0 {
+		return step.Done(), nil
+	}
+	url, refused := prometheusURL(exp, a.PrometheusURL, a.AllowedPrometheusURLs)
+	if refused != nil {
+		return *refused, nil // never send a query to a Prometheus the operator may not use
+	}
+	if url == "" {
+		return step.Done(), nil // analysis reports the missing Prometheus
+	}
+	promAPI, err := a.newAPI(url)
+	if err != nil {
+		return step.Done(), nil // analysis reports the bad URL
+	}
+	now := a.clock().Now()
+	data := analysis.PrecheckData(access.TargetNamespace(exp), exp.Status.TestID, now)
+	problems, err := analysis.CheckQueries(ctx, promAPI, exp.Spec.Analysis.Queries, data, now)
+	var unavailable *analysis.UnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		log.FromContext(ctx).Info("Could not try the custom queries before the run; analysis will report them", "prometheus", url, "error", unavailable.Err.Error())
+	case err != nil:
+		return step.Result{}, err
+	}
+	if len(problems) == 0 {
+		return step.Done(), nil
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.String()
+	}
+	return step.Fail(perfexpv1alpha1.ReasonQueryInvalid, "custom queries that cannot run (tried against %s before the load): %s", url, strings.Join(msgs, "; ")), nil
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfexp/perfexp/internal/analysis"
+)
+
+// manyRequests is a run whose one scenario made n differently named requests, the most
+// frequent first as the analysis lists them; every slice lists them too.
+func manyRequests(n, nameLen int) *analysis.Result {
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	sc := analysis.ScenarioResult{Name: "browse"}
+	for i := range n {
+		count := int64(n - i)
+		name := fmt.Sprintf("GET /items/%05d/", i)
+		name += strings.Repeat("x", max(0, nameLen-len(name)))
+		sc.Requests = append(sc.Requests, analysis.RequestResult{Name: name, RequestStats: analysis.RequestStats{Requests: &count}})
+	}
+	total := int64(n * (n + 1) / 2)
+	sc.RequestStats.Requests = &total
+	return &analysis.Result{Experiment: "many", Namespace: "perf", TestID: "many-1",
+		Window:    analysis.WindowInfo{Start: start, End: start.Add(10 * time.Minute)},
+		Notes:     []string{"a note of the analysis"},
+		Scenarios: []analysis.ScenarioResult{sc},
+		Slices: []analysis.SliceResult{{Name: "first half", Start: start, End: start.Add(5 * time.Minute),
+			Scenarios: []analysis.ScenarioResult{sc}}},
+	}
+}
+
+func TestTrimRequests(t *testing.T) {
+	tests := []struct {
+		name      string
+		requests  int
+		keep      int
+		wantKept  int
+		wantNoted bool
+	}{
+		{name: "a longer list is cut to the most frequent names, with a note", requests: 30, keep: 20, wantKept: 20, wantNoted: true},
+		{name: "a list as long as the bound is left whole, without a note", requests: 20, keep: 20, wantKept: 20},
+		{name: "a shorter list is left whole", requests: 5, keep: 20, wantKept: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := manyRequests(tt.requests, 0)
+			got := TrimRequests(r, tt.keep)
+			if n := len(got.Scenarios[0].Requests); n != tt.wantKept {
+				t.Errorf("%d request names kept, want %d", n, tt.wantKept)
+			}
+			if n := len(got.Slices[0].Scenarios[0].Requests); n != tt.wantKept {
+				t.Errorf("%d request names kept in the slice, want %d", n, tt.wantKept)
+			}
+			if got.Scenarios[0].Requests[0].Name != r.Scenarios[0].Requests[0].Name {
+				t.Errorf("the first name kept is %q, want the most frequent %q", got.Scenarios[0].Requests[0].Name, r.Scenarios[0].Requests[0].Name)
+			}
+			noted := len(got.Notes) == 2 && strings.Contains(got.Notes[1], fmt.Sprintf("only the %d most frequent request names", tt.keep))
+			if noted != tt.wantNoted || got.Notes[0] != r.Notes[0] {
+				t.Errorf("notes %q, want the analysis's note and a trimming note: %v", got.Notes, tt.wantNoted)
+			}
+			// The analysis's own result is what status.results is written from: untouched.
+			if len(r.Scenarios[0].Requests) != tt.requests || len(r.Slices[0].Scenarios[0].Requests) != tt.requests || len(r.Notes) != 1 {
+				t.Errorf("the original result was changed: %d names, %d in the slice, notes %q",
+					len(r.Scenarios[0].Requests), len(r.Slices[0].Scenarios[0].Requests), r.Notes)
+			}
+		})
+	}
+}
+
+func TestConfigMapData(t *testing.T) {
+	tests := []struct {
+		name     string
+		result   *analysis.Result
+		wantKept int // request names listed in results.json; -1: the report does not fit
+	}{
+		{name: "a report that fits is whole", result: manyRequests(40, 0), wantKept: 40},
+		// 2,000 names of 200 bytes are over 400 KB in results.json alone, over the bound
+		// with the other documents; 500 of them fit.
+		{name: "a report too large keeps the most frequent names that fit", result: manyRequests(2000, 200), wantKept: 500},
+		{name: "a report too large even with 20 names is refused", result: func() *analysis.Result {
+			r := manyRequests(10, 0)
+			r.Notes = append(r.Notes, strings.Repeat("n", MaxConfigMapBytes))
+			return r
+		}(), wantKept: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := ConfigMapData(tt.result, DashboardOptions{}, HTMLOptions{})
+			if tt.wantKept < 0 {
+				if err == nil || !strings.Contains(err.Error(), "does not fit a ConfigMap") {
+					t.Fatalf("err %v, want the report refused as too large", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{KeyMarkdown, KeyJSON, KeyDashboard, KeyHTML} {
+				if data[k] == "" {
+					t.Errorf("the report lacks %s", k)
+				}
+			}
+			if size := dataSize(data); size > MaxConfigMapBytes {
+				t.Errorf("the report holds %d bytes, more than %d", size, MaxConfigMapBytes)
+			}
+			got, err := ParseJSON([]byte(data[KeyJSON]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(got.Scenarios[0].Requests); n != tt.wantKept {
+				t.Errorf("results.json lists %d request names, want %d", n, tt.wantKept)
+			}
+			trimmed := tt.wantKept < len(tt.result.Scenarios[0].Requests)
+			if said := strings.Contains(data[KeyMarkdown], "most frequent request names per scenario are listed"); said != trimmed {
+				t.Errorf("report.md says it was trimmed: %v, trimmed: %v", said, trimmed)
+			}
+		})
+	}
+}
