@@ -20,6 +20,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,12 @@ func main() {
 		slog.Error("Starting the broker failed", "err", err)
 		os.Exit(1)
 	}
+	// Go forces a garbage collection every two minutes, but only once a first one has run, and
+	// the first runs when the heap reaches 4 MiB. An idle broker allocates only for its
+	// readiness probes (about 1.5 KiB each, every 2 s), so without this its heap would take
+	// over an hour to get there, rising all the while: a 45-minute soak read that as a leak
+	// of 2.6 MiB/h in the idle kafka-kraft. One collection now starts the two-minute clock.
+	runtime.GC()
 	slog.Info("Started Kafka broker", "listen", cluster.ListenAddrs(), "advertised", host, "topics", topics)
 
 	ticker := time.NewTicker(10 * time.Second)
