@@ -15,7 +15,9 @@
 #        hack/prometheus-operator.sh crds       Prints the directory of the pinned CRD manifests.
 set -euo pipefail
 
-# prometheus-operator v0.85.0, the release kube-prometheus-stack shipped when this was pinned.
+# prometheus-operator v0.85.0 (2025-08-21), the newest version the module proxy offers here
+# (kube-prometheus-stack 77.0.0 ships it); newer charts ship newer operators with the same CRDs
+# for everything used here.
 PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
 MODULE=github.com/prometheus-operator/prometheus-operator
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +35,7 @@ fi
 
 # cached BIN is true when BIN was built from the pinned module version and is static.
 cached() {
-  [ -x "$1" ] && go version -m "$1" 2>/dev/null | grep -q "dep[[:space:]]*${MODULE}[[:space:]]*${PROMETHEUS_OPERATOR_VERSION}" \
+  [ -x "$1" ] && go version -m "$1" 2>/dev/null | grep -Eq "^[[:space:]]*(mod|dep)[[:space:]]+${MODULE}[[:space:]]+${PROMETHEUS_OPERATOR_VERSION}[[:space:]]" \
     && go version -m "$1" | grep -q 'CGO_ENABLED=0'
 }
 

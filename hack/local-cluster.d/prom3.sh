@@ -154,8 +154,8 @@ apply_objects() {
   die "applying ${STATE}/prom3.yaml failed"
 }
 
-# write_rendered keeps the applied manifests under the cluster's state directory, so `down`
-# deletes exactly what `up` applied even after prom3.yaml changed.
+# write_rendered keeps the applied manifests under the cluster's state directory, where they
+# can be read back (kubectl diff -f) and where `hack/local-cluster down` removes them.
 write_rendered() {
   local tmp
   tmp="$(mktemp "${STATE}/prom3.yaml.XXXX")"
@@ -165,12 +165,14 @@ write_rendered() {
 
 cmd_down() {
   local t0=${SECONDS} dir
-  if [ ! -f "${STATE}/prom3.yaml" ]; then
-    OPERATOR_VERSION=unused PROMETHEUS_VERSION=unused render | write_rendered
+  # The Prometheus CR first, while the operator still runs to remove what it made for it.
+  if k get crd prometheuses.monitoring.coreos.com >/dev/null 2>&1; then
+    k -n "${NS}" delete prometheus --all --ignore-not-found --wait=true --timeout=120s
   fi
-  # The Prometheus CR first, while the operator still runs to remove its StatefulSet.
-  k -n "${NS}" delete prometheus --all --ignore-not-found --wait=true --timeout=120s 2>/dev/null || true
-  k delete -f "${STATE}/prom3.yaml" --ignore-not-found --wait=true --timeout=180s
+  # Everything else of prom3.yaml is in the namespace or one of these four cluster objects.
+  k delete namespace "${NS}" --ignore-not-found --wait=true --timeout=180s
+  k delete clusterrolebinding prom3-operator prom3-prometheus --ignore-not-found
+  k delete clusterrole prom3-operator prom3-prometheus --ignore-not-found
   # What the operator's kubelet controller wrote into kube-system; only if it says it did.
   if [ "$(k -n kube-system get service kubelet -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}' 2>/dev/null)" = prometheus-operator ]; then
     k -n kube-system delete service kubelet --ignore-not-found
