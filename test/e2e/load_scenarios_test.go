@@ -34,9 +34,11 @@ import (
 // delete children of a missing owner at once); it is created with spec.abort so that an
 // operator deployed in the cluster leaves it alone while the test runs its load.
 
+// loadRemoteWrite follows PERFEXP_E2E_PROMETHEUS (framework.RemoteWriteURL).
+var loadRemoteWrite = framework.RemoteWriteURL()
+
 const (
-	loadK6Image     = "perfexp/k6:v1.8.1"
-	loadRemoteWrite = "http://prometheus.monitoring.svc:9090/api/v1/write"
+	loadK6Image = "perfexp/k6:v1.8.1"
 	// loadPoll is how often the test calls Run: as soon as a watch on the Jobs would.
 	loadPoll = 250 * time.Millisecond
 )

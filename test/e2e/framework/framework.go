@@ -42,12 +42,63 @@ func Kubeconfig() string {
 	return filepath.Join(StateDir(), "kubeconfig")
 }
 
-// PrometheusURL is the cluster's Prometheus as seen from the host.
+// The Prometheus setups of the local cluster the tests can run against, chosen with
+// PERFEXP_E2E_PROMETHEUS (docs/install.md, "Prometheus 3 under prometheus-operator"):
+//   - debian (the default, also when unset): the host's Prometheus 2.42 that hack/local-cluster
+//     starts, reached by pods through the bridge gateway or the monitoring/prometheus Service;
+//   - prom3: Prometheus 3 run by prometheus-operator in namespace prom3 (make cluster-prom3),
+//     scraping the kubelet the way kube-prometheus-stack does, at a fixed ClusterIP.
+const (
+	PrometheusDebian = "debian"
+	PrometheusProm3  = "prom3"
+)
+
+// prom3ClusterIP is the fixed ClusterIP of prom3/prometheus (hack/local-cluster.d/prom3.sh).
+const prom3ClusterIP = "10.96.0.90"
+
+// PrometheusSetup is the setup PERFEXP_E2E_PROMETHEUS names. An unknown name panics: a typo
+// must not run the suite against the other Prometheus and report it as this one.
+func PrometheusSetup() string {
+	switch v := os.Getenv("PERFEXP_E2E_PROMETHEUS"); v {
+	case "", PrometheusDebian:
+		return PrometheusDebian
+	case PrometheusProm3:
+		return PrometheusProm3
+	default:
+		panic(fmt.Sprintf("PERFEXP_E2E_PROMETHEUS=%q: want %q or %q", v, PrometheusDebian, PrometheusProm3))
+	}
+}
+
+// PrometheusURL is the cluster's Prometheus as seen from the host (PROMETHEUS_URL overrides it).
 func PrometheusURL() string {
 	if u := os.Getenv("PROMETHEUS_URL"); u != "" {
 		return strings.TrimRight(u, "/")
 	}
+	if PrometheusSetup() == PrometheusProm3 {
+		return "http://" + prom3ClusterIP + ":9090"
+	}
 	return "http://127.0.0.1:9090"
+}
+
+// InClusterPrometheusURL is the same Prometheus as seen from pods: what the manager's
+// --prometheus-url is set to.
+func InClusterPrometheusURL() string {
+	if PrometheusSetup() == PrometheusProm3 {
+		return "http://prometheus.prom3.svc:9090"
+	}
+	return debianInClusterURL
+}
+
+// debianInClusterURL is config/local's --prometheus-url: the host's Prometheus through the
+// CNI bridge gateway.
+const debianInClusterURL = "http://10.244.0.1:9090"
+
+// RemoteWriteURL is where k6 pods started by the tests push their samples.
+func RemoteWriteURL() string {
+	if PrometheusSetup() == PrometheusProm3 {
+		return InClusterPrometheusURL() + "/api/v1/write"
+	}
+	return "http://prometheus.monitoring.svc:9090/api/v1/write"
 }
 
 // RepoRoot is the root of the repository, found from this file's location.
@@ -134,6 +185,15 @@ func RequireCluster(t testing.TB) {
 	if _, err := KubectlErr("get", "--raw", "/readyz"); err != nil {
 		t.Fatalf("the local cluster is not ready: %v", err)
 	}
+	if PrometheusSetup() == PrometheusProm3 {
+		resp, err := http.Get(PrometheusURL() + "/-/ready")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("PERFEXP_E2E_PROMETHEUS=prom3 but Prometheus 3 at %s is not ready (%v): start it with `make cluster-prom3`", PrometheusURL(), err)
+		}
+	}
 }
 
 // Sample is one series of a Prometheus instant-query result.
@@ -194,7 +254,19 @@ func DeployOperator(t testing.TB) {
 	t.Helper()
 	_, err := KubectlErr("-n", "perfexp-system", "get", "deploy/perfexp-manager")
 	existed := err == nil
-	Kubectl(t, "apply", "--server-side", "--force-conflicts", "-k", "config/local")
+	if PrometheusSetup() == PrometheusDebian {
+		Kubectl(t, "apply", "--server-side", "--force-conflicts", "-k", "config/local")
+	} else {
+		// config/local names the Debian Prometheus; the manager's remote-write URL follows
+		// its --prometheus-url, so this one flag points both at the chosen Prometheus.
+		manifests := Kubectl(t, "kustomize", "config/local")
+		flag := "--prometheus-url=" + debianInClusterURL
+		if !strings.Contains(manifests, flag) {
+			t.Fatalf("config/local no longer sets %s: update framework.DeployOperator", flag)
+		}
+		manifests = strings.ReplaceAll(manifests, flag, "--prometheus-url="+InClusterPrometheusURL())
+		KubectlStdin(t, manifests, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	}
 	if existed {
 		Kubectl(t, "-n", "perfexp-system", "rollout", "restart", "deploy/perfexp-manager")
 	}
