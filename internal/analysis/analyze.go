@@ -302,6 +302,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cur.Workloads = wd.intervals(ms, step, int(in.End.Sub(ms)/step))
 	r.Timeline = timeline(cur, ms, in.Scenarios)
 	r.Intervals = stored(cur, r)
 	if b := in.Baseline; b != nil {

@@ -25,6 +25,10 @@ func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 		return "req/s"
 	case perfexpv1alpha1.MetricQuery:
 		return ""
+	case MetricCPU:
+		return "cores"
+	case MetricMemory:
+		return "MiB"
 	}
 	return "ms"
 }
@@ -343,6 +347,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, r.TestID, baseID)...)
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad

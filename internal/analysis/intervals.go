@@ -38,6 +38,9 @@ type IntervalData struct {
 	StepSeconds float64 `json:"stepSeconds"`
 	// Series are per scenario ("*" is all scenarios together) and per compared request name.
 	Series []IntervalSeries `json:"series"`
+	// Workloads are each reported workload's CPU and memory on the same intervals; absent in
+	// results analysed before perfexp kept them.
+	Workloads []WorkloadIntervals `json:"workloads,omitempty"`
 }
 
 // IntervalSeries is one scenario's (or request name's) per-interval data. Interval i of every
@@ -541,7 +544,7 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
 		}
 	}
-	out := &IntervalData{StepSeconds: d.StepSeconds}
+	out := &IntervalData{StepSeconds: d.StepSeconds, Workloads: d.Workloads}
 	for _, s := range d.Series {
 		if keep[intervalKey{scenario: s.Scenario, request: s.Request}] {
 			out.Series = append(out.Series, s)
