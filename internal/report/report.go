@@ -132,7 +132,7 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
 		if l := s.Successful; l != nil {
-			m.printf("\nSuccessful requests only (what latency objectives judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
+			m.printf("\nSuccessful requests only (what latency objectives and the comparison with a baseline judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
 				num(l.Avg, 1), num(l.P50, 1), num(l.P90, 1), num(l.P95, 1), num(l.P99, 1))
 		}
 		m.printf("\n")
