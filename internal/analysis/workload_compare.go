@@ -211,6 +211,8 @@ func workloadRows(r, base *Result, cur, baseIv *IntervalData, o CompareOptions, 
 			mc := newWorkloadComparison(w, bw, m)
 			ci, bi := cur.findWorkload(w.Kind, w.Namespace, w.Name), baseIv.findWorkload(w.Kind, w.Namespace, w.Name)
 			switch {
+			case mc.Value == nil || mc.Baseline == nil:
+				mc.setUnknown("no use measured in one of the runs")
 			case baseIv == nil || len(baseIv.Workloads) == 0:
 				mc.setUnknown(noWorkloadIntervals)
 			case ci == nil || bi == nil:

@@ -168,6 +168,15 @@ func TestWorkloadComparisonRules(t *testing.T) {
 			t.Errorf("%s %q", m.Change, m.Why)
 		}
 	})
+	t.Run("no cAdvisor data for it in the baseline: Unknown, not blamed on an older perfexp", func(t *testing.T) {
+		b := *base
+		b.Workloads = []WorkloadResult{{Kind: "Deployment", Namespace: "shop", Name: "api"}}
+		b.Intervals = &IntervalData{StepSeconds: 15}
+		m := cpuRow(t, CompareRuns([]*Result{&b}, []*Result{cur}, CompareOptions{}))
+		if m.Change != perfexpv1alpha1.ChangeUnknown || m.Why != "no use measured in one of the runs" {
+			t.Errorf("%s %q", m.Change, m.Why)
+		}
+	})
 	t.Run("results.json keeps the intervals compactly and reads them back", func(t *testing.T) {
 		iv := cur.Intervals.Workloads[0]
 		iv.CPU = append([]float64{math.NaN()}, iv.CPU...)
