@@ -131,6 +131,10 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 		if r.Comparison.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 			t.Errorf("headline %s", r.Comparison.Change)
 		}
+		// The family is the p95 alone (no errors anywhere: the error rate is a constant).
+		if r.Comparison.Multiplicity != "Holm across 1 primary metric" {
+			t.Errorf("multiplicity %q", r.Comparison.Multiplicity)
+		}
 	})
 	t.Run("the status shows them", func(t *testing.T) {
 		_, st := r.Status()
