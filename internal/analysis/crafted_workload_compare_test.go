@@ -12,11 +12,12 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 )
 
-// jitter is a deterministic noise in [-1, 1) for a time: a scrape's share of a service's use
-// varies from scrape to scrape, and a crafted run must vary too for its interval to mean
-// anything.
-func jitter(t time.Time, salt float64) float64 {
-	_, f := math.Modf(math.Abs(math.Sin(float64(t.Unix())*12.9898+salt) * 43758.5453))
+// jitter is a deterministic noise in [-1, 1) for a time since base: a scrape's share of a
+// service's use varies from scrape to scrape, and a crafted run must vary too for its interval
+// to mean anything. It depends on the time since base only, so every run of the test draws the
+// same noise.
+func jitter(base, t time.Time, salt float64) float64 {
+	_, f := math.Modf(math.Abs(math.Sin(t.Sub(base).Seconds()*12.9898+salt) * 43758.5453))
 	return 2*f - 1
 }
 
@@ -40,11 +41,11 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 	var series []promtest.Series
 	for _, c := range []cadvisor{
 		{ns: "shop", pod: "api-7d9f8c6b5-abcde", container: "app", id: "a1", from: base, to: to,
-			cpuRate: func(t time.Time) float64 { return level(t, 0.4, 0.8) * (1 + 0.06*jitter(t, 1)) },
-			mem:     func(t time.Time) float64 { return level(t, 200, 300) * mib * (1 + 0.02*jitter(t, 2)) }},
+			cpuRate: func(t time.Time) float64 { return level(t, 0.4, 0.8) * (1 + 0.06*jitter(base, t, 1)) },
+			mem:     func(t time.Time) float64 { return level(t, 200, 300) * mib * (1 + 0.02*jitter(base, t, 2)) }},
 		{ns: "shop", pod: "db-0", container: "postgres", id: "d1", from: base, to: to,
-			cpuRate: func(t time.Time) float64 { return 0.25 * (1 + 0.1*jitter(t, 3)) },
-			mem:     func(t time.Time) float64 { return 1024 * mib * (1 + 0.01*jitter(t, 4)) }},
+			cpuRate: func(t time.Time) float64 { return 0.25 * (1 + 0.1*jitter(base, t, 3)) },
+			mem:     func(t time.Time) float64 { return 1024 * mib * (1 + 0.01*jitter(base, t, 4)) }},
 	} {
 		series = append(series, c.series()...)
 	}
