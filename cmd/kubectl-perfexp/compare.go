@@ -146,7 +146,12 @@ func comparisonRow(m analysis.MetricComparison) []string {
 	if m.Samples > 0 || m.BaselineSamples > 0 {
 		n = fmt.Sprintf("%d vs %d", m.BaselineSamples, m.Samples)
 	}
-	return []string{m.Metric, value(m.Baseline, m.Unit), value(m.Value, m.Unit), delta, interval, orDash(string(m.Change)), n}
+	name := m.Metric
+	if m.Workload != "" && m.Pods != m.BaselinePods {
+		// A scaled workload is compared on its totals: the pods say why they moved.
+		name += fmt.Sprintf(" (pods %d -> %d)", m.BaselinePods, m.Pods)
+	}
+	return []string{name, value(m.Baseline, m.Unit), value(m.Value, m.Unit), delta, interval, orDash(string(m.Change)), n}
 }
 
 func value(v *float64, unit string) string {

@@ -51,6 +51,8 @@ func TestCompare(t *testing.T) {
 		Comparison: &analysis.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeRegressed, Message: "s p95 rose", Metrics: []analysis.MetricComparison{
 			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(130), DeltaPercent: f(30),
 				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeRegressed},
+			{Metric: "shop/api cpu avg", Workload: "Deployment/shop/api", Pods: 2, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.4), Value: f(0.8),
+				DeltaPercent: f(100), Estimate: f(99), Low: f(95), High: f(103), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, Change: perfexpv1alpha1.ChangeRegressed},
 		}}})
 	finished("other", &analysis.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
 	finished("noisy", &analysis.Result{Experiment: "noisy", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(60),
@@ -97,7 +99,8 @@ func TestCompare(t *testing.T) {
 		wantErr string
 	}{
 		{"an experiment against the baseline it was analysed with", []string{"compare", "base", "variant"},
-			[]string{"variant against base: Regressed (as analysed when variant ran)", "s p95 rose", "METRIC", "s p95", "100 ms", "130 ms", "+30.0 %", "Regressed", "20 vs 20"}, ""},
+			[]string{"variant against base: Regressed (as analysed when variant ran)", "s p95 rose", "METRIC", "s p95", "100 ms", "130 ms", "+30.0 %", "Regressed", "20 vs 20",
+				"shop/api cpu avg (pods 1 -> 2)", "0.4 cores", "0.8 cores", "+100.0 %", "[+95.0, +103.0] %", "Regressed"}, ""},
 		{"a comparison that claims nothing says why", []string{"compare", "base", "noisy"},
 			[]string{"noisy against base: Inconclusive", "No change is claimed: the node was busier during the baseline", "METRIC", "-40.0 %", "Inconclusive"}, ""},
 		{"as Markdown", []string{"compare", "base", "variant", "-o", "md"}, []string{"## variant against base: Regressed", "| s p95 | 100 ms | 130 ms | +30.0 % |"}, ""},

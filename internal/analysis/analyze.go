@@ -298,37 +298,57 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	// The request names whose latency per interval anyone reads: the stored ones and the
 	// compared ones. They are known only now, from the counts at the window's edges.
 	keep := intervalNames(r, in.Baseline, in.Analysis)
-	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step, keep)
+	cur, err := readIntervals(ctx, cq, in.TestID, in.Scenarios, ms, in.End, step, keep, true)
 	if err != nil {
 		return nil, err
 	}
+	cur.Workloads = wd.intervals(ms, step, int(in.End.Sub(ms)/step))
 	r.Timeline = timeline(cur, ms, in.Scenarios)
 	r.Intervals = stored(cur, r)
-	if b := in.Baseline; b != nil {
-		opts, note := OptionsFor(in.Analysis)
-		var base *IntervalData
-		if baselineProblem(r, b) == "" {
-			// A baseline's own stored intervals are used when it has them: Prometheus may
-			// no longer hold its samples.
-			if base = b.Result.Intervals; base == nil {
-				bms := b.Start
-				if !b.WarmUpEnd.IsZero() {
-					bms = b.WarmUpEnd
-				}
-				if base, err = readIntervals(ctx, cq, b.TestID, in.Scenarios, bms, b.End, step, keep); err != nil {
-					return nil, err
-				}
-			}
-		}
-		r.Comparison = compare(r, cur, b, base, opts)
-		if note != "" {
-			r.Comparison.Notes = append(r.Comparison.Notes, note)
+	if in.Baseline != nil {
+		if r.Comparison, err = compareWithBaseline(ctx, cq, in, r, cur, ms, step, keep); err != nil {
+			return nil, err
 		}
 	}
 	r.Objectives = judgeObjectives(r, in.Analysis.Objectives)
 	r.Verdict = verdict(r)
 	r.PrometheusQueries = cq.Count()
 	return r, nil
+}
+
+// compareWithBaseline compares the run with in.Baseline on the per-interval data cur (read
+// from ms, step apart).
+func compareWithBaseline(ctx context.Context, q Querier, in Input, r *Result, cur *IntervalData, ms time.Time, step time.Duration, keep map[intervalKey]bool) (*Comparison, error) {
+	b := in.Baseline
+	opts, note := OptionsFor(in.Analysis)
+	var base *IntervalData
+	compared := cur
+	if baselineProblem(r, b) == "" {
+		var err error
+		// A baseline's own stored intervals are used when it has them: Prometheus may no
+		// longer hold its samples.
+		switch base = b.Result.Intervals; {
+		case base == nil:
+			bms := b.Start
+			if !b.WarmUpEnd.IsZero() {
+				bms = b.WarmUpEnd
+			}
+			if base, err = readIntervals(ctx, q, b.TestID, in.Scenarios, bms, b.End, step, keep, true); err != nil {
+				return nil, err
+			}
+		case !successfulIntervals(base, b.Result):
+			// The baseline kept all its requests' latency: compare like with like.
+			if compared, err = readIntervals(ctx, q, in.TestID, in.Scenarios, ms, in.End, step, keep, false); err != nil {
+				return nil, err
+			}
+			compared.Workloads = cur.Workloads
+		}
+	}
+	c := compare(r, compared, b, base, opts)
+	if note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+	return c, nil
 }
 
 func maxErrorRate(a perfexpv1alpha1.Analysis) float64 {

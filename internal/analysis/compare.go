@@ -25,6 +25,10 @@ func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 		return "req/s"
 	case perfexpv1alpha1.MetricQuery:
 		return ""
+	case MetricCPU:
+		return "cores"
+	case MetricMemory:
+		return "MiB"
 	}
 	return "ms"
 }
@@ -59,6 +63,59 @@ func statOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	}
 	return nil
 }
+
+// comparedStat is the value of a metric a comparison judges: for latencies, with
+// successfulOnly, the successful requests' (failed requests are often fast, and objectives
+// judge the same), which is every request's when none failed; other metrics cover every
+// request.
+func comparedStat(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric, successfulOnly bool) *float64 {
+	if !successfulOnly || s == nil || s.Successful == nil {
+		return statOf(s, m)
+	}
+	l := s.Successful
+	switch m {
+	case perfexpv1alpha1.MetricAvg:
+		return l.Avg
+	case perfexpv1alpha1.MetricP50:
+		return l.P50
+	case perfexpv1alpha1.MetricP75:
+		return l.P75
+	case perfexpv1alpha1.MetricP90:
+		return l.P90
+	case perfexpv1alpha1.MetricP95:
+		return l.P95
+	case perfexpv1alpha1.MetricP99:
+		return l.P99
+	case perfexpv1alpha1.MetricMax:
+		return l.Max
+	}
+	return statOf(s, m)
+}
+
+// isLatency is true for the metrics read from latency histograms.
+func isLatency(m perfexpv1alpha1.ObjectiveMetric) bool {
+	return metricUnit(m) == "ms"
+}
+
+// failedIn is true when a request failed in either run.
+func failedIn(rs ...*Result) bool {
+	for _, r := range rs {
+		if r != nil && r.Total.Errors != nil && *r.Total.Errors > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// successfulIntervals is true when a run's interval histograms hold the successful requests'
+// latency only: read so, or none of its requests failed.
+func successfulIntervals(d *IntervalData, r *Result) bool {
+	return d != nil && (d.SuccessfulOnly || !failedIn(r))
+}
+
+// successfulLatencyNote is said when latencies were compared over the successful requests and
+// some failed.
+const successfulLatencyNote = "latencies are compared over the successful requests only (a failed request is often fast, and would pull a run that fails more towards faster); the error rate covers every request, and the response-time tables show all of them"
 
 // lookup finds the statistics of a scenario ("" for all together) or one of its request names.
 func (r *Result) lookup(scenario, request string) *RequestStats {
@@ -303,6 +360,14 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		return c
 	}
 	c.Notes = []string{singleRunNote}
+	cs, bs := successfulIntervals(cur, r), successfulIntervals(base, b.Result)
+	successfulOnly, mixed := cs && bs, cs != bs
+	switch {
+	case successfulOnly && failedIn(r, b.Result):
+		c.Notes = append(c.Notes, successfulLatencyNote)
+	case !successfulOnly && !mixed:
+		c.Notes = append(c.Notes, "latencies are compared over all requests, failed ones included: the baseline's stored intervals hold all its requests' latency (analysed by an older perfexp)")
+	}
 	baseID := b.TestID
 	if baseID == "" {
 		baseID = b.Result.TestID
@@ -328,11 +393,14 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	}
 	for _, w := range rows(r, b.Result, o) {
 		mc := newMetricComparison(w, o)
-		mc.Value, mc.Baseline = statOf(r.lookup(w.scenario, w.request), w.kind), statOf(b.Result.lookup(w.scenario, w.request), w.kind)
+		mc.Value = comparedStat(r.lookup(w.scenario, w.request), w.kind, successfulOnly)
+		mc.Baseline = comparedStat(b.Result.lookup(w.scenario, w.request), w.kind, successfulOnly)
 		fillDelta(&mc)
-		switch w.kind {
-		case perfexpv1alpha1.MetricMax:
+		switch {
+		case w.kind == perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+		case mixed && isLatency(w.kind):
+			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
 			e, why := effectOf(w.key(), w.kind)
 			if e == nil {
@@ -343,6 +411,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, r.TestID, baseID)...)
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad

@@ -53,47 +53,73 @@ func TestCraftedIntervalsEqualPerSeriesIncrements(t *testing.T) {
 	prom.Write(t, series)
 
 	step := intervalLength(end.Sub(start))
-	got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[intervalKey]bool{{scenario: "main", request: "login"}: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The truth: every series read on its own, its increments summed.
-	all, err := rangeMatrix(context.Background(), api, `k6_http_req_duration_seconds{testid="intervals"}`, promv1.Range{Start: start, End: end, Step: step})
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := intervalGrid{start: start, step: step, steps: int(end.Sub(start)/step) + 1}
-	want := sumHistogramIncrements(all, g)
-	for _, k := range []intervalKey{{scenario: allScenarios}, {scenario: "main"}, {scenario: "other"}, {scenario: "main", request: "login"}} {
-		t.Run(k.scenario+"/"+k.request, func(t *testing.T) {
-			s := got.find(k)
-			if s == nil {
-				t.Fatalf("no interval series")
-			}
-			for i, w := range want[k] {
-				h := s.histogram(i)
-				switch {
-				case w == nil || w.Count == 0:
-					if h != nil && h.Count != 0 {
-						t.Errorf("interval %d: %v requests, want none", i, h.Count)
-					}
-				case h == nil:
-					t.Errorf("interval %d: none, want %v requests", i, w.Count)
-				default:
-					if math.Abs(h.Count-w.Count) > 1e-9 || math.Abs(h.Sum-w.Sum) > 1e-9 {
-						t.Errorf("interval %d: count %v sum %v, want %v and %v", i, h.Count, h.Sum, w.Count, w.Sum)
-					}
-					for _, p := range []float64{0.5, 0.95} {
-						a, _ := h.Quantile(p)
-						b, _ := w.Quantile(p)
-						if a != b {
-							t.Errorf("interval %d: p%v %v, want %v", i, p*100, a, b)
+	// The truth: every series read on its own, its increments summed; the successful requests
+	// only (the failed browse series left out) where comparisons judge them.
+	for _, mode := range []struct {
+		name, truth    string
+		successfulOnly bool
+	}{
+		{"all requests", `k6_http_req_duration_seconds{testid="intervals"}`, false},
+		{"successful requests", `k6_http_req_duration_seconds{testid="intervals",expected_response!="false"}`, true},
+	} {
+		got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[intervalKey]bool{{scenario: "main", request: "login"}: true}, mode.successfulOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := rangeMatrix(context.Background(), api, mode.truth, promv1.Range{Start: start, End: end, Step: step})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sumHistogramIncrements(all, g)
+		for _, k := range []intervalKey{{scenario: allScenarios}, {scenario: "main"}, {scenario: "other"}, {scenario: "main", request: "login"}} {
+			t.Run(mode.name+" "+k.scenario+"/"+k.request, func(t *testing.T) {
+				if got.SuccessfulOnly != mode.successfulOnly {
+					t.Errorf("successfulOnly %v", got.SuccessfulOnly)
+				}
+				s := got.find(k)
+				if s == nil {
+					t.Fatalf("no interval series")
+				}
+				for i, w := range want[k] {
+					h := s.histogram(i)
+					switch {
+					case w == nil || w.Count == 0:
+						if h != nil && h.Count != 0 {
+							t.Errorf("interval %d: %v requests, want none", i, h.Count)
+						}
+					case h == nil:
+						t.Errorf("interval %d: none, want %v requests", i, w.Count)
+					default:
+						if math.Abs(h.Count-w.Count) > 1e-9 || math.Abs(h.Sum-w.Sum) > 1e-9 {
+							t.Errorf("interval %d: count %v sum %v, want %v and %v", i, h.Count, h.Sum, w.Count, w.Sum)
+						}
+						for _, p := range []float64{0.5, 0.95} {
+							a, _ := h.Quantile(p)
+							b, _ := w.Quantile(p)
+							if a != b {
+								t.Errorf("interval %d: p%v %v, want %v", i, p*100, a, b)
+							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
+	got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[intervalKey]bool{{scenario: "main", request: "login"}: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("failed requests are counted whatever the latency holds", func(t *testing.T) {
+		s := got.find(intervalKey{scenario: "main"})
+		var failed float64
+		for _, f := range s.Failed {
+			failed += f
+		}
+		if failed == 0 {
+			t.Errorf("no failed requests counted")
+		}
+	})
 	t.Run("names not asked for have counts but no histograms", func(t *testing.T) {
 		s := got.find(intervalKey{scenario: "main", request: "browse"})
 		if s == nil || len(s.Counts) != 0 || s.Requests[0] == 0 {

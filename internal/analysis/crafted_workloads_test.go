@@ -18,6 +18,7 @@ type cadvisor struct {
 	ns, pod, container, id string
 	from, to               time.Time
 	cpuCores               float64                   // constant use
+	cpuRate                func(t time.Time) float64 // use over the scrape ending at t; cpuCores when nil
 	mem                    func(t time.Time) float64 // working set
 	periodsPerSec          float64                   // CFS periods (only with a CPU limit)
 	throttledPerSec        float64
@@ -43,9 +44,15 @@ func (c cadvisor) series() []promtest.Series {
 	if every == 0 {
 		every = 15 * time.Second
 	}
+	used := 1000.0
 	for t := c.from; !t.After(c.to); t = t.Add(every) {
 		el := t.Sub(c.from).Seconds()
-		cpu = append(cpu, promtest.Float{T: t, V: 1000 + c.cpuCores*el})
+		if c.cpuRate == nil {
+			used = 1000 + c.cpuCores*el
+		} else if t.After(c.from) {
+			used += c.cpuRate(t) * every.Seconds()
+		}
+		cpu = append(cpu, promtest.Float{T: t, V: used})
 		mem = append(mem, promtest.Float{T: t, V: c.mem(t)})
 		start = append(start, promtest.Float{T: t, V: float64(c.from.Unix())})
 		o := 0.0

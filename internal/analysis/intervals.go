@@ -38,6 +38,13 @@ type IntervalData struct {
 	StepSeconds float64 `json:"stepSeconds"`
 	// Series are per scenario ("*" is all scenarios together) and per compared request name.
 	Series []IntervalSeries `json:"series"`
+	// SuccessfulOnly is true when the latency histograms hold the successful requests only
+	// (expected_response not "false"), what comparisons judge; results analysed before perfexp
+	// read them so hold all requests. Request and failure counts always cover every request.
+	SuccessfulOnly bool `json:"successfulOnly,omitempty"`
+	// Workloads are each reported workload's CPU and memory on the same intervals; absent in
+	// results analysed before perfexp kept them.
+	Workloads []WorkloadIntervals `json:"workloads,omitempty"`
 }
 
 // IntervalSeries is one scenario's (or request name's) per-interval data. Interval i of every
@@ -157,12 +164,21 @@ func intervalLength(w time.Duration) time.Duration {
 // away) drops out of an instant evaluation five minutes later, and a restarted runner's
 // series starts again at zero. Such series are found from their request counters (one float
 // per boundary, cheap), and only they are read one by one to put back what the sum lost.
-func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration, keep map[intervalKey]bool) (*IntervalData, error) {
-	out := &IntervalData{StepSeconds: step.Seconds()}
+//
+// With successfulOnly the histograms are those of the requests k6 did not mark failed
+// (expected_response!="false", so a run whose k6 drops that tag keeps all its requests): a
+// failed request is often fast (a 500 at once, a refused connection) and would pull the
+// latency of a run that fails more towards "faster".
+func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration, keep map[intervalKey]bool, successfulOnly bool) (*IntervalData, error) {
+	out := &IntervalData{StepSeconds: step.Seconds(), SuccessfulOnly: successfulOnly}
 	if end.Sub(ms) < step {
 		return out, nil
 	}
 	sel := fmt.Sprintf("{testid=%s,scenario=~%s}", quote(testID), quote(anyOf(scenarios)))
+	hsel := sel
+	if successfulOnly {
+		hsel = strings.TrimSuffix(sel, "}") + fmt.Sprintf(",%s!=%s}", tagExpectedResponse, quote(unexpected))
+	}
 	var names []string
 	for k := range keep {
 		if k.request != "" {
@@ -174,13 +190,13 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	fns := []func() error{
 		func() (err error) { reqs, err = rangeMatrix(ctx, q, metricRequests+sel, r); return err },
 		func() (err error) {
-			sums, err = rangeMatrix(ctx, q, fmt.Sprintf("sum by (%s) (%s%s)", tagScenario, metricDuration, sel), r)
+			sums, err = rangeMatrix(ctx, q, fmt.Sprintf("sum by (%s) (%s%s)", tagScenario, metricDuration, hsel), r)
 			return err
 		},
 	}
 	if len(names) > 0 {
 		fns = append(fns, func() (err error) {
-			named, err = rangeMatrix(ctx, q, metricDuration+withNames(sel, names), r)
+			named, err = rangeMatrix(ctx, q, metricDuration+withNames(hsel, names), r)
 			return err
 		})
 	}
@@ -195,7 +211,7 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 		for _, m := range odd {
 			oddNames = append(oddNames, string(m[tagName]))
 		}
-		m, err := rangeMatrix(ctx, q, metricDuration+withNames(sel, oddNames), r)
+		m, err := rangeMatrix(ctx, q, metricDuration+withNames(hsel, oddNames), r)
 		if err != nil {
 			return nil, err
 		}
@@ -541,7 +557,7 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
 		}
 	}
-	out := &IntervalData{StepSeconds: d.StepSeconds}
+	out := &IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
 	for _, s := range d.Series {
 		if keep[intervalKey{scenario: s.Scenario, request: s.Request}] {
 			out.Series = append(out.Series, s)

@@ -298,11 +298,17 @@ type Comparison struct {
 // MetricComparison compares one metric with the baseline.
 type MetricComparison struct {
 	// Metric is e.g. "checkinout p95" or "checkinout/check-out p95".
-	Metric   string                          `json:"metric"`
-	Scenario string                          `json:"scenario,omitempty"`
-	Request  string                          `json:"request,omitempty"`
-	Kind     perfexpv1alpha1.ObjectiveMetric `json:"kind"`
-	Unit     string                          `json:"unit"`
+	Metric   string `json:"metric"`
+	Scenario string `json:"scenario,omitempty"`
+	Request  string `json:"request,omitempty"`
+	// Workload names the workload of a CPU or memory row ("Deployment/shop/api"); Pods and
+	// BaselinePods are its pods in each run (the most of any run, for repeats), so a variant
+	// that scaled it shows beside a change of its totals.
+	Workload     string                          `json:"workload,omitempty"`
+	Pods         int                             `json:"pods,omitempty"`
+	BaselinePods int                             `json:"baselinePods,omitempty"`
+	Kind         perfexpv1alpha1.ObjectiveMetric `json:"kind"`
+	Unit         string                          `json:"unit"`
 	// Primary metrics decide the headline.
 	Primary  bool     `json:"primary,omitempty"`
 	Baseline *float64 `json:"baseline,omitempty"`

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/aclements/go-moremath/stats"
@@ -66,6 +67,9 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		single.Notes = append(single.Notes, notes...)
 		return single
 	}
+	if failedIn(append(slices.Clone(cur), base...)...) {
+		notes = append(notes, successfulLatencyNote)
+	}
 	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
 	for _, w := range rows(ref, base[0], o) {
 		mc := newMetricComparison(w, o)
@@ -83,6 +87,7 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
 	finish(c)
 	return c
 }
@@ -113,7 +118,7 @@ func runDifference(a, b *Result) string {
 func runValues(rs []*Result, w row) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v := statOf(r.lookup(w.scenario, w.request), w.kind); v != nil && finite(*v) {
+		if v := comparedStat(r.lookup(w.scenario, w.request), w.kind, true); v != nil && finite(*v) {
 			out = append(out, *v)
 		}
 	}

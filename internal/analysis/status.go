@@ -79,7 +79,7 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 
 // Status is the comparison's bounded form for the experiment's status: primary metrics
 // first, then scenario-level p95, error rate, average and throughput, then request names'
-// p95, then the rest while there is room.
+// p95 and workloads' CPU and memory, then the rest while there is room.
 func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 	if cmp == nil {
 		return nil
@@ -96,7 +96,7 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 		case m.Request == "" && m.Kind != perfexpv1alpha1.MetricQuery && (m.Kind == perfexpv1alpha1.MetricP95 || m.Kind == perfexpv1alpha1.MetricAvg ||
 			m.Kind == perfexpv1alpha1.MetricErrorRate || m.Kind == perfexpv1alpha1.MetricRate):
 			return 1
-		case m.Request != "" && m.Kind == perfexpv1alpha1.MetricP95:
+		case m.Request != "" && m.Kind == perfexpv1alpha1.MetricP95, m.Workload != "":
 			return 2
 		}
 		return 3

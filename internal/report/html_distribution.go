@@ -109,10 +109,21 @@ func distributionOf(r *analysis.Result) (xs, ys []float64, fromHistogram bool) {
 		}
 		return xs, ys, true
 	}
+	stated, _ := curveStats(r)
 	for _, m := range percentileMarks {
-		xs, ys = append(xs, tailPos(m.q)), append(ys, deref(m.get(r.Total)))
+		xs, ys = append(xs, tailPos(m.q)), append(ys, deref(m.get(stated)))
 	}
 	return xs, ys, false
+}
+
+// curveStats are the percentiles a run's curve passes through: the successful requests' when
+// its per-interval histograms hold only those (as comparisons judge them) and some requests
+// failed, else the tables' own. The second value says which.
+func curveStats(r *analysis.Result) (analysis.RequestStats, bool) {
+	if l := r.Total.Successful; l != nil && r.Intervals != nil && r.Intervals.SuccessfulOnly {
+		return analysis.RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}, true
+	}
+	return r.Total, false
 }
 
 // latencyDistribution draws both runs' percentile curves with the reported percentiles marked.
@@ -127,18 +138,19 @@ func latencyDistribution(r, base *analysis.Result) string {
 	}
 	runs = append(runs, run{labelRun, colorRun, "run", r})
 	hi := 0.0
-	stated := false
+	anyStated := false
 	for _, rn := range runs {
 		_, ys, _ := distributionOf(rn.r)
 		hi = math.Max(hi, maxOf(ys))
+		stated, _ := curveStats(rn.r)
 		for _, m := range percentileMarks {
-			if v := m.get(rn.r.Total); v != nil {
-				stated = true
+			if v := m.get(stated); v != nil {
+				anyStated = true
 				hi = math.Max(hi, *v)
 			}
 		}
 	}
-	if !stated || hi <= 0 {
+	if !anyStated || hi <= 0 {
 		return noData("No latency distribution: the result states no percentiles (no latency data was found).")
 	}
 	top := niceMax(hi*1.05, 5)
@@ -155,9 +167,13 @@ func latencyDistribution(r, base *analysis.Result) string {
 		p.line(xs, ys, rn.color, 2.5, "", rn.class+"-curve")
 		var mx, my []float64
 		var tips []string
+		stated, successful := curveStats(rn.r)
 		for _, m := range percentileMarks {
-			mx, my = append(mx, tailPos(m.q)), append(my, deref(m.get(rn.r.Total)))
-			tips = append(tips, fmt.Sprintf("%s %s: %s", rn.label, m.label, withUnit(m.get(rn.r.Total), "ms")))
+			mx, my = append(mx, tailPos(m.q)), append(my, deref(m.get(stated)))
+			tips = append(tips, fmt.Sprintf("%s %s: %s", rn.label, m.label, withUnit(m.get(stated), "ms")))
+		}
+		if successful {
+			notes += fmt.Sprintf(" %s: successful requests only (what the comparison judges; failed requests are often fast), the percentiles under its tables.", capitalise(rn.label))
 		}
 		p.dots(mx, my, tips, rn.color, rn.class+"-mark")
 		items = append(items, legendItem{label: rn.label, color: rn.color})

@@ -212,6 +212,9 @@ func comparisonCharts(c *analysis.Comparison) string {
 	uncharted := map[string][]string{} // metrics without an interval, by reason
 	var reasons []string
 	for _, m := range c.Metrics {
+		if m.Workload != "" {
+			continue // the Services tables show workloads' changes
+		}
 		row, ok := metricRow(m)
 		switch {
 		case !ok:

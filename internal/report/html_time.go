@@ -164,7 +164,7 @@ func latencyOverTime(r, base *analysis.Result) string {
 	if cur.hasAvg {
 		lines = append(lines, timeLine{label: labelRun + " avg", t: cur.t, v: cur.avg, color: colorRun, dash: "6 4", class: "run-avg"})
 	}
-	caption := fmt.Sprintf("All scenarios together, per %s interval; gaps are intervals without requests. p95 per interval is read from the merged k6 histograms (within the bucket bound), avg is exact.", dur(r.Timeline.StepSeconds))
+	caption := fmt.Sprintf("All scenarios together, per %s interval; gaps are intervals without requests. p95 per interval is read from the merged k6 histograms of the successful requests (within the bucket bound; failed requests are often fast), avg is exact.", dur(r.Timeline.StepSeconds))
 	caption += " " + baselineNote(r, base, bs != nil)
 	if !cur.hasAvg {
 		caption += " The mean per interval is absent: the result keeps no per-interval histograms."

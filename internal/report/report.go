@@ -47,7 +47,7 @@ func Markdown(r *analysis.Result) string {
 	m.responseTimes(r.Scenarios)
 	m.transactions(r.Scenarios)
 	m.comparison(r.Comparison)
-	m.workloads(r.Workloads)
+	m.workloads(r.Workloads, r.Comparison)
 	m.runners(r.Runners, r.NodeLoad)
 	m.queries(r.Queries)
 	m.slices(r.Slices)
@@ -132,7 +132,7 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 		}
 		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
 		if l := s.Successful; l != nil {
-			m.printf("\nSuccessful requests only (what latency objectives judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
+			m.printf("\nSuccessful requests only (what latency objectives and the comparison with a baseline judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
 				num(l.Avg, 1), num(l.P50, 1), num(l.P90, 1), num(l.P95, 1), num(l.P99, 1))
 		}
 		m.printf("\n")
@@ -166,8 +166,14 @@ func (m *markdown) comparison(c *analysis.Comparison) {
 		}
 		m.printf("\n\n")
 	}
+	if workloadRows(c) > 0 {
+		m.printf("Each workload's CPU and memory are compared by the same rule in the Services tables below; they are secondary: they never decide the headline.\n\n")
+	}
 	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | p |\n|---|---:|---:|---|---:|---|---:|\n")
 	for _, mc := range c.Metrics {
+		if mc.Workload != "" {
+			continue
+		}
 		name := cell(mc.Metric)
 		if mc.Primary {
 			name = "★ " + name
@@ -237,38 +243,144 @@ func samples(mc analysis.MetricComparison) string {
 	return fmt.Sprintf("%d vs %d%s", mc.Samples, mc.BaselineSamples, unit)
 }
 
-// workloads has the services' CPU, then their memory.
-func (m *markdown) workloads(workloads []analysis.WorkloadResult) {
+// workloads has the services' CPU, then their memory; with a baseline, each table has the
+// change of the workload's average against it.
+func (m *markdown) workloads(workloads []analysis.WorkloadResult, c *analysis.Comparison) {
 	if len(workloads) == 0 {
 		return
 	}
+	deltas := newWorkloadDeltas(c)
 	m.printf("## Services: CPU\n\nCores, summed over the workload's pods (sidecars included); average and highest of %s rates. ", "per-step")
 	m.printf("Pods is the most pods running at once (a pod counts while its cAdvisor samples are fresh; more seen in the window are in brackets). ")
-	m.printf("%% of limit is the busiest pod's average as a share of its own limit, containers of the pod template only.\n\n")
-	m.printf("| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %% |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	m.printf("%% of limit is the busiest pod's average as a share of its own limit, containers of the pod template only.")
+	deltas.intro(m)
+	m.printf("\n\n| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %%%s |\n|---|---:|---:|---:|---:|---:|---:%s\n", deltas.header(), deltas.rule())
 	var sidecars []string
 	for _, wl := range workloads {
 		pods := strconv.Itoa(wl.Pods)
 		if wl.PodsSeen > wl.Pods {
 			pods += fmt.Sprintf(" (%d)", wl.PodsSeen)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
-			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1))
+		if mc, ok := deltas.find(wl, analysis.MetricCPU); ok && mc.BaselinePods != wl.Pods {
+			pods += fmt.Sprintf(", baseline %d", mc.BaselinePods)
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
+			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1),
+			deltas.cells(wl, analysis.MetricCPU))
 		if len(wl.Sidecars) > 0 {
 			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
 		}
 	}
+	deltas.reasons(m, analysis.MetricCPU)
 	if len(sidecars) > 0 {
 		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
 	}
 	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods. Max adds up each container's peak within each rate window (`max_over_time`), so no spike between two steps is missed; ")
-	m.printf("when containers peak at different moments it is an upper bound of the highest total. %% of limit is the highest peak of any one pod as a share of its own limit.\n\n")
-	m.printf("| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills |\n|---|---:|---:|---:|---:|---|---:|---:|\n")
+	m.printf("when containers peak at different moments it is an upper bound of the highest total. %% of limit is the highest peak of any one pod as a share of its own limit.")
+	deltas.intro(m)
+	m.printf("\n\n| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills%s |\n|---|---:|---:|---:|---:|---|---:|---:%s\n", deltas.header(), deltas.rule())
 	for _, wl := range workloads {
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
-			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills))
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
+			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills),
+			deltas.cells(wl, analysis.MetricMemory))
 	}
+	deltas.reasons(m, analysis.MetricMemory)
 	m.printf("\n")
+}
+
+// workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.
+type workloadDeltas struct {
+	c    *analysis.Comparison
+	rows map[string]analysis.MetricComparison
+}
+
+func newWorkloadDeltas(c *analysis.Comparison) workloadDeltas {
+	d := workloadDeltas{c: c, rows: map[string]analysis.MetricComparison{}}
+	if c == nil {
+		return d
+	}
+	for _, mc := range c.Metrics {
+		if mc.Workload != "" {
+			d.rows[mc.Workload+" "+string(mc.Kind)] = mc
+		}
+	}
+	return d
+}
+
+func (d workloadDeltas) find(wl analysis.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (analysis.MetricComparison, bool) {
+	mc, ok := d.rows[wl.Kind+"/"+wl.Namespace+"/"+wl.Name+" "+string(kind)]
+	return mc, ok
+}
+
+func (d workloadDeltas) intro(m *markdown) {
+	if len(d.rows) == 0 {
+		return
+	}
+	m.printf(" Δ is the change of the average against baseline %s with its 95 %% interval, judged by the rule of the comparison above (±%g %%); a workload the variant scaled is compared on its totals, and its baseline's pods are shown beside its own.",
+		d.c.Baseline, d.c.MinChangePercent)
+}
+
+func (d workloadDeltas) header() string {
+	if len(d.rows) == 0 {
+		return ""
+	}
+	return " | Δ vs baseline [95 % interval] | Verdict"
+}
+
+func (d workloadDeltas) rule() string {
+	if len(d.rows) == 0 {
+		return "|"
+	}
+	return "|---|---|"
+}
+
+// cells are the Δ and verdict cells of a workload's row; a dash for a workload the baseline
+// did not have.
+func (d workloadDeltas) cells(wl analysis.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) string {
+	if len(d.rows) == 0 {
+		return ""
+	}
+	mc, ok := d.find(wl, kind)
+	if !ok {
+		return " | - | not in the baseline"
+	}
+	verdict := string(mc.Change)
+	if mc.Why != "" {
+		verdict += " (†)"
+	}
+	return fmt.Sprintf(" | %s | %s", changeCell(mc), verdict)
+}
+
+// reasons lists, once each, why the workloads marked † were not decided.
+func (d workloadDeltas) reasons(m *markdown, kind perfexpv1alpha1.ObjectiveMetric) {
+	if d.c == nil {
+		return
+	}
+	var order []string
+	names := map[string][]string{}
+	for _, mc := range d.c.Metrics {
+		if mc.Workload == "" || mc.Kind != kind || mc.Why == "" {
+			continue
+		}
+		if _, seen := names[mc.Why]; !seen {
+			order = append(order, mc.Why)
+		}
+		names[mc.Why] = append(names[mc.Why], mc.Workload)
+	}
+	for _, why := range order {
+		m.printf("\n† %s: %s.\n", strings.Join(names[why], ", "), cell(strings.TrimSuffix(why, ".")))
+	}
+}
+
+// workloadRows counts a comparison's workload rows.
+func workloadRows(c *analysis.Comparison) int {
+	n := 0
+	for _, mc := range c.Metrics {
+		if mc.Workload != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // queries has a table of the custom queries, then one of the series of each query that

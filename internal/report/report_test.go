@@ -59,6 +59,15 @@ func sample() *analysis.Result {
 					Why: "the 95% interval [-9.3, +4.4]% straddles ±5%"},
 				{Metric: "checkinout max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "ms", Baseline: f(200), Value: f(207.5), Delta: f(7.5), DeltaPercent: f(3.75), Change: perfexpv1alpha1.ChangeUnknown,
 					Why: "a maximum is one request's latency: it has no interval to decide on"},
+				{Metric: "perf/circulation cpu avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.41), Value: f(0.812),
+					Estimate: f(98.0), Low: f(90.2), High: f(106.1), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeRegressed},
+				{Metric: "perf/circulation memory avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: analysis.MetricMemory, Unit: "MiB", Baseline: f(299), Value: f(300),
+					Estimate: f(0.3), Low: f(-1.2), High: f(1.9), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+				{Metric: "perf/kafka cpu avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.19), Value: f(0.2),
+					Estimate: f(5.3), Low: f(-3.1), High: f(14.4), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
+					Why: "the 95% interval [-3.1, +14.4]% straddles ±5%"},
+				{Metric: "perf/kafka memory avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: analysis.MetricMemory, Unit: "MiB", Change: perfexpv1alpha1.ChangeUnknown,
+					Why: "no use measured in one of the runs"},
 			}},
 		Objectives: []analysis.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
 		Verdict:    perfexpv1alpha1.VerdictPass, PrometheusQueries: 31,
@@ -154,6 +163,38 @@ func TestMethodMatchesLatencySource(t *testing.T) {
 			method := md[strings.Index(md, "## How these numbers were read"):]
 			if !strings.Contains(method, tc.says) || strings.Contains(method, tc.never) {
 				t.Errorf("method section:\n%s\nwant %q and not %q", method, tc.says, tc.never)
+			}
+		})
+	}
+}
+
+// The workloads' changes against the baseline are in the Services tables of both documents,
+// not among the latency rows of the comparison table or its chart.
+func TestWorkloadChangesInServicesTables(t *testing.T) {
+	r := sample()
+	page, err := HTML(r, HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(r)
+	services := md[strings.Index(md, "## Services: CPU"):]
+	comparison := md[strings.Index(md, "## Compared with"):strings.Index(md, "## Services: CPU")]
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"the CPU table has the change, its interval and verdict", strings.Contains(services, "| +98.0 % [+90.2, +106.1] | Regressed |")},
+		{"a scaled workload shows its baseline's pods", strings.Contains(services, "| 2 (3), baseline 1 |")},
+		{"the memory table has its own change", strings.Contains(services, "| +0.3 % [-1.2, +1.9] | NoMeaningfulChange |")},
+		{"an undecided workload says why, once", strings.Count(services, "no use measured in one of the runs") == 1},
+		{"the comparison table leaves them to the Services tables", !strings.Contains(comparison, "cpu avg")},
+		{"the HTML page has the column", strings.Contains(page, "Δ vs baseline [95 % interval]")},
+		{"the HTML chart of changes leaves them out", !strings.Contains(page[:strings.Index(page, "Δ vs baseline")], "circulation cpu avg")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok {
+				t.Error("not so")
 			}
 		})
 	}
