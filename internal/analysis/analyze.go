@@ -125,6 +125,8 @@ type sliceSpan struct {
 	start, end time.Time
 	// startEdge and endEdge index the k6 edges.
 	startEdge, endEdge int
+	// cut says how the slice was shortened to fit the measured window, "" when it fits.
+	cut string
 }
 
 // Analyze reads the experiment's results from Prometheus and judges them. It returns an
@@ -164,6 +166,11 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	startIdx := es.add(ms)
 	endIdx := es.add(in.End.Add(in.EndGrace))
 	slices := resolveSlices(in.Analysis.Slices, ms, in.End)
+	for _, sl := range slices {
+		if sl.cut != "" {
+			r.Notes = append(r.Notes, fmt.Sprintf("slice %q %s", sl.spec.Name, sl.cut))
+		}
+	}
 	for i := range slices {
 		slices[i].startEdge = es.add(slices[i].start)
 		if slices[i].end.Equal(in.End) {
@@ -444,7 +451,9 @@ func failingRequests(s *ScenarioResult, maxErrPercent float64) string {
 	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, shortList(bad, 5))
 }
 
-// resolveSlices turns slice specs into times within [ms, end], clamped.
+// resolveSlices turns slice specs into times within [ms, end]. A slice that reaches outside
+// the measured window is cut to it, and its cut says so: the report must not show "the last
+// 12 hours" for what were the last 10.
 func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []sliceSpan {
 	out := make([]sliceSpan, 0, len(specs))
 	for _, s := range specs {
@@ -459,6 +468,9 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 				to = ms.Add(s.To.Duration)
 			}
 		}
+		asked := fmt.Sprintf("asked for %s to %s of the measured window", from.Sub(ms), to.Sub(ms))
+		startsAfter := fmt.Sprintf("starts at %s of the measured window", from.Sub(ms))
+		cut := from.Before(ms) || to.After(end)
 		if from.Before(ms) {
 			from = ms
 		}
@@ -468,7 +480,14 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 		if !to.After(from) {
 			to = from
 		}
-		out = append(out, sliceSpan{spec: s, start: from, end: to})
+		sp := sliceSpan{spec: s, start: from, end: to}
+		switch {
+		case !to.After(from):
+			sp.cut = fmt.Sprintf("%s, which lasted %s: it is empty", startsAfter, end.Sub(ms))
+		case cut:
+			sp.cut = fmt.Sprintf("%s, which lasted %s: it covers %s to %s", asked, end.Sub(ms), from.Sub(ms), to.Sub(ms))
+		}
+		out = append(out, sp)
 	}
 	return out
 }

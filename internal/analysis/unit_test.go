@@ -206,18 +206,26 @@ func TestResolveSlices(t *testing.T) {
 		name       string
 		s          perfexpv1alpha1.TimeSlice
 		start, end time.Time
+		cut        string
 	}{
-		{"first 2h", perfexpv1alpha1.TimeSlice{To: d(2 * time.Hour)}, ms, ms.Add(2 * time.Hour)},
-		{"last 12h", perfexpv1alpha1.TimeSlice{Last: d(12 * time.Hour)}, end.Add(-12 * time.Hour), end},
-		{"from 1h to the end", perfexpv1alpha1.TimeSlice{From: d(time.Hour)}, ms.Add(time.Hour), end},
-		{"clamped to the window", perfexpv1alpha1.TimeSlice{From: d(13 * time.Hour), To: d(20 * time.Hour)}, ms.Add(13 * time.Hour), end},
-		{"beyond the window is empty", perfexpv1alpha1.TimeSlice{From: d(20 * time.Hour)}, ms.Add(20 * time.Hour), ms.Add(20 * time.Hour)},
+		{"first 2h", perfexpv1alpha1.TimeSlice{To: d(2 * time.Hour)}, ms, ms.Add(2 * time.Hour), ""},
+		{"last 12h", perfexpv1alpha1.TimeSlice{Last: d(12 * time.Hour)}, end.Add(-12 * time.Hour), end, ""},
+		{"from 1h to the end", perfexpv1alpha1.TimeSlice{From: d(time.Hour)}, ms.Add(time.Hour), end, ""},
+		{"clamped to the window", perfexpv1alpha1.TimeSlice{From: d(13 * time.Hour), To: d(20 * time.Hour)}, ms.Add(13 * time.Hour), end,
+			"asked for 13h0m0s to 20h0m0s of the measured window, which lasted 14h0m0s: it covers 13h0m0s to 14h0m0s"},
+		{"the last 24h of 14h", perfexpv1alpha1.TimeSlice{Last: d(24 * time.Hour)}, ms, end,
+			"asked for -10h0m0s to 14h0m0s of the measured window, which lasted 14h0m0s: it covers 0s to 14h0m0s"},
+		{"beyond the window is empty", perfexpv1alpha1.TimeSlice{From: d(20 * time.Hour)}, ms.Add(20 * time.Hour), ms.Add(20 * time.Hour),
+			"starts at 20h0m0s of the measured window, which lasted 14h0m0s: it is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := resolveSlices([]perfexpv1alpha1.TimeSlice{tc.s}, ms, end)[0]
 			if !got.start.Equal(tc.start) || !got.end.Equal(tc.end) {
 				t.Errorf("slice = %s..%s, want %s..%s", got.start, got.end, tc.start, tc.end)
+			}
+			if got.cut != tc.cut {
+				t.Errorf("cut = %q, want %q", got.cut, tc.cut)
 			}
 		})
 	}
