@@ -54,14 +54,19 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 			exp.Status.Message = wait
 			return ctrl.Result{RequeueAfter: queuedBaselineRecheck}, nil
 		}
-		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
-			return r.holderAlive(ctx, mates, h)
-		})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if acquired && !holder.Free() {
-			log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder.UID)
+		// While the cache shows the lock held by a mate that still holds its environment, the
+		// head need not ask the API server: that mate's leaving (Analyzing, an end, a deletion)
+		// moves the queue and wakes the head again, and the cache shows it by then.
+		if !heldByRunningMate(mates, holder) {
+			acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
+				return r.holderAlive(ctx, mates, h)
+			})
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if acquired && !holder.Free() {
+				log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder.UID)
+			}
 		}
 	}
 	if !acquired {
@@ -261,6 +266,20 @@ func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []*per
 		return false, fmt.Errorf("reading the queue lock's holder %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	return e.UID == h.UID && stillHolds(e), nil
+}
+
+// heldByRunningMate reports whether the holder is a member of the queue whose cached phase
+// holds the environment (Preparing to Restoring).
+func heldByRunningMate(mates []*perfexpv1alpha1.PerfExperiment, h queue.Holder) bool {
+	if h.Free() {
+		return false
+	}
+	for _, m := range mates {
+		if m.UID == h.UID {
+			return holdsEnvironment(m.Status.Phase) && m.DeletionTimestamp.IsZero()
+		}
+	}
+	return false
 }
 
 func holderName(mates []*perfexpv1alpha1.PerfExperiment, uid types.UID) string {
