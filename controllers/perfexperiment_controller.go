@@ -292,8 +292,8 @@ func (r *PerfExperimentReconciler) indexQueues(ctx context.Context, mgr ctrl.Man
 	}}); err != nil {
 		return fmt.Errorf("indexing experiments by queue: %w", err)
 	}
-	// controller-runtime's informers are client-go's shared index informers; another cache
-	// keeps the List of queueMembers.
+	// controller-runtime's informers are client-go's shared index informers; with a cache whose
+	// informers are not, queueMembers lists through the client instead.
 	if si, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
 		r.membersIndex = si.GetIndexer()
 	}

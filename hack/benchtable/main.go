@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -191,9 +192,9 @@ func render(m machine, rows []row, read []source, missing []string) string {
 	fmt.Fprintln(&b, beginMarker)
 	fmt.Fprintln(&b, "<!-- Written by `make bench` (hack/benchtable): edits between these markers are overwritten. -->")
 	fmt.Fprintln(&b)
-	fmt.Fprintf(&b, "Ran %s on %d CPUs (%s), %.1f GiB memory, Linux %s, %s; load average (1 min) %s before, %s after.\n",
-		m.Date.Format("2006-01-02 15:04 MST"), m.CPUs, orUnknown(m.CPUModel), m.MemoryGiB, orUnknown(m.Kernel), m.GoVersion,
-		orUnknown(m.LoadBefore), orUnknown(m.LoadAfter))
+	fmt.Fprintf(&b, "Machine: %d CPUs (%s), %.1f GiB memory, Linux %s, %s. Written %s; load average (1 min) %s when the benchmarks started, %s when they ended.\n",
+		m.CPUs, orUnknown(m.CPUModel), m.MemoryGiB, orUnknown(m.Kernel), m.GoVersion,
+		m.Date.Format("2006-01-02 15:04 MST"), orUnknown(m.LoadBefore), orUnknown(m.LoadAfter))
 	fmt.Fprintln(&b)
 	if len(rows) == 0 {
 		fmt.Fprintln(&b, "No benchmark results were found.")
@@ -213,12 +214,12 @@ func render(m machine, rows []row, read []source, missing []string) string {
 	if len(read) > 0 {
 		parts := make([]string, len(read))
 		for i, src := range read {
-			parts[i] = fmt.Sprintf("`%s` (written %s)", src.Path, src.Written.Format("2006-01-02 15:04 MST"))
+			parts[i] = fmt.Sprintf("`%s` (written %s)", filepath.Base(src.Path), src.Written.Format("2006-01-02 15:04 MST"))
 		}
 		fmt.Fprintf(&b, "\nRead from %s.\n", strings.Join(parts, ", "))
 	}
 	for _, path := range missing {
-		fmt.Fprintf(&b, "\nNot run this time: no `%s`.\n", path)
+		fmt.Fprintf(&b, "\nNo `%s`: not run.\n", filepath.Base(path))
 	}
 	fmt.Fprint(&b, endMarker)
 	return b.String()

@@ -115,13 +115,13 @@ func TestRunRewritesThePage(t *testing.T) {
 	for _, want := range []string{
 		"# Benchmarks\n\nprose\n\n" + beginMarker,
 		endMarker + "\n\nmore prose\n",
-		"Ran " + time.Now().UTC().Format("2006-01-02"),
-		"load average (1 min) 0.42 before",
+		"Written " + time.Now().UTC().Format("2006-01-02"),
+		"load average (1 min) 0.42 when the benchmarks started",
 		"| controllers | QueueBurst-2 | 1 | ns/op | 1m6.1s/op |",
 		"|  |  |  | burst-status-writes | 2006 |",
 		"| internal/analysis | Analyze/workloads=50-2 | 3 | ns/op | 412ms/op |",
-		"Not run this time: no `" + missing + "`.",
-		"Read from `testdata/bench.txt` (written ",
+		"No `e2e.txt`: not run.",
+		"Read from `bench.txt` (written ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the page lacks %q:\n%s", want, got)
