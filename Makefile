@@ -64,17 +64,36 @@ test-property: test-deps ## The API property test at length: PROPERTY_SPECS rand
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" PERFEXP_PROPERTY_SPECS=$${PROPERTY_SPECS:-400} PERFEXP_PROPERTY_SEED=$${PROPERTY_SEED:-$$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')} \
 		go test ./controllers -run TestRandomSpecsAreRefusedOrEndWithTheEnvironmentUnchanged -count=1 -v -timeout 60m
 
+# Where the benchmarks write their output; `make bench` turns every file of it into the table
+# of docs/benchmarks.md (between <!-- bench:begin --> and <!-- bench:end -->).
+BENCH_DIR ?= $(LOCALBIN)/bench
+
 .PHONY: bench
-bench: test-deps bench-queue ## Run the benchmarks: the queue ones at full size, then every other one (docs/benchmarks.md).
-	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -skip '^BenchmarkQueue' -benchmem
+bench: test-deps ## Run the benchmarks (the queue ones at full size, then every other one) and rewrite the table of docs/benchmarks.md.
+	@mkdir -p "$(BENCH_DIR)"
+	cat /proc/loadavg > "$(BENCH_DIR)/loadavg-before" 2>/dev/null || true
+	$(run-bench-queue)
+	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" K6="$(K6)" go test ./... -run '^$$' -bench . -skip '^BenchmarkQueue' -benchmem | tee "$(BENCH_DIR)/unit.txt"
+	go run -C hack/benchtable . -doc "$(CURDIR)/docs/benchmarks.md" -load-before "$$(cat "$(BENCH_DIR)/loadavg-before" 2>/dev/null)" \
+	  "$(BENCH_DIR)/queue.txt" "$(BENCH_DIR)/unit.txt" "$(BENCH_DIR)/e2e.txt"
 
 # How many experiments each queue benchmark applies at once (they default to 100, for CI).
 BENCH_QUEUE_EXPERIMENTS ?= 1000
 
+define run-bench-queue
+@mkdir -p "$(BENCH_DIR)"
+PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" \
+  go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m | tee "$(BENCH_DIR)/queue.txt"
+endef
+
 .PHONY: bench-queue
 bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, and into queues of 10.
-	PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" \
-	  go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m
+	$(run-bench-queue)
+
+.PHONY: bench-e2e
+bench-e2e: cluster-up images ## Run the local-cluster benchmarks (e2e tag) into BENCH_DIR/e2e.txt; the next `make bench` lists them.
+	@mkdir -p "$(BENCH_DIR)"
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) go test -tags e2e -run '^$$' -bench . -benchtime 5x -timeout 60m ./test/e2e/ | tee "$(BENCH_DIR)/e2e.txt"
 
 ##@ Build
 

@@ -52,9 +52,9 @@ func TestHolderAlive(t *testing.T) {
 			cache := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(tt.cache...).Build()
 			server := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(tt.server...).Build()
 			r := &PerfExperimentReconciler{Client: cache, APIReader: server}
-			var mates []perfexpv1alpha1.PerfExperiment
+			var mates []*perfexpv1alpha1.PerfExperiment
 			for _, o := range tt.cache {
-				mates = append(mates, *o.(*perfexpv1alpha1.PerfExperiment))
+				mates = append(mates, o.(*perfexpv1alpha1.PerfExperiment))
 			}
 			got, err := r.holderAlive(t.Context(), mates, tt.holder)
 			if err != nil {

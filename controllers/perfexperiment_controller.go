@@ -12,20 +12,24 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/metrics"
@@ -87,6 +91,10 @@ type PerfExperimentReconciler struct {
 
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
+
+	// membersIndex is the experiments informer's index by queue (see queueMembers); nil lists
+	// through the client.
+	membersIndex toolscache.Indexer
 
 	// refused holds the UIDs of experiments whose status writes the API server refused while
 	// their environment may be patched (see status_refused.go).
@@ -210,9 +218,17 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 	}); err != nil {
 		return err
 	}
+	if err := r.indexQueues(ctx, mgr); err != nil {
+		return err
+	}
 	workers := r.MaxConcurrentReconciles
 	if workers < 1 {
 		workers = 1
+	}
+	// Waiting experiments read their queue's holder from the cache, which the Lease watch below
+	// keeps current, instead of asking the API server at each of their reconciles.
+	if r.Lock != nil && r.Lock.Cache == nil {
+		r.Lock.Cache = mgr.GetCache()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// Every change, status included, is reconciled: a phase that finished writes the status,
@@ -222,6 +238,7 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		// Load and setup Jobs belong to their experiment; their progress moves it on.
 		Owns(&batchv1.Job{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, r.queueMates()).
+		Watches(&coordinationv1.Lease{}, r.lockTakers(), builder.WithPredicates(predicate.NewPredicateFuncs(r.isQueueLease))).
 		Named("perfexperiment").
 		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation, MaxConcurrentReconciles: workers}).
 		Complete(r)
@@ -263,6 +280,64 @@ func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
 	}
 }
 
+// indexQueues adds an index by queue to the experiments informer and keeps it for
+// queueMembers, which then reads the cache's objects without the copy a List makes.
+func (r *PerfExperimentReconciler) indexQueues(ctx context.Context, mgr ctrl.Manager) error {
+	inf, err := mgr.GetCache().GetInformer(ctx, &perfexpv1alpha1.PerfExperiment{})
+	if err != nil {
+		return err
+	}
+	if err := inf.AddIndexers(toolscache.Indexers{queueIndex: func(obj any) ([]string, error) {
+		if exp, ok := obj.(*perfexpv1alpha1.PerfExperiment); ok {
+			return []string{QueueName(exp)}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return fmt.Errorf("indexing experiments by queue: %w", err)
+	}
+	// controller-runtime's informers are client-go's shared index informers; with a cache whose
+	// informers are not, queueMembers lists through the client instead.
+	if si, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
+		r.membersIndex = si.GetIndexer()
+	}
+	return nil
+}
+
+// lockTakers wakes the experiment a queue's Lease names as its holder while the cache still
+// shows it waiting: it took the lock and its reconcile ended before its status said so (a
+// status write that failed, a crash). It finds the lock its own at its next reconcile; without
+// the wake-up that would be its next recheck, up to farWaitingRecheck later, while the rest of
+// its queue waits for it. In the ordinary flow the holder's own status write follows the
+// Lease's at once, and the workqueue folds the two wake-ups into one reconcile or adds one.
+func (r *PerfExperimentReconciler) lockTakers() handler.EventHandler {
+	type queueT = workqueue.TypedRateLimitingInterface[ctrl.Request]
+	wake := func(ctx context.Context, o client.Object, q queueT) {
+		lease, ok := o.(*coordinationv1.Lease)
+		if !ok {
+			return
+		}
+		h := queue.HolderOf(lease)
+		if h.Name == "" {
+			return // a Lease without the holder's name: its members' rechecks find it
+		}
+		key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := r.Get(ctx, key, exp); err != nil || exp.UID != h.UID || !isWaiting(exp) {
+			return
+		}
+		q.Add(ctrl.Request{NamespacedName: key})
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queueT) { wake(ctx, e.Object, q) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) { wake(ctx, e.ObjectNew, q) },
+	}
+}
+
+// isQueueLease reports whether o is a queue's Lease (not, say, the leader election's).
+func (r *PerfExperimentReconciler) isQueueLease(o client.Object) bool {
+	return r.Lock != nil && o.GetNamespace() == r.Lock.Namespace && strings.HasPrefix(o.GetName(), "perfexp-queue")
+}
+
 // movesQueue reports whether a change of an experiment can change its queue: who waits, in
 // what order, and who holds the environment.
 func movesQueue(old, cur *perfexpv1alpha1.PerfExperiment) bool {
@@ -287,10 +362,10 @@ func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Objec
 	}
 	waiting := make([]queue.Member, 0, len(mates))
 	shown := make(map[types.UID]int32, len(mates))
-	for i := range mates {
-		if isWaiting(&mates[i]) {
-			waiting = append(waiting, member(&mates[i]))
-			shown[mates[i].UID] = mates[i].Status.QueuePosition
+	for _, m := range mates {
+		if isWaiting(m) {
+			waiting = append(waiting, member(m))
+			shown[m.UID] = m.Status.QueuePosition
 		}
 	}
 	queue.Order(waiting)

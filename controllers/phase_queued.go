@@ -31,9 +31,9 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	}
 
 	waiting := []queue.Member{}
-	for i := range mates {
-		if isWaiting(&mates[i]) {
-			waiting = append(waiting, member(&mates[i]))
+	for _, m := range mates {
+		if isWaiting(m) {
+			waiting = append(waiting, member(m))
 		}
 	}
 	queue.Order(waiting)
@@ -54,14 +54,19 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 			exp.Status.Message = wait
 			return ctrl.Result{RequeueAfter: queuedBaselineRecheck}, nil
 		}
-		acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
-			return r.holderAlive(ctx, mates, h)
-		})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if acquired && !holder.Free() {
-			log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder.UID)
+		// While the cache shows the lock held by a mate that still holds its environment, the
+		// head need not ask the API server: that mate's leaving (Analyzing, an end, a deletion)
+		// moves the queue and wakes the head again, and the cache shows it by then.
+		if !heldByRunningMate(mates, holder) {
+			acquired, err = r.Lock.TryAcquire(ctx, name, exp.UID, exp.Namespace+"/"+exp.Name, func(ctx context.Context, h queue.Holder) (bool, error) {
+				return r.holderAlive(ctx, mates, h)
+			})
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if acquired && !holder.Free() {
+				log.FromContext(ctx).Info("Reclaimed queue lock from an experiment that is gone", "queue", name, "previousHolder", holder.UID)
+			}
 		}
 	}
 	if !acquired {
@@ -190,14 +195,33 @@ func sweepOrdered(exp *perfexpv1alpha1.PerfExperiment) bool {
 
 // queueMembers lists every experiment of a queue, from the cache. The experiments are the
 // cache's own: callers must not modify them.
-func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string) ([]perfexpv1alpha1.PerfExperiment, error) {
+//
+// They are read from the informer's own index when there is one: the client's List, even
+// without deep copies, copies every member into a fresh slice, about 2 MB for a queue of 1,000
+// at every reconcile of every member, which was most of what a long queue allocated.
+func (r *PerfExperimentReconciler) queueMembers(ctx context.Context, name string) ([]*perfexpv1alpha1.PerfExperiment, error) {
+	if r.membersIndex != nil {
+		objs, err := r.membersIndex.ByIndex(queueIndex, name)
+		if err != nil {
+			return nil, fmt.Errorf("listing queue %s: %w", name, err)
+		}
+		out := make([]*perfexpv1alpha1.PerfExperiment, 0, len(objs))
+		for _, o := range objs {
+			if exp, ok := o.(*perfexpv1alpha1.PerfExperiment); ok {
+				out = append(out, exp)
+			}
+		}
+		return out, nil
+	}
 	list := &perfexpv1alpha1.PerfExperimentList{}
-	// The members are only read: sharing the cache's copies saves copying the whole queue at
-	// every reconcile of every member, which dominated the cost of a long queue.
 	if err := r.List(ctx, list, client.MatchingFields{queueIndex: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing queue %s: %w", name, err)
 	}
-	return list.Items, nil
+	out := make([]*perfexpv1alpha1.PerfExperiment, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }
 
 func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
@@ -216,15 +240,15 @@ func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
 // recorded UID: the cache may not yet show a holder that just took the lock, and an experiment
 // re-created under the holder's name is not the holder. Leases that name no holder fall back
 // to the queue's members.
-func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []perfexpv1alpha1.PerfExperiment, h queue.Holder) (bool, error) {
+func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []*perfexpv1alpha1.PerfExperiment, h queue.Holder) (bool, error) {
 	stillHolds := func(e *perfexpv1alpha1.PerfExperiment) bool {
 		p := e.Status.Phase
 		return !p.IsTerminal() && p != perfexpv1alpha1.PhaseAnalyzing
 	}
 	if h.Name == "" {
-		for i := range mates {
-			if mates[i].UID == h.UID {
-				return stillHolds(&mates[i]), nil
+		for _, m := range mates {
+			if m.UID == h.UID {
+				return stillHolds(m), nil
 			}
 		}
 		return false, nil
@@ -244,10 +268,24 @@ func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []perf
 	return e.UID == h.UID && stillHolds(e), nil
 }
 
-func holderName(mates []perfexpv1alpha1.PerfExperiment, uid types.UID) string {
-	for i := range mates {
-		if mates[i].UID == uid && uid != "" {
-			return mates[i].Namespace + "/" + mates[i].Name
+// heldByRunningMate reports whether the holder is a member of the queue whose cached phase
+// holds the environment (Preparing to Restoring).
+func heldByRunningMate(mates []*perfexpv1alpha1.PerfExperiment, h queue.Holder) bool {
+	if h.Free() {
+		return false
+	}
+	for _, m := range mates {
+		if m.UID == h.UID {
+			return holdsEnvironment(m.Status.Phase) && m.DeletionTimestamp.IsZero()
+		}
+	}
+	return false
+}
+
+func holderName(mates []*perfexpv1alpha1.PerfExperiment, uid types.UID) string {
+	for _, m := range mates {
+		if m.UID == uid && uid != "" {
+			return m.Namespace + "/" + m.Name
 		}
 	}
 	return ""

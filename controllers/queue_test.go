@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -129,6 +131,63 @@ func TestQueue(t *testing.T) {
 		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != string(heir.UID) {
 			t.Errorf("lease holder %v, want the heir %s", lease.Spec.HolderIdentity, heir.UID)
 		}
+	})
+
+	// Waiting experiments read the queue's Lease from the cache. An experiment that took the
+	// lock but whose status never said so must still find the lock its own, wherever the queue
+	// order has moved it since, or its queue would wait for it forever.
+	t.Run("an experiment that took the lock and crashed before saying so runs, even behind a higher priority", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "took-crashed")
+		lab := newLab()
+
+		// No operator runs: taker is Queued and the Lease names it, as after a crash between
+		// taking the lock and writing Preparing; then a higher priority arrives.
+		taker := queuedHolder(t, c, ns, "taker", "took-crashed")
+		mustCreate(t, c, experiment(ns, "urgent", "took-crashed", 10))
+		startOperator(t, env, lab)
+
+		waitPhase(t, c, ns, "taker", perfexpv1alpha1.PhaseRunning)
+		if u := get(t, c, ns, "urgent"); u.Status.Phase != perfexpv1alpha1.PhaseQueued {
+			t.Errorf("urgent is %s while %s holds the lock, want Queued", u.Status.Phase, taker.Name)
+		}
+		lab.finishLoad("taker")
+		waitPhase(t, c, ns, "urgent", perfexpv1alpha1.PhaseRunning)
+		if got, want := lab.order(), []string{"taker", "urgent"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want %v", got, want)
+		}
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("experiments overlapped: %v", v)
+		}
+	})
+
+	t.Run("an experiment the Lease names while it waits is woken by the Lease's change", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "took-running")
+		lab := newLab()
+		startOperatorOpts(t, env, operatorOptions{workers: 4, baselineGrace: time.Hour}, lab, lab, lab)
+
+		// first waits for a baseline that does not exist yet, so nobody takes the free lock;
+		// second waits behind it, at an exact place that looks again only every 30 s.
+		first := experiment(ns, "first", "took-running", 10)
+		first.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "not-yet"}
+		mustCreate(t, c, first)
+		mustCreate(t, c, experiment(ns, "second", "took-running", 0))
+		eventually(t, 30*time.Second, "second waits at position 2", func() error {
+			if e := get(t, c, ns, "second"); e.Status.Phase != perfexpv1alpha1.PhaseQueued || e.Status.QueuePosition != 2 {
+				return fmt.Errorf("second is %s at %d", e.Status.Phase, e.Status.QueuePosition)
+			}
+			return nil
+		})
+		// The Lease now names second, as when its reconcile took the lock and its status write
+		// failed: the Lease's change, not its recheck, must bring it forward.
+		writeLease(t, c, "took-running", get(t, c, ns, "second"))
+		eventually(t, 10*time.Second, "second runs", func() error {
+			if e := get(t, c, ns, "second"); e.Status.Phase != perfexpv1alpha1.PhaseRunning {
+				return fmt.Errorf("second is %s (%s)", e.Status.Phase, e.Status.Message)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a restarted operator continues where the previous one stopped", func(t *testing.T) {
@@ -336,5 +395,31 @@ func mustCreate(t *testing.T, c client.Client, obj client.Object) {
 	t.Helper()
 	if err := c.Create(t.Context(), obj); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// queuedHolder creates an experiment that is Queued at position 1 while the queue's Lease names
+// it as the holder: the state a crash leaves between taking the lock and saying so.
+func queuedHolder(t *testing.T, c client.Client, ns, name, queueName string) *perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	exp := experiment(ns, name, queueName, 0)
+	mustCreate(t, c, exp)
+	exp.Status.Phase = perfexpv1alpha1.PhaseQueued
+	exp.Status.QueuePosition = 1
+	if err := c.Status().Update(t.Context(), exp); err != nil {
+		t.Fatal(err)
+	}
+	writeLease(t, c, queueName, exp)
+	return exp
+}
+
+// writeLease makes the queue's Lease name exp as its holder, as the operator's Lock does.
+func writeLease(t *testing.T, c client.Client, queueName string, exp *perfexpv1alpha1.PerfExperiment) {
+	t.Helper()
+	l := &queue.Lock{Client: c, Namespace: leaseNamespace, Clock: clock.RealClock{}}
+	gone := func(context.Context, queue.Holder) (bool, error) { return false, nil }
+	ok, err := l.TryAcquire(t.Context(), queueName, exp.UID, exp.Namespace+"/"+exp.Name, gone)
+	if err != nil || !ok {
+		t.Fatalf("writing the Lease of %s for %s: %v %v", queueName, exp.Name, ok, err)
 	}
 }

@@ -171,15 +171,23 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "perfexp-manager",
 		LeaderElectionNamespace: opts.LeaseNamespace,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// Only the load runner reads Pods and Jobs through the cache, and only its own;
-			// without a selector the manager would hold every Pod of the cluster in memory.
-			&corev1.Pod{}:  {Label: load.OwnSelector()},
-			&batchv1.Job{}: {Label: load.OwnSelector()},
-		}},
+		Cache: cache.Options{
+			// No reader of the cache needs managedFields (drift reads them from uncached
+			// objects); they are a good part of every cached experiment.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				// Only the load runner reads Pods and Jobs through the cache, and only its own;
+				// without a selector the manager would hold every Pod of the cluster in memory.
+				&corev1.Pod{}:  {Label: load.OwnSelector()},
+				&batchv1.Job{}: {Label: load.OwnSelector()},
+				// Waiting experiments read their queue's Lease from the cache (queue.Lock.Cache):
+				// only the operator's own namespace, not every node's heartbeat Lease.
+				&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
+			},
+		},
 		Client: client.Options{Cache: &client.CacheOptions{
-			// Queue locks are read straight from the API server: a stale cached Lease would
-			// only cause retries, but reading fresh keeps the queue moving without them.
+			// Decisions on queue locks read straight from the API server (queue.Lock.Reader);
+			// only the holder a waiting experiment shows comes from the cache.
 			DisableFor: []client.Object{&coordinationv1.Lease{}},
 		}},
 	})

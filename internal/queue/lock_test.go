@@ -87,3 +87,56 @@ func TestLockHonoursLegacyLeaseName(t *testing.T) {
 		})
 	}
 }
+
+// Holder may read a cached copy of the Lease; the decision to take the lock never does: a copy
+// that lags behind a holder that took the lock cannot let a second experiment take it too.
+func TestLockDecidesOnTheFreshLeaseWhateverTheCacheShows(t *testing.T) {
+	const ns, q = "perfexp-system", "library"
+	lease := func(holder string) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: LeaseName(q)}}
+		if holder != "" {
+			l.Annotations = map[string]string{AnnotationHolder: "perf/" + holder}
+			l.Spec.HolderIdentity = &holder
+		}
+		return l
+	}
+	tests := []struct {
+		name          string
+		cached, fresh string // holders of the two copies; "" is free
+		acquirer      types.UID
+		wantHolder    types.UID
+		wantAcquire   bool
+	}{
+		{name: "both copies free", acquirer: "a", wantAcquire: true},
+		{name: "the cache lags a holder that just took the lock", fresh: "old", acquirer: "a", wantHolder: "", wantAcquire: false},
+		{name: "the cache lags a release", cached: "old", acquirer: "a", wantHolder: "old", wantAcquire: true},
+		{name: "a holder that crashed before saying so finds itself in the cache", cached: "a", fresh: "a", acquirer: "a", wantHolder: "a", wantAcquire: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			if err := coordinationv1.AddToScheme(s); err != nil {
+				t.Fatal(err)
+			}
+			fresh := fake.NewClientBuilder().WithScheme(s).WithObjects(lease(tt.fresh)).Build()
+			cached := fake.NewClientBuilder().WithScheme(s).WithObjects(lease(tt.cached)).Build()
+			l := &Lock{Client: fresh, Cache: cached, Namespace: ns, Clock: clocktesting.NewFakePassiveClock(metav1.Now().Time)}
+			ctx := t.Context()
+			h, err := l.Holder(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.UID != tt.wantHolder {
+				t.Errorf("holder %q, want %q (the cached copy)", h.UID, tt.wantHolder)
+			}
+			alive := func(context.Context, Holder) (bool, error) { return true, nil }
+			got, err := l.TryAcquire(ctx, q, tt.acquirer, "perf/"+string(tt.acquirer), alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.wantAcquire {
+				t.Errorf("acquired %v, want %v", got, tt.wantAcquire)
+			}
+		})
+	}
+}
