@@ -200,6 +200,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.max) || has(self.min) || has(self.maxIncreasePercent) || has(self.maxDecreasePercent)",message="an objective needs a bound: max, min, maxIncreasePercent or maxDecreasePercent"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend and query"
+// +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || has(self.scenario)",message="group and trend need scenario"
+// +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="a group or trend objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
 type Objective struct {
 	// name of the objective, for reports; defaults to a description of the bound.
 	// +optional
@@ -219,6 +222,20 @@ type Objective struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Request string `json:"request,omitempty"`
+
+	// group narrows the metric to one k6 group (transaction) of the scenario: its
+	// group_duration, named by its path as the report shows it ("check-out", or
+	// "outer::inner" for a nested group).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Group string `json:"group,omitempty"`
+
+	// trend narrows the metric to one custom k6 Trend of the scenario, by its name in the
+	// script (`new Trend('checkout_transaction', true)` -> checkout_transaction). Values are
+	// in the Trend's unit: milliseconds for a time Trend, the script's own for plain numbers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Trend string `json:"trend,omitempty"`
 
 	// query names the custom query judged, with metric Query.
 	// +optional

@@ -272,9 +272,14 @@ var scenarioMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP9
 // requestMetrics are compared for the most frequent request names.
 var requestMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
 
-// row names one compared metric.
+// transactionMetrics are compared for each group and custom Trend found in both runs.
+var transactionMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
+
+// row names one compared metric: of a scenario (or all), one of its request names, groups
+// or custom Trends.
 type row struct {
 	scenario, request string
+	group, trend      string
 	kind              perfexpv1alpha1.ObjectiveMetric
 }
 
@@ -283,11 +288,40 @@ func (w row) label() string {
 	if w.scenario == "" {
 		label = "all"
 	}
-	if w.request != "" {
+	switch {
+	case w.request != "":
 		label += "/" + w.request
+	case w.group != "":
+		label += " group " + w.group
+	case w.trend != "":
+		label += " trend " + w.trend
 	}
 	return label + " " + strings.ToLower(string(w.kind))
 }
+
+// transaction is true for a group's or a custom Trend's row.
+func (w row) transaction() bool { return w.group != "" || w.trend != "" }
+
+// stats are the statistics a row reads from a run, nil when the run has none.
+func (w row) stats(r *Result) *RequestStats {
+	if w.transaction() {
+		s, _, _ := r.transactionStats(w.scenario, w.group, w.trend)
+		return s
+	}
+	return r.lookup(w.scenario, w.request)
+}
+
+// unit is a row's unit in a run: a plain-number Trend's is the script's own (empty).
+func (w row) unit(r *Result) string {
+	if w.trend != "" {
+		_, u, _ := r.transactionStats(w.scenario, w.group, w.trend)
+		return u
+	}
+	return metricUnit(w.kind)
+}
+
+// noTransactionIntervals is why a single-run comparison leaves a group or Trend undecided.
+const noTransactionIntervals = "groups and custom Trends keep no per-interval data yet, which a single-run comparison needs; repeat the runs (a PerfSweep with repeats >= 2) to compare them"
 
 func (w row) key() intervalKey {
 	if w.scenario == "" {
@@ -333,6 +367,31 @@ func rows(r, base *Result, o CompareOptions) []row {
 			}
 		}
 	}
+	// Groups and custom Trends found in both runs: secondary rows (never primary, so out of
+	// the headline's Holm family unless an objective names them).
+	for _, s := range r.Scenarios {
+		n := 0
+		for _, g := range s.Groups {
+			if n == topRequestsCompared {
+				break
+			}
+			if st, _, _ := base.transactionStats(s.Name, g.Name, ""); st == nil {
+				continue
+			}
+			n++
+			for _, m := range transactionMetrics {
+				add(row{scenario: s.Name, group: g.Name, kind: m})
+			}
+		}
+		for _, t := range s.Trends {
+			if st, _, _ := base.transactionStats(s.Name, "", t.Name); st == nil {
+				continue
+			}
+			for _, m := range transactionMetrics {
+				add(row{scenario: s.Name, trend: t.Name, kind: m})
+			}
+		}
+	}
 	for _, p := range o.Primary {
 		if p.Scenario != "" {
 			add(row{scenario: p.Scenario, request: p.Request, kind: p.Metric})
@@ -344,7 +403,7 @@ func rows(r, base *Result, o CompareOptions) []row {
 	}
 	for _, ob := range o.Objectives {
 		if (ob.MaxIncreasePercent != nil || ob.MaxDecreasePercent != nil) && ob.Metric != perfexpv1alpha1.MetricQuery {
-			add(row{scenario: ob.Scenario, request: ob.Request, kind: ob.Metric})
+			add(objectiveRow(ob))
 		}
 	}
 	return out
@@ -393,12 +452,15 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	}
 	for _, w := range rows(r, b.Result, o) {
 		mc := newMetricComparison(w, o)
-		mc.Value = comparedStat(r.lookup(w.scenario, w.request), w.kind, successfulOnly)
-		mc.Baseline = comparedStat(b.Result.lookup(w.scenario, w.request), w.kind, successfulOnly)
+		mc.Value = comparedStat(w.stats(r), w.kind, successfulOnly)
+		mc.Baseline = comparedStat(w.stats(b.Result), w.kind, successfulOnly)
+		mc.Unit = w.unit(r)
 		fillDelta(&mc)
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+		case w.transaction():
+			mc.setUnknown(noTransactionIntervals)
 		case mixed && isLatency(w.kind):
 			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
@@ -462,7 +524,7 @@ func finish(c *Comparison) {
 
 func newMetricComparison(w row, o CompareOptions) MetricComparison {
 	return MetricComparison{Metric: w.label(), Scenario: w.scenario, Request: w.request, Kind: w.kind, Unit: metricUnit(w.kind),
-		Primary: o.primary(w.scenario, w.request, w.kind)}
+		Primary: !w.transaction() && o.primary(w.scenario, w.request, w.kind)}
 }
 
 func (mc *MetricComparison) setUnknown(why string) {

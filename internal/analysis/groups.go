@@ -229,3 +229,48 @@ func statusTrends(ts []TrendResult) []perfexpv1alpha1.TrendResult {
 func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
 	return perfexpv1alpha1.Distribution{Avg: ms(l.Avg), P50: ms(l.P50), P75: ms(l.P75), P90: ms(l.P90), P95: ms(l.P95), Max: ms(l.Max)}
 }
+
+// transactionStats is a scenario's group (group != "") or custom Trend as statistics an
+// objective or comparison row can read, with its unit; nil and a reason when the run has none
+// by that name.
+func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats, string, string) {
+	if r == nil {
+		return nil, "", "no results"
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Name != scenario {
+			continue
+		}
+		if group != "" {
+			var names []string
+			for _, g := range s.Groups {
+				if g.Name == group {
+					return latencyStats(g.Latency), "ms", ""
+				}
+				names = append(names, g.Name)
+			}
+			return nil, "", fmt.Sprintf("scenario %s has no group %q in the window (groups: %s)", scenario, group, orNoneList(names))
+		}
+		var names []string
+		for _, t := range s.Trends {
+			if t.Name == trend {
+				return latencyStats(t.Latency), t.Unit, ""
+			}
+			names = append(names, t.Name)
+		}
+		return nil, "", fmt.Sprintf("scenario %s has no custom Trend %q in the window (Trends: %s)", scenario, trend, orNoneList(names))
+	}
+	return nil, "", fmt.Sprintf("no scenario %q in the results", scenario)
+}
+
+func latencyStats(l Latency) *RequestStats {
+	return &RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}
+}
+
+func orNoneList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return shortList(names, 10)
+}

@@ -11,6 +11,17 @@ import (
 
 // ObjectiveName is an objective's name, or a description of its bound.
 func ObjectiveName(o perfexpv1alpha1.Objective) string {
+	unit := metricUnit(o.Metric)
+	if o.Trend != "" {
+		// A Trend's unit is known only from the results: ms for a time Trend, the script's
+		// own for plain numbers.
+		unit = ""
+	}
+	return objectiveName(o, unit)
+}
+
+// objectiveName is an objective's name, or a description of its bound in the given unit.
+func objectiveName(o perfexpv1alpha1.Objective, unit string) string {
 	if o.Name != "" {
 		return o.Name
 	}
@@ -20,11 +31,14 @@ func ObjectiveName(o perfexpv1alpha1.Objective) string {
 		subject = "query " + o.Query
 	case o.Request != "":
 		subject = o.Scenario + "/" + o.Request
+	case o.Group != "":
+		subject = o.Scenario + " group " + o.Group
+	case o.Trend != "":
+		subject = o.Scenario + " trend " + o.Trend
 	case o.Scenario != "":
 		subject = o.Scenario
 	}
 	var bounds []string
-	unit := metricUnit(o.Metric)
 	if o.Max != nil {
 		bounds = append(bounds, fmt.Sprintf("<= %s%s", o.Max.String(), spaced(unit)))
 	}
@@ -56,13 +70,28 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 	out := make([]ObjectiveResult, 0, len(specs))
 	for _, o := range specs {
 		or := ObjectiveResult{Name: ObjectiveName(o), Unit: metricUnit(o.Metric)}
+		if o.Trend != "" {
+			or.Unit = ""
+		}
 		var value *float64
 		successOnly := false
-		if o.Metric == perfexpv1alpha1.MetricQuery {
+		noData := "no data for this metric"
+		switch {
+		case o.Metric == perfexpv1alpha1.MetricQuery:
 			if q := r.query(o.Query); q != nil {
 				value, or.Unit = q.Value, q.Unit
 			}
-		} else {
+		case o.Group != "" || o.Trend != "":
+			// A group's or Trend's distribution covers every execution: k6 tags neither with
+			// the requests' success, so there is no successful-only variant.
+			st, unit, why := r.transactionStats(o.Scenario, o.Group, o.Trend)
+			if st != nil {
+				value, or.Unit = statOf(st, o.Metric), unit
+				or.Name = objectiveName(o, unit)
+			} else {
+				noData = why
+			}
+		default:
 			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
 			if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
 				value, successOnly = ok, true
@@ -70,14 +99,14 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		}
 		or.Value = value
 		if value == nil {
-			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveUnknown, "no data for this metric"
+			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveUnknown, noData
 			out = append(out, or)
 			continue
 		}
 		var missed, unknown []string
 		// A percentile that is only an upper bound (trend-stats fallback over several runners)
 		// proves a maximum is met when it is below it, and proves nothing else.
-		upper := o.Metric != perfexpv1alpha1.MetricQuery && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
 				if upper {
@@ -239,7 +268,9 @@ func (r *Result) findComparison(o perfexpv1alpha1.Objective) *MetricComparison {
 			}
 			continue
 		}
-		if mc.Kind == o.Metric && mc.Scenario == o.Scenario && mc.Request == o.Request {
+		// The label tells a scenario's own row from its groups' and Trends' rows, which
+		// share scenario, request ("") and kind.
+		if mc.Kind == o.Metric && mc.Scenario == o.Scenario && mc.Request == o.Request && mc.Metric == objectiveRow(o).label() {
 			return mc
 		}
 	}
@@ -288,4 +319,9 @@ func ObjectivesCondition(r *Result) (metav1.ConditionStatus, string, string) {
 		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonObjectivesUnknown, fmt.Sprintf("%d of %d objectives could not be judged: %s", len(unknown), len(r.Objectives), strings.Join(unknown, "; "))
 	}
 	return metav1.ConditionTrue, perfexpv1alpha1.ReasonObjectivesMet, fmt.Sprintf("all %d objectives met", len(r.Objectives))
+}
+
+// objectiveRow is the comparison row an objective's relative bound is judged on.
+func objectiveRow(o perfexpv1alpha1.Objective) row {
+	return row{scenario: o.Scenario, request: o.Request, group: o.Group, trend: o.Trend, kind: o.Metric}
 }

@@ -74,6 +74,7 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 	for _, w := range rows(ref, base[0], o) {
 		mc := newMetricComparison(w, o)
 		vc, vb := runValues(cur, w), runValues(base, w)
+		mc.Unit = w.unit(ref)
 		mc.Value, mc.Baseline = mean(vc), mean(vb)
 		fillDelta(&mc)
 		switch {
@@ -118,7 +119,7 @@ func runDifference(a, b *Result) string {
 func runValues(rs []*Result, w row) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v := comparedStat(r.lookup(w.scenario, w.request), w.kind, true); v != nil && finite(*v) {
+		if v := comparedStat(w.stats(r), w.kind, true); v != nil && finite(*v) {
 			out = append(out, *v)
 		}
 	}
