@@ -268,9 +268,13 @@ func (r *Result) findComparison(o perfexpv1alpha1.Objective) *MetricComparison {
 			}
 			continue
 		}
+		if mc.Kind != o.Metric || mc.Scenario != o.Scenario || mc.Request != o.Request {
+			continue
+		}
 		// The label tells a scenario's own row from its groups' and Trends' rows, which
-		// share scenario, request ("") and kind.
-		if mc.Kind == o.Metric && mc.Scenario == o.Scenario && mc.Request == o.Request && mc.Metric == objectiveRow(o).label() {
+		// share scenario, request ("") and kind (scenario names have no spaces).
+		w := objectiveRow(o)
+		if w.transaction() && mc.Metric == w.label() || !w.transaction() && (mc.Request != "" || !transactionLabel(mc.Metric)) {
 			return mc
 		}
 	}
@@ -324,4 +328,9 @@ func ObjectivesCondition(r *Result) (metav1.ConditionStatus, string, string) {
 // objectiveRow is the comparison row an objective's relative bound is judged on.
 func objectiveRow(o perfexpv1alpha1.Objective) row {
 	return row{scenario: o.Scenario, request: o.Request, group: o.Group, trend: o.Trend, kind: o.Metric}
+}
+
+// transactionLabel is true for a group's or a custom Trend's comparison row.
+func transactionLabel(label string) bool {
+	return strings.Contains(label, " group ") || strings.Contains(label, " trend ")
 }
