@@ -504,11 +504,19 @@ func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[inter
 			}
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
 		}
+		// Every group and Trend reported: a range query reads them all at once, and stored()
+		// bounds what results.json keeps.
+		for _, g := range s.Groups {
+			keep[intervalKey{scenario: s.Name, group: g.Name}] = true
+		}
+		for _, t := range s.Trends {
+			keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
+		}
 	}
 	if b != nil && b.Result != nil {
 		opts, _ := OptionsFor(a)
 		for _, w := range rows(r, b.Result, opts.withDefaults()) {
-			if w.request != "" {
+			if w.request != "" || w.transaction() {
 				keep[w.key()] = true
 			}
 		}

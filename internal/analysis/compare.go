@@ -320,14 +320,11 @@ func (w row) unit(r *Result) string {
 	return metricUnit(w.kind)
 }
 
-// noTransactionIntervals is why a single-run comparison leaves a group or Trend undecided.
-const noTransactionIntervals = "groups and custom Trends keep no per-interval data yet, which a single-run comparison needs; repeat the runs (a PerfSweep with repeats >= 2) to compare them"
-
 func (w row) key() intervalKey {
 	if w.scenario == "" {
 		return intervalKey{scenario: allScenarios}
 	}
-	return intervalKey{scenario: w.scenario, request: w.request}
+	return intervalKey{scenario: w.scenario, request: w.request, group: w.group, trend: w.trend}
 }
 
 // rows lists what to compare for a result: all scenarios together (when there are several),
@@ -439,7 +436,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 				effects[k] = nil
 			} else {
 				effects[k] = blockBootstrap(cs, bs, cur.StepSeconds, base.StepSeconds, o.MinChangePercent, o.Resamples,
-					seedOf(r.TestID, baseID, k.scenario, k.request))
+					seedOf(r.TestID, baseID, k.scenario, k.request, k.group, k.trend))
 			}
 		}
 		if effects[k] == nil {
@@ -459,9 +456,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
-		case w.transaction():
-			mc.setUnknown(noTransactionIntervals)
-		case mixed && isLatency(w.kind):
+		case mixed && isLatency(w.kind) && !w.transaction():
 			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
 			e, why := effectOf(w.key(), w.kind)

@@ -274,3 +274,59 @@ func orNoneList(names []string) string {
 	}
 	return shortList(names, 10)
 }
+
+// transactionSelector selects the group_duration series (when groups) and the named custom
+// Trends of a run, time Trends (name_seconds) and plain ones alike; "" when none is wanted.
+func transactionSelector(sel string, groups bool, trends []string) string {
+	var alts []string
+	if groups {
+		alts = append(alts, metricGroupDuration)
+	}
+	for _, t := range trends {
+		alts = append(alts, "k6_"+t+secondsSuffix, "k6_"+t)
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	slices.Sort(alts)
+	return strings.TrimSuffix(sel, "}") + fmt.Sprintf(",__name__=~%s}", quote(anyOf(alts)))
+}
+
+// transactionIncrements sums each group's and custom Trend's per-interval histogram increments
+// over runners and tag sets, per scenario, the way request names are summed.
+func transactionIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
+	perKey := map[intervalKey][]*Histogram{}
+	for _, ss := range hists {
+		k := intervalKey{scenario: string(ss.Metric[tagScenario])}
+		if name := string(ss.Metric[model.MetricNameLabel]); name == metricGroupDuration {
+			k.group = groupName(string(ss.Metric[tagGroup]))
+		} else {
+			k.trend, _ = trendName(name)
+		}
+		for i, d := range histogramIncrements(ss, g) {
+			if d == nil {
+				continue
+			}
+			if perKey[k] == nil {
+				perKey[k] = make([]*Histogram, g.steps-1)
+			}
+			if perKey[k][i] == nil {
+				perKey[k][i] = NewHistogram()
+			}
+			perKey[k][i].Add(d)
+		}
+	}
+	return perKey
+}
+
+// executions counts a group's executions (a Trend's values) per interval from its
+// histograms: what the comparison's "intervals with requests" counts for it.
+func executions(hs []*Histogram, n int) *requestCounts {
+	c := &requestCounts{all: make([]float64, n), failed: make([]float64, n)}
+	for i, h := range hs {
+		if i < n && h != nil {
+			c.all[i] = h.Count
+		}
+	}
+	return c
+}

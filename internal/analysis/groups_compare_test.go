@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
 )
 
 // transactionRun is one run's results with a scenario, a group and a time Trend, each with a
@@ -34,8 +37,7 @@ func comparedRow(c *Comparison, label string) *MetricComparison {
 
 // Story: across repeated runs a transaction that got 30 % slower is Regressed, an unchanged
 // Trend is not, neither is a primary metric (the headline stays on the scenario's own), and a
-// relative objective on the group is judged on the group's interval. A single run per side
-// says why it cannot decide them.
+// relative objective on the group is judged on the group's interval.
 func TestGroupAndTrendComparison(t *testing.T) {
 	var base, cur []*Result
 	for i := range 3 {
@@ -80,12 +82,6 @@ func TestGroupAndTrendComparison(t *testing.T) {
 		t.Errorf("group objective at most +10%%: %s: %s; want Missed", got[0].Outcome, got[0].Message)
 	}
 
-	base[0].Intervals, cur[0].Intervals = &IntervalData{StepSeconds: 15}, &IntervalData{StepSeconds: 15}
-	single := CompareRuns(base[:1], cur[:1], CompareOptions{})
-	mc := comparedRow(single, "desk group check-out p95")
-	if mc == nil || mc.Change != perfexpv1alpha1.ChangeUnknown || mc.Why != noTransactionIntervals {
-		t.Errorf("single run: %+v, want Unknown: %s", mc, noTransactionIntervals)
-	}
 }
 
 func labels(c *Comparison) []string {
@@ -94,4 +90,78 @@ func labels(c *Comparison) []string {
 		out = append(out, mc.Metric)
 	}
 	return out
+}
+
+// Story: one run per side, crafted into a real Prometheus: the arm's check-out transaction
+// takes 30 % longer than the baseline's in every flush, its requests and its custom Trend
+// are the same. The group is Regressed on the block bootstrap over per-interval histograms
+// read like requests', the Trend is not Regressed or Improved, and neither is primary. The
+// baseline's stored intervals keep its groups and Trends for later comparisons.
+func TestGroupAndTrendSingleRunComparison(t *testing.T) {
+	start := time.Now().Add(-45 * time.Minute).Truncate(time.Second)
+	prom := promtest.Start(t)
+	api := prom.API(t)
+	run := func(id string, from time.Time, slower float64) Input {
+		req := promtest.NewK6Series(promtest.K6Labels(id, "desk", "get", "0", true))
+		out := newCraftedTrend(metricGroupDuration, id, "desk", "::check-out", "0")
+		tx := newCraftedTrend("k6_checkout_transaction_seconds", id, "desk", "::check-out", "0")
+		for k := 1; k <= 60; k++ {
+			at := from.Add(time.Duration(k) * 5 * time.Second)
+			req.Flush(at, latencies(20, 0.01, 0.05, k)...)
+			vs := latencies(12, 0.1, 0.4, k)
+			for i := range vs {
+				vs[i] *= slower
+			}
+			out.flush(at, vs...)
+			tx.flush(at, latencies(12, 0.05, 0.15, k+11)...)
+		}
+		prom.Write(t, append(req.Series(), out.series(), tx.series()))
+		return Input{Experiment: id, TestID: id, Start: from, End: from.Add(301 * time.Second), Scenarios: []string{"desk"}}
+	}
+	bin := run("tx-base", start, 1)
+	ain := run("tx-arm", start.Add(10*time.Minute), 1.3)
+	b, err := Analyze(context.Background(), api, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Validity != perfexpv1alpha1.Valid {
+		t.Fatalf("baseline %s: %v", b.Validity, b.InvalidReasons)
+	}
+	for _, k := range []intervalKey{{scenario: "desk", group: "check-out"}, {scenario: "desk", trend: "checkout_transaction"}} {
+		if b.Intervals.find(k) == nil {
+			t.Errorf("the baseline's stored intervals lack %+v", k)
+		}
+	}
+	ain.Baseline = &Baseline{Name: "tx-base", TestID: "tx-base", Scenarios: []string{"desk"}, Result: b}
+	r, err := Analyze(context.Background(), api, ain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Comparison
+	if c == nil || c.Message != "" {
+		t.Fatalf("no comparison: %+v", c)
+	}
+	tests := []struct {
+		label string
+		want  []perfexpv1alpha1.Change
+	}{
+		{"desk group check-out p95", []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeRegressed}},
+		{"desk group check-out avg", []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeRegressed}},
+		{"desk trend checkout_transaction p95", []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeNoMeaningfulChange, perfexpv1alpha1.ChangeInconclusive}},
+		{"desk trend checkout_transaction avg", []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeNoMeaningfulChange, perfexpv1alpha1.ChangeInconclusive}},
+	}
+	for _, tc := range tests {
+		mc := comparedRow(c, tc.label)
+		if mc == nil {
+			t.Errorf("%s: not compared; rows: %v", tc.label, labels(c))
+			continue
+		}
+		if !slices.Contains(tc.want, mc.Change) || mc.Primary || mc.Method != MethodBlockBootstrap {
+			t.Errorf("%s: %s (primary %v, method %s): %s; want one of %v", tc.label, mc.Change, mc.Primary, mc.Method, mc.Why, tc.want)
+		}
+		t.Logf("%s: %s [%v, %v]%% %s", tc.label, mc.Change, deref(mc.Low), deref(mc.High), mc.Why)
+	}
+	if c.Change == perfexpv1alpha1.ChangeRegressed {
+		t.Errorf("headline %s: the requests did not change", c.Change)
+	}
 }

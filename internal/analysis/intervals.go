@@ -27,8 +27,9 @@ import (
 // allScenarios labels the samples of all scenarios together; no scenario can have this name.
 const allScenarios = "*"
 
-// intervalKey names a sample series: a scenario (or allScenarios), and a request name or "".
-type intervalKey struct{ scenario, request string }
+// intervalKey names a sample series: a scenario (or allScenarios), and a request name, a
+// group or a custom Trend of it, or none.
+type intervalKey struct{ scenario, request, group, trend string }
 
 // IntervalData is a run's per-interval counts and latency histograms: what a later comparison
 // needs, kept in results.json so a baseline older than Prometheus' retention can still be
@@ -52,6 +53,11 @@ type IntervalData struct {
 type IntervalSeries struct {
 	Scenario string `json:"scenario"`
 	Request  string `json:"request,omitempty"`
+	// Group or Trend name a k6 group's or custom Trend's series instead: Requests then
+	// counts its executions (or values) per interval, Failed is zero, and the histogram is
+	// in k6's unit (seconds for a group or time Trend).
+	Group string `json:"group,omitempty"`
+	Trend string `json:"trend,omitempty"`
 	// Requests and Failed count the requests of each interval.
 	Requests []float64 `json:"requests"`
 	Failed   []float64 `json:"failed"`
@@ -68,11 +74,15 @@ func (d *IntervalData) find(k intervalKey) *IntervalSeries {
 		return nil
 	}
 	for i := range d.Series {
-		if d.Series[i].Scenario == k.scenario && d.Series[i].Request == k.request {
+		if d.Series[i].key() == k {
 			return &d.Series[i]
 		}
 	}
 	return nil
+}
+
+func (s *IntervalSeries) key() intervalKey {
+	return intervalKey{scenario: s.Scenario, request: s.Request, group: s.Group, trend: s.Trend}
 }
 
 // histogram is interval i's latency histogram, nil when it had none.
@@ -95,7 +105,7 @@ func (s *IntervalSeries) histogram(i int) *Histogram {
 
 // newIntervalSeries packs per-interval counts and histograms.
 func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) IntervalSeries {
-	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Requests: make([]float64, n), Failed: make([]float64, n)}
+	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Group: k.group, Trend: k.trend, Requests: make([]float64, n), Failed: make([]float64, n)}
 	if c != nil {
 		copy(s.Requests, c.all)
 		copy(s.Failed, c.failed)
@@ -179,10 +189,16 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	if successfulOnly {
 		hsel = strings.TrimSuffix(sel, "}") + fmt.Sprintf(",%s!=%s}", tagExpectedResponse, quote(unexpected))
 	}
-	var names []string
+	var names, trendNames []string
+	groups := false
 	for k := range keep {
-		if k.request != "" {
+		switch {
+		case k.request != "":
 			names = append(names, k.request)
+		case k.group != "":
+			groups = true
+		case k.trend != "":
+			trendNames = append(trendNames, k.trend)
 		}
 	}
 	r := promv1.Range{Start: ms, End: end, Step: step}
@@ -199,6 +215,10 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			named, err = rangeMatrix(ctx, q, metricDuration+withNames(hsel, names), r)
 			return err
 		})
+	}
+	var transactions model.Matrix
+	if tsel := transactionSelector(sel, groups, trendNames); tsel != "" {
+		fns = append(fns, func() (err error) { transactions, err = rangeMatrix(ctx, q, tsel, r); return err })
 	}
 	if err := together(fns...); err != nil {
 		return nil, err
@@ -225,6 +245,12 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	for k, v := range sumHistogramIncrements(named, g) {
 		if k.request != "" && keep[k] {
 			hs[k] = v
+		}
+	}
+	for k, v := range transactionIncrements(transactions, g) {
+		if keep[k] {
+			hs[k] = v
+			counts[k] = executions(v, g.steps-1)
 		}
 	}
 	keys := map[intervalKey]bool{}
@@ -557,9 +583,23 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
 		}
 	}
+	// Then groups and Trends, most frequent group first, while the bound allows: a later
+	// single-run comparison with this run decides only what it kept.
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			if len(keep) < maxStoredSeries {
+				keep[intervalKey{scenario: s.Name, group: g.Name}] = true
+			}
+		}
+		for _, t := range s.Trends {
+			if len(keep) < maxStoredSeries {
+				keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
+			}
+		}
+	}
 	out := &IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
 	for _, s := range d.Series {
-		if keep[intervalKey{scenario: s.Scenario, request: s.Request}] {
+		if keep[s.key()] {
 			out.Series = append(out.Series, s)
 		}
 	}
@@ -572,6 +612,8 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 type intervalSeriesJSON struct {
 	Scenario string   `json:"scenario"`
 	Request  string   `json:"request,omitempty"`
+	Group    string   `json:"group,omitempty"`
+	Trend    string   `json:"trend,omitempty"`
 	Requests string   `json:"requests"`
 	Failed   string   `json:"failed"`
 	Bounds   string   `json:"bounds,omitempty"`
@@ -581,7 +623,7 @@ type intervalSeriesJSON struct {
 
 // MarshalJSON writes the compact form.
 func (s IntervalSeries) MarshalJSON() ([]byte, error) {
-	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
+	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
 	flat := make([]float64, 0, 2*len(s.Bounds))
 	for _, b := range s.Bounds {
 		flat = append(flat, b[0], b[1])
@@ -603,7 +645,7 @@ func (s *IntervalSeries) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	var err error
-	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request}
+	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request, Group: w.Group, Trend: w.Trend}
 	if out.Requests, err = parseNumbers(w.Requests); err != nil {
 		return err
 	}
