@@ -492,9 +492,10 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 	return out
 }
 
-// intervalNames are the request names whose per-interval latencies are read: each scenario's
-// most frequent (those results.json keeps for later comparisons) and every one a comparison
-// with the baseline would show.
+// intervalNames are the request names, groups and custom Trends whose per-interval latencies
+// are read: each scenario's most frequent request names and all its groups and Trends (what
+// results.json may keep for later comparisons) and every one a comparison with the baseline
+// would show.
 func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[intervalKey]bool {
 	keep := map[intervalKey]bool{}
 	for _, s := range r.Scenarios {

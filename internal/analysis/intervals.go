@@ -564,7 +564,8 @@ const maxStoredSeries = 48
 
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
 // together, each scenario, and its most frequent request names (those a comparison shows),
-// as many as fit maxStoredSeries. A run's request names could run into the hundreds.
+// then its groups and custom Trends, as many as fit maxStoredSeries. A run's request names
+// could run into the hundreds.
 func stored(d *IntervalData, r *Result) *IntervalData {
 	if d == nil || len(d.Series) == 0 {
 		return nil
