@@ -1,0 +1,137 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perfexp/perfexp/internal/analysis/promtest"
+)
+
+// checksScript checks every response twice (one check always passes, one fails on every
+// third request), counts baskets with a Counter, and records with a Rate whether a basket was
+// heavy. EXTRA adds that many more checks and Counters, to show the queries do not grow.
+const checksScript = `
+import http from 'k6/http';
+import { check } from 'k6';
+import { Counter, Rate } from 'k6/metrics';
+
+const baskets = new Counter('baskets');
+const heavy = new Rate('heavy_basket');
+const extra = [];
+for (let i = 0; i < Number(__ENV.EXTRA || 0); i++) extra.push(new Counter('extra_' + i));
+
+export const options = { scenarios: { desk: { executor: 'constant-vus', vus: 3, duration: '4s' } } };
+
+export default function () {
+  const res = http.get(__ENV.BASE + '/out');
+  check(res, {
+    'status is 200': (r) => r.status === 200,
+    'not every third': (r) => r.body !== 'third',
+  });
+  for (let i = 0; i < extra.length; i++) {
+    check(res, { ['extra check ' + i]: () => true });
+    extra[i].add(1);
+  }
+  baskets.add(2);
+  heavy.add(Math.random() < 0.3);
+}
+`
+
+// checksSummary is what the test reads from --summary-export: each check's passes and fails,
+// and each metric's values.
+type checksSummary struct {
+	checks  map[string][2]int64
+	metrics map[string]map[string]float64
+}
+
+func parseChecksSummary(t *testing.T, b []byte) checksSummary {
+	t.Helper()
+	var doc struct {
+		RootGroup struct {
+			Checks map[string]struct {
+				Name   string `json:"name"`
+				Passes int64  `json:"passes"`
+				Fails  int64  `json:"fails"`
+			} `json:"checks"`
+		} `json:"root_group"`
+		Metrics map[string]map[string]float64 `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := checksSummary{checks: map[string][2]int64{}, metrics: doc.Metrics}
+	for _, c := range doc.RootGroup.Checks {
+		s.checks[c.Name] = [2]int64{c.Passes, c.Fails}
+	}
+	return s
+}
+
+// Story: the desk's script checks its responses and counts its baskets. perfexp reports each
+// check's pass rate as k6's own summary computes it, the custom Counter's total exactly, and
+// the custom Rate's share; a script with eight more checks and Counters costs no more queries.
+func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
+	prom := promtest.Start(t)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		if n.Add(1)%3 == 0 {
+			_, _ = w.Write([]byte("third"))
+		}
+	}))
+	defer srv.Close()
+	queries := map[int]int{}
+	for _, extra := range []int{0, 8} {
+		id := fmt.Sprintf("checks-real-%d", extra)
+		start := time.Now().Truncate(time.Second)
+		sum := parseChecksSummary(t, prom.RunK6(t, promtest.K6Run{Script: checksScript, TestID: id,
+			Env: map[string]string{"BASE": srv.URL, "EXTRA": fmt.Sprint(extra)}}))
+		end := time.Now().Add(time.Second).Truncate(time.Second)
+		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: id, TestID: id, Start: start, End: end, Scenarios: []string{"desk"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries[extra] = r.PrometheusQueries
+		sr := r.Scenarios[0]
+		if len(sr.Checks) != 2+extra {
+			t.Fatalf("extra %d: %d checks reported, want %d: %+v", extra, len(sr.Checks), 2+extra, sr.Checks)
+		}
+		for _, c := range sr.Checks {
+			pf, ok := sum.checks[c.Name]
+			if !ok {
+				t.Fatalf("check %q is not in k6's summary", c.Name)
+			}
+			want := 100 * float64(pf[0]) / float64(pf[0]+pf[1])
+			if c.PassPercent == nil || math.Abs(*c.PassPercent-want) > 1e-9 {
+				t.Errorf("check %q: %v%%, k6 %d passes %d fails = %.6f%%", c.Name, deref(c.PassPercent), pf[0], pf[1], want)
+			}
+		}
+		if pf := sum.checks["not every third"]; pf[1] == 0 {
+			t.Errorf("the failing check never failed: %v", pf)
+		}
+		counters := map[string]CounterResult{}
+		for _, c := range sr.Counters {
+			counters[c.Name] = c
+		}
+		if len(sr.Counters) != 1+extra {
+			t.Errorf("extra %d: counters %+v", extra, sr.Counters)
+		}
+		if c := counters["baskets"]; c.Total == nil || *c.Total != sum.metrics["baskets"]["count"] || *c.Total != 2*sum.metrics["iterations"]["count"] {
+			t.Errorf("baskets: %v, k6 %v, iterations %v", deref(c.Total), sum.metrics["baskets"]["count"], sum.metrics["iterations"]["count"])
+		}
+		if len(sr.Rates) != 1 || sr.Rates[0].Name != "heavy_basket" || sr.Rates[0].Percent == nil ||
+			math.Abs(*sr.Rates[0].Percent-100*sum.metrics["heavy_basket"]["value"]) > 1e-9 {
+			t.Errorf("rates %+v, k6 heavy_basket %v", sr.Rates, sum.metrics["heavy_basket"])
+		}
+		t.Logf("extra %d: checks %+v, baskets %v, heavy %v%%, %d queries", extra, sr.Checks[:2], deref(counters["baskets"].Total), deref(sr.Rates[0].Percent), r.PrometheusQueries)
+	}
+	if queries[0] != queries[8] {
+		t.Errorf("queries grew with the checks and Counters: %v", queries)
+	}
+}
