@@ -205,7 +205,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	)
 	parallel = append(parallel,
 		func() (err error) { k6, trends, err = readK6WithTrends(ctx, cq, in, lookFrom, edges); return err },
-		func() (err error) { custom, err = readCustom(ctx, cq, in.TestID, in.Scenarios, lookFrom, edges); return err },
+		func() (err error) {
+			custom, err = readCustom(ctx, cq, in.TestID, in.Scenarios, lookFrom, edges)
+			return err
+		},
 		func() (err error) {
 			spans, err = readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
 			return err
