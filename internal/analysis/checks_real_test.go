@@ -129,7 +129,26 @@ func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
 			math.Abs(*sr.Rates[0].Percent-100*sum.metrics["heavy_basket"]["value"]) > 1e-9 {
 			t.Errorf("rates %+v, k6 heavy_basket %v", sr.Rates, sum.metrics["heavy_basket"])
 		}
-		t.Logf("extra %d: checks %+v, baskets %v, heavy %v%%, %d queries", extra, sr.Checks[:2], deref(counters["baskets"].Total), deref(sr.Rates[0].Percent), r.PrometheusQueries)
+		// iteration_duration: the mean exact, percentiles within the bucket bound, the max bound
+		// at or above k6's max by at most that bound.
+		id2, l := sum.metrics["iteration_duration"], sr.IterationDuration
+		if l == nil || l.Avg == nil || !within(*l.Avg, id2["avg"], 0.001) {
+			t.Errorf("iteration duration %+v, k6 avg %v", l, id2["avg"])
+		} else {
+			for _, p := range []struct {
+				key string
+				got *float64
+			}{{"p(50)", l.P50}, {"p(90)", l.P90}, {"p(95)", l.P95}} {
+				if p.got == nil || !within(*p.got, id2[p.key], schema3Bound) {
+					t.Errorf("iteration duration %s: %v ms, k6 %.4f", p.key, deref(p.got), id2[p.key])
+				}
+			}
+			if l.Max == nil || *l.Max < id2["max"]*(1-1e-9) || *l.Max > id2["max"]*(1+schema3Bound) {
+				t.Errorf("iteration duration max %v, k6 %v", deref(l.Max), id2["max"])
+			}
+			t.Logf("iteration duration avg %.4f p95 %.4f ms, k6 %.4f %.4f", *l.Avg, deref(l.P95), id2["avg"], id2["p(95)"])
+		}
+		t.Logf("extra %d: checks %s %v%% / %s %v%%, baskets %v, heavy %v%%, %d queries", extra, sr.Checks[0].Name, deref(sr.Checks[0].PassPercent), sr.Checks[1].Name, deref(sr.Checks[1].PassPercent), deref(counters["baskets"].Total), deref(sr.Rates[0].Percent), r.PrometheusQueries)
 	}
 	if queries[0] != queries[8] {
 		t.Errorf("queries grew with the checks and Counters: %v", queries)

@@ -140,6 +140,9 @@ type ScenarioResult struct {
 	InvalidReason string                   `json:"invalidReason,omitempty"`
 	RequestStats
 	Iterations *int64 `json:"iterations,omitempty"`
+	// IterationDuration is the distribution of k6's iteration_duration over the iterations
+	// that ended in the window, in milliseconds (see iterations.go).
+	IterationDuration *Latency `json:"iterationDuration,omitempty"`
 	// ActiveSeconds is how long the scenario ran within the window (from its first to its last
 	// k6 sample, when those are more than 30 s inside the window's edges): its rates are
 	// requests over it, so a start delay does not dilute them.
