@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
 // k6 checks, custom Counters and custom Rates.
@@ -34,6 +36,8 @@ const (
 	// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
 	// which were left out.
 	maxCustomNames = 32
+	// statusFailing bounds the failing checks in the experiment's status.
+	statusFailing = 8
 )
 
 // builtinCounterRatePrefixes are k6's own Counters and Rates: a custom one is any other
@@ -226,6 +230,28 @@ func (d *customData) notes() []string {
 	if len(d.dropped) > 0 {
 		out = append(out, fmt.Sprintf("the script wrote %d custom Counters and Rates; the first %d by name are reported, left out: %s",
 			len(d.names)+len(d.dropped), len(d.names), shortList(d.dropped, 5)))
+	}
+	return out
+}
+
+// statusFailingChecks are the checks below 100 %, lowest first, bounded for the status: the
+// status stays small, and a passing check is not news.
+func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
+	var failing []CheckResult
+	for _, c := range cs {
+		if c.PassPercent != nil && *c.PassPercent < 100 {
+			failing = append(failing, c)
+		}
+	}
+	sort.SliceStable(failing, func(i, j int) bool { return *failing[i].PassPercent < *failing[j].PassPercent })
+	var out []perfexpv1alpha1.CheckResult
+	for i, c := range failing {
+		if i == statusFailing {
+			break
+		}
+		// Two decimals, never rounded up to a passing 100.
+		p := math.Floor(*c.PassPercent*100) / 100
+		out = append(out, perfexpv1alpha1.CheckResult{Name: truncate(c.Name, 256), PassPercent: fixed(&p, 2)})
 	}
 	return out
 }
