@@ -29,7 +29,9 @@ import (
 //     included). The report gives, per check, the lowest ratio among runners and tag sets.
 //
 // Both kinds come from one instant query per edge (last_over_time over every k6_*_total and
-// k6_*_rate series of the test), whatever the number of checks or metrics.
+// k6_*_rate series of the test), whatever the number of checks or metrics. A Gauge (k6_<name>,
+// the value at each push) takes two queries in all: one finds the Gauges, one reads their
+// samples.
 const (
 	metricChecks = "k6_checks_rate"
 	tagCheck     = "check"
@@ -42,6 +44,10 @@ const (
 
 // builtinCounterRatePrefixes are k6's own Counters and Rates: a custom one is any other
 // k6_*_total or k6_*_rate series. checks is read on its own.
+// notGauge matches the k6 metrics that are not a script's Gauge: Counters, Rates, and k6's
+// own (vus, and the trend-stat gauges of its built-in Trends).
+const notGauge = ".+_total|.+_rate|k6_http_req_.+|k6_iteration_duration.*|k6_group_duration.*|k6_vus.*|k6_data_.+|k6_ws_.+|k6_grpc_.+|k6_browser_.+"
+
 var builtinCounterRatePrefixes = []string{
 	"k6_http_req", "k6_iterations_", "k6_dropped_iterations_", "k6_data_", "k6_checks_", "k6_ws_", "k6_grpc_", "k6_browser_",
 }
@@ -76,20 +82,48 @@ type RateResult struct {
 	Percent *float64 `json:"percent,omitempty"`
 }
 
+// GaugeResult is one custom k6 Gauge of a scenario (`new Gauge('name')`, written as k6_<name>).
+type GaugeResult struct {
+	Name   string `json:"name"`
+	Metric string `json:"metric"`
+	// Min and Max are the lowest and highest values k6 wrote in the window, over every runner
+	// and tag set (every sample read, the window (start, end] as a range selector's). k6 writes a
+	// Gauge's current value once per push interval, so a value set and replaced between two
+	// pushes is not among them: they lie within k6's own min and max.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	// Last is the last value written in the window when one series (one runner, one tag set)
+	// wrote the Gauge; with several there is no single last value.
+	Last *float64 `json:"last,omitempty"`
+	// Series is how many runner and tag-set series wrote it.
+	Series int `json:"series"`
+}
+
 // customData holds every check, Counter and Rate series of a run at each edge, by the full
 // metric (name included).
 type customData struct {
 	labels map[string]model.Metric
 	values []map[string]float64
+	// gauges are every Gauge series' samples; edges the edges' times.
+	gauges map[string][]model.SamplePair
+	edges  []time.Time
 	// dropped are the custom names left out by the cap.
 	dropped []string
 	names   map[string]bool
 }
 
+// The kinds of customKind.
+const (
+	kindCheck   = "check"
+	kindCounter = "counter"
+	kindRate    = "rate"
+	kindGauge   = "gauge"
+)
+
 // customKind says what a k6 metric name is: "check", "counter", "rate", or "" for k6's own.
 func customKind(name string) string {
 	if name == metricChecks {
-		return "check"
+		return kindCheck
 	}
 	for _, p := range builtinCounterRatePrefixes {
 		if strings.HasPrefix(name, p) {
@@ -100,9 +134,9 @@ func customKind(name string) string {
 	case !strings.HasPrefix(name, "k6_"):
 		return ""
 	case strings.HasSuffix(name, "_total"):
-		return "counter"
+		return kindCounter
 	case strings.HasSuffix(name, "_rate"):
-		return "rate"
+		return kindRate
 	}
 	return ""
 }
@@ -115,7 +149,8 @@ func customName(metric string) string {
 
 // readCustom reads the checks, custom Counters and Rates of the declared scenarios at the edges.
 func readCustom(ctx context.Context, q Querier, testID string, scenarios []string, from time.Time, edges []time.Time) (*customData, error) {
-	d := &customData{labels: map[string]model.Metric{}, values: make([]map[string]float64, len(edges)), names: map[string]bool{}}
+	d := &customData{labels: map[string]model.Metric{}, values: make([]map[string]float64, len(edges)), names: map[string]bool{},
+		gauges: map[string][]model.SamplePair{}, edges: edges}
 	for i := range edges {
 		d.values[i] = map[string]float64{}
 	}
@@ -135,12 +170,44 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 			if kind == "" || s.Histogram != nil || !finite(float64(s.Value)) {
 				continue
 			}
-			if kind != "check" {
+			if kind != kindCheck {
 				seen[name] = true
 			}
 			k := s.Metric.String()
 			d.labels[k] = s.Metric
 			d.values[i][k] = float64(s.Value)
+		}
+	}
+	// Gauges: the float series among the k6_* names that are not Counters, Rates or k6's own,
+	// found with one query at the last edge (native histograms, the custom Trends, are
+	// dropped), then every sample of them read in one more: min and max over a window need
+	// each sample, and a range function over several names would drop the names.
+	last := edges[len(edges)-1]
+	gsel := fmt.Sprintf(`{__name__=~"k6_.+",__name__!~%s,testid=%s,%s=~%s}`, quote(notGauge), quote(testID), tagScenario, quote(anyOf(scenarios)))
+	vec, err := vector(ctx, q, fmt.Sprintf("last_over_time(%s[%s])", gsel, promDuration(last.Sub(from))), last)
+	if err != nil {
+		return nil, err
+	}
+	gauges := map[string]bool{}
+	for _, s := range vec {
+		if s.Histogram == nil {
+			gauges[string(s.Metric[model.MetricNameLabel])] = true
+		}
+	}
+	if len(gauges) > 0 {
+		raw := fmt.Sprintf(`{__name__=~%s,testid=%s,%s=~%s}[%s]`, quote(anyOf(slices.Collect(maps.Keys(gauges)))), quote(testID), tagScenario, quote(anyOf(scenarios)), promDuration(last.Sub(from)))
+		m, err := matrix(ctx, q, raw, last)
+		if err != nil {
+			return nil, err
+		}
+		for _, ss := range m {
+			if len(ss.Values) == 0 {
+				continue
+			}
+			k := ss.Metric.String()
+			d.labels[k] = ss.Metric
+			d.gauges[k] = ss.Values
+			seen[string(ss.Metric[model.MetricNameLabel])] = true
 		}
 	}
 	names := slices.Sorted(maps.Keys(seen))
@@ -160,9 +227,9 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		return
 	}
 	type acc struct {
-		lowest float64
-		series int
-		total  float64
+		lowest, highest, last float64
+		series                int
+		total                 float64
 	}
 	per := map[string]map[string]*acc{}
 	get := func(scenario, key string) *acc {
@@ -170,7 +237,7 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 			per[scenario] = map[string]*acc{}
 		}
 		if per[scenario][key] == nil {
-			per[scenario][key] = &acc{lowest: math.Inf(1)}
+			per[scenario][key] = &acc{lowest: math.Inf(1), highest: math.Inf(-1)}
 		}
 		return per[scenario][key]
 	}
@@ -179,39 +246,71 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		name := string(m[model.MetricNameLabel])
 		scenario := string(m[tagScenario])
 		switch kind := customKind(name); {
-		case kind == "check":
-			c := get(scenario, "check\x00"+string(m[tagCheck]))
+		case kind == kindCheck:
+			c := get(scenario, kindCheck+"\x00"+string(m[tagCheck]))
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
 		case !d.names[name]:
-		case kind == "counter":
+		case kind == kindCounter:
 			// A series first written inside the window has nothing at a: all of it is in.
-			get(scenario, "counter\x00"+name).total += vb - d.values[a][k]
-		case kind == "rate":
-			c := get(scenario, "rate\x00"+name)
+			get(scenario, kindCounter+"\x00"+name).total += vb - d.values[a][k]
+		case kind == kindRate:
+			c := get(scenario, kindRate+"\x00"+name)
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
+		}
+	}
+	// A Gauge's window is (edge a, edge b], as a range selector's is.
+	from, until := model.TimeFromUnixNano(d.edges[a].UnixNano()), model.TimeFromUnixNano(d.edges[b].UnixNano())
+	for k, samples := range d.gauges {
+		m := d.labels[k]
+		name := string(m[model.MetricNameLabel])
+		if !d.names[name] {
+			continue
+		}
+		var c *acc
+		for _, p := range samples {
+			if p.Timestamp <= from || p.Timestamp > until || !finite(float64(p.Value)) {
+				continue
+			}
+			if c == nil {
+				c = get(string(m[tagScenario]), kindGauge+"\x00"+name)
+				c.series++
+			}
+			v := float64(p.Value)
+			c.lowest, c.highest, c.last = math.Min(c.lowest, v), math.Max(c.highest, v), v
 		}
 	}
 	for i := range scenarios {
 		sr := &scenarios[i]
-		sr.Checks, sr.Counters, sr.Rates = nil, nil, nil
+		sr.Checks, sr.Counters, sr.Rates, sr.Gauges = nil, nil, nil, nil
 		for key, c := range per[sr.Name] {
 			kind, name, _ := strings.Cut(key, "\x00")
 			switch kind {
-			case "check":
+			case kindCheck:
 				sr.Checks = append(sr.Checks, CheckResult{Name: name, PassPercent: num(100 * c.lowest), Series: c.series})
-			case "counter":
+			case kindCounter:
 				cr := CounterResult{Name: customName(name), Metric: name, Total: num(c.total)}
 				if s := seconds(sr.Name); s > 0 {
 					cr.Rate = num(c.total / s)
 				}
 				sr.Counters = append(sr.Counters, cr)
-			case "rate":
+			case kindRate:
 				sr.Rates = append(sr.Rates, RateResult{Name: customName(name), Metric: name, Percent: num(100 * c.lowest)})
+			case kindGauge:
+				if math.IsInf(c.lowest, 1) {
+					// Nothing written in the window: the value is from before it.
+					continue
+				}
+				g := GaugeResult{Name: customName(name), Metric: name, Min: num(c.lowest), Max: num(c.highest), Series: c.series}
+				if c.series == 1 {
+					g.Last = num(c.last)
+				}
+				sr.Gauges = append(sr.Gauges, g)
 			}
 		}
 		sort.Slice(sr.Checks, func(i, j int) bool { return sr.Checks[i].Name < sr.Checks[j].Name })
 		sort.Slice(sr.Counters, func(i, j int) bool { return sr.Counters[i].Name < sr.Counters[j].Name })
 		sort.Slice(sr.Rates, func(i, j int) bool { return sr.Rates[i].Name < sr.Rates[j].Name })
+		sort.Slice(sr.Gauges, func(i, j int) bool { return sr.Gauges[i].Name < sr.Gauges[j].Name })
 	}
 }
 
@@ -228,7 +327,7 @@ func (d *customData) notes() []string {
 		}
 	}
 	if len(d.dropped) > 0 {
-		out = append(out, fmt.Sprintf("the script wrote %d custom Counters and Rates; the first %d by name are reported, left out: %s",
+		out = append(out, fmt.Sprintf("the script wrote %d custom Counters, Rates and Gauges; the first %d by name are reported, left out: %s",
 			len(d.names)+len(d.dropped), len(d.names), shortList(d.dropped, 5)))
 	}
 	return out

@@ -16,14 +16,15 @@ import (
 
 // checksScript checks every response twice (one check always passes, one fails on every
 // third request), counts baskets with a Counter, and records with a Rate whether a basket was
-// heavy. EXTRA adds that many more checks and Counters, to show the queries do not grow.
+// heavy and with a Gauge a queue's depth. EXTRA adds that many more checks and Counters, to show the queries do not grow.
 const checksScript = `
 import http from 'k6/http';
 import { check } from 'k6';
-import { Counter, Rate } from 'k6/metrics';
+import { Counter, Gauge, Rate } from 'k6/metrics';
 
 const baskets = new Counter('baskets');
 const heavy = new Rate('heavy_basket');
+const depth = new Gauge('queue_depth');
 const extra = [];
 for (let i = 0; i < Number(__ENV.EXTRA || 0); i++) extra.push(new Counter('extra_' + i));
 
@@ -41,6 +42,7 @@ export default function () {
   }
   baskets.add(2);
   heavy.add(Math.random() < 0.3);
+  depth.add(__VU * 10 + __ITER % 7);
 }
 `
 
@@ -147,6 +149,17 @@ func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
 				t.Errorf("iteration duration max %v, k6 %v", deref(l.Max), id2["max"])
 			}
 			t.Logf("iteration duration avg %.4f p95 %.4f ms, k6 %.4f %.4f", *l.Avg, deref(l.P95), id2["avg"], id2["p(95)"])
+		}
+		// A Gauge: the last value is k6's own; min and max are of the values pushed, within
+		// k6's min and max.
+		kg := sum.metrics["queue_depth"]
+		if len(sr.Gauges) != 1 || sr.Gauges[0].Name != "queue_depth" {
+			t.Errorf("gauges %+v", sr.Gauges)
+		} else if g := sr.Gauges[0]; g.Last == nil || *g.Last != kg["value"] || g.Min == nil || g.Max == nil ||
+			*g.Min < kg["min"] || *g.Max > kg["max"] || *g.Min > *g.Max || g.Series != 1 {
+			t.Errorf("gauge last %v min %v max %v, k6 %v", deref(g.Last), deref(g.Min), deref(g.Max), kg)
+		} else {
+			t.Logf("gauge last %v min %v max %v, k6 %v", *g.Last, *g.Min, *g.Max, kg)
 		}
 		t.Logf("extra %d: checks %s %v%% / %s %v%%, baskets %v, heavy %v%%, %d queries", extra, sr.Checks[0].Name, deref(sr.Checks[0].PassPercent), sr.Checks[1].Name, deref(sr.Checks[1].PassPercent), deref(counters["baskets"].Total), deref(sr.Rates[0].Percent), r.PrometheusQueries)
 	}

@@ -158,11 +158,12 @@ type ScenarioResult struct {
 	// Trends the custom Trends its script defines (see groups.go).
 	Groups []GroupResult `json:"groups,omitempty"`
 	Trends []TrendResult `json:"trends,omitempty"`
-	// Checks are the scenario's k6 checks, Counters and Rates the custom ones its script
+	// Checks are the scenario's k6 checks, Counters, Rates and Gauges the custom ones its script
 	// defines (see checks.go).
 	Checks   []CheckResult   `json:"checks,omitempty"`
 	Counters []CounterResult `json:"counters,omitempty"`
 	Rates    []RateResult    `json:"rates,omitempty"`
+	Gauges   []GaugeResult   `json:"gauges,omitempty"`
 }
 
 // RequestResult is one request name's result.

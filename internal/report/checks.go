@@ -5,14 +5,14 @@ import (
 )
 
 // checksAndCounters writes the "Iterations and checks" section: each scenario's iteration
-// duration, its k6 checks (those below 100 % marked), and the custom Counters and Rates its
-// script defines. Parts with no rows are left out; the section too when all are.
+// duration, its k6 checks (those below 100 % marked), and the custom Counters, Rates and
+// Gauges its script defines. Parts with no rows are left out; the section too when all are.
 func (m *markdown) checksAndCounters(scenarios []analysis.ScenarioResult) {
 	var iters, checks, counters bool
 	for _, s := range scenarios {
 		iters = iters || s.IterationDuration != nil
 		checks = checks || len(s.Checks) > 0
-		counters = counters || len(s.Counters) > 0 || len(s.Rates) > 0
+		counters = counters || len(s.Counters) > 0 || len(s.Rates) > 0 || len(s.Gauges) > 0
 	}
 	if !iters && !checks && !counters {
 		return
@@ -46,14 +46,18 @@ func (m *markdown) checksAndCounters(scenarios []analysis.ScenarioResult) {
 	}
 	if counters {
 		m.printf("Custom Counters (`new Counter(name)`): what the script added in the window, exact, summed over runners. ")
-		m.printf("Custom Rates (`new Rate(name)`): the share of true values, as checks are (lowest runner, since it began).\n\n")
-		m.printf("| Scenario | Metric | Kind | Value | Per second |\n|---|---|---|---:|---:|\n")
+		m.printf("Custom Rates (`new Rate(name)`): the share of true values, as checks are (lowest runner, since it began). ")
+		m.printf("Custom Gauges (`new Gauge(name)`): the last value in the window (when one runner wrote it), and the lowest and highest k6 pushed.\n\n")
+		m.printf("| Scenario | Metric | Kind | Value | Per second | Min | Max |\n|---|---|---|---:|---:|---:|---:|\n")
 		for _, s := range scenarios {
 			for _, c := range s.Counters {
-				m.printf("| %s | %s | Counter | %s | %s |\n", cell(s.Name), cell(c.Name), withUnit(c.Total, ""), num(c.Rate, 2))
+				m.printf("| %s | %s | Counter | %s | %s | - | - |\n", cell(s.Name), cell(c.Name), withUnit(c.Total, ""), num(c.Rate, 2))
 			}
 			for _, r := range s.Rates {
-				m.printf("| %s | %s | Rate | %s | - |\n", cell(s.Name), cell(r.Name), withUnit(r.Percent, "%"))
+				m.printf("| %s | %s | Rate | %s | - | - | - |\n", cell(s.Name), cell(r.Name), withUnit(r.Percent, "%"))
+			}
+			for _, g := range s.Gauges {
+				m.printf("| %s | %s | Gauge | %s | - | %s | %s |\n", cell(s.Name), cell(g.Name), withUnit(g.Last, ""), withUnit(g.Min, ""), withUnit(g.Max, ""))
 			}
 		}
 		m.printf("\n")

@@ -21,6 +21,10 @@ func TestMarkdownIterationsChecksAndCounters(t *testing.T) {
 		}
 		s.Counters = []analysis.CounterResult{{Name: "list_refresh_stuck", Metric: "k6_list_refresh_stuck_total", Total: f(3), Rate: f(0.005)}}
 		s.Rates = []analysis.RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: f(30.125)}}
+		s.Gauges = []analysis.GaugeResult{
+			{Name: "queue_depth", Metric: "k6_queue_depth", Last: f(15), Min: f(11), Max: f(33.5), Series: 1},
+			{Name: "lag", Metric: "k6_lag", Min: f(1), Max: f(2), Series: 3},
+		}
 		return r
 	}
 	tests := []struct {
@@ -38,8 +42,10 @@ func TestMarkdownIterationsChecksAndCounters(t *testing.T) {
 				"| checkinout | status is 200 | 100.00 |  |",
 				"| checkinout | body has id | 66.67 | **failing** |",
 				`| checkinout | nearly \| always | <100.00 | **failing** |`,
-				"| checkinout | list_refresh_stuck | Counter | 3 | 0.01 |",
-				"| checkinout | heavy_basket | Rate | 30.125% | - |",
+				"| checkinout | list_refresh_stuck | Counter | 3 | 0.01 | - | - |",
+				"| checkinout | heavy_basket | Rate | 30.125% | - | - | - |",
+				"| checkinout | queue_depth | Gauge | 15 | - | 11 | 33.5 |",
+				"| checkinout | lag | Gauge | - | - | 1 | 2 |",
 			},
 		},
 		{
