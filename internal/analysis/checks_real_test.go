@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,4 +167,66 @@ func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
 	if queries[0] != queries[8] {
 		t.Errorf("queries grew with the checks and Counters: %v", queries)
 	}
+}
+
+// Story: two runners share the desk's load (k6 execution segments), each failing its check at
+// its own rate. perfexp's Counter is the two runners' sum exactly; the check's pass rate is the
+// lower runner's own, as k6's two summaries give them; the Gauge spans both runners' values.
+func TestRealK6ChecksOverTwoRunners(t *testing.T) {
+	prom := promtest.Start(t)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		if n.Add(1)%3 == 0 {
+			_, _ = w.Write([]byte("third"))
+		}
+	}))
+	defer srv.Close()
+	const id = "checks-real-two"
+	start := time.Now().Truncate(time.Second)
+	sums := make([]checksSummary, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[i] = parseChecksSummary(t, prom.RunK6(t, promtest.K6Run{Script: checksScript, TestID: id,
+				Env:     map[string]string{"BASE": srv.URL},
+				Tags:    map[string]string{"instance_id": fmt.Sprint(i)},
+				Segment: fmt.Sprintf("%d/2:%d/2", i, i+1), Sequence: "0,1/2,1"}))
+		}()
+	}
+	wg.Wait()
+	end := time.Now().Add(time.Second).Truncate(time.Second)
+	r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: id, TestID: id, Start: start, End: end, Scenarios: []string{"desk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := r.Scenarios[0]
+	for _, c := range sr.Checks {
+		lowest := math.Inf(1)
+		for _, s := range sums {
+			pf := s.checks[c.Name]
+			lowest = math.Min(lowest, 100*float64(pf[0])/float64(pf[0]+pf[1]))
+		}
+		if c.Series != 2 || c.PassPercent == nil || math.Abs(*c.PassPercent-lowest) > 1e-9 {
+			t.Errorf("check %q: %v%% over %d series, the lower runner's %.6f%%", c.Name, deref(c.PassPercent), c.Series, lowest)
+		}
+	}
+	var baskets, kmin, kmax float64
+	kmin = math.Inf(1)
+	for _, s := range sums {
+		baskets += s.metrics["baskets"]["count"]
+		kmin, kmax = math.Min(kmin, s.metrics["queue_depth"]["min"]), math.Max(kmax, s.metrics["queue_depth"]["max"])
+	}
+	if len(sr.Counters) != 1 || sr.Counters[0].Total == nil || *sr.Counters[0].Total != baskets {
+		t.Errorf("counters %+v, k6's two summaries %v", sr.Counters, baskets)
+	}
+	if len(sr.Gauges) != 1 {
+		t.Fatalf("gauges %+v", sr.Gauges)
+	}
+	if g := sr.Gauges[0]; g.Series != 2 || g.Last != nil || g.Min == nil || g.Max == nil || *g.Min < kmin || *g.Max > kmax {
+		t.Errorf("gauge %+v (last %v), k6 min %v max %v", g, deref(g.Last), kmin, kmax)
+	}
+	t.Logf("checks %s %v%% / %s %v%%, baskets %v of k6's %v", sr.Checks[0].Name, deref(sr.Checks[0].PassPercent), sr.Checks[1].Name, deref(sr.Checks[1].PassPercent), deref(sr.Counters[0].Total), baskets)
 }
