@@ -124,6 +124,21 @@ type ScenarioResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
 	Trends []TrendResult `json:"trends,omitempty"`
+	// failingChecks lists the scenario's k6 checks whose pass rate is below 100 % (the lowest
+	// runner's, since it began), lowest first; all checks are in the report.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	FailingChecks []CheckResult `json:"failingChecks,omitempty"`
+}
+
+// CheckResult is a k6 check that failed at least once.
+type CheckResult struct {
+	// name is the check's name in the script.
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// passPercent is its pass rate in percent, e.g. "66.67".
+	// +optional
+	PassPercent string `json:"passPercent,omitempty"`
 }
 
 // Distribution summarises a k6 Trend: its mean, percentiles and max. Percentiles lie within

@@ -191,6 +191,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	var (
 		k6       *k6Data
 		trends   *trendData
+		custom   *customData
+		iterDur  *iterationData
 		spans    map[string]activeSpan
 		wd       *workloadData
 		wdNotes  []string
@@ -203,7 +205,17 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		parallel []func() error
 	)
 	parallel = append(parallel,
-		func() (err error) { k6, trends, err = readK6WithTrends(ctx, cq, in, lookFrom, edges); return err },
+		func() (err error) {
+			if k6, trends, err = readK6WithTrends(ctx, cq, in, lookFrom, edges); err != nil {
+				return err
+			}
+			iterDur, err = readIterationDurations(ctx, cq, in.TestID, lookFrom, edges, k6)
+			return err
+		},
+		func() (err error) {
+			custom, err = readCustom(ctx, cq, in.TestID, in.Scenarios, lookFrom, edges)
+			return err
+		},
 		func() (err error) {
 			spans, err = readActiveSpans(ctx, cq, in.TestID, in.Scenarios, ms, in.End.Add(in.EndGrace))
 			return err
@@ -247,6 +259,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	r.Notes = append(r.Notes, notes...)
 	r.Notes = append(r.Notes, trends.fill(startIdx, endIdx, activeIn(ms, in.End), r.Scenarios)...)
 	r.Notes = append(r.Notes, trends.notes()...)
+	custom.fill(startIdx, endIdx, activeIn(ms, in.End), r.Scenarios)
+	r.Notes = append(r.Notes, custom.notes()...)
+	r.Notes = append(r.Notes, iterDur.fill(startIdx, endIdx, r.Scenarios)...)
+	r.Notes = append(r.Notes, iterDur.notes()...)
 	switch {
 	case k6.hasHistograms():
 		r.LatencySource = perfexpv1alpha1.LatencyFromNativeHistogram
@@ -290,6 +306,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
 		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
 		trends.fill(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), sr.Scenarios)
+		custom.fill(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), sr.Scenarios)
+		iterDur.fill(sl.startEdge, sl.endEdge, sr.Scenarios)
 		sr.Workloads = wd.results(sl.start, sl.end, false)
 		sr.Queries = sliceQs[i]
 		if len(in.Analysis.Queries) == 0 {

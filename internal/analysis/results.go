@@ -140,6 +140,9 @@ type ScenarioResult struct {
 	InvalidReason string                   `json:"invalidReason,omitempty"`
 	RequestStats
 	Iterations *int64 `json:"iterations,omitempty"`
+	// IterationDuration is the distribution of k6's iteration_duration over the iterations
+	// that ended in the window, in milliseconds (see iterations.go).
+	IterationDuration *Latency `json:"iterationDuration,omitempty"`
 	// ActiveSeconds is how long the scenario ran within the window (from its first to its last
 	// k6 sample, when those are more than 30 s inside the window's edges): its rates are
 	// requests over it, so a start delay does not dilute them.
@@ -155,6 +158,12 @@ type ScenarioResult struct {
 	// Trends the custom Trends its script defines (see groups.go).
 	Groups []GroupResult `json:"groups,omitempty"`
 	Trends []TrendResult `json:"trends,omitempty"`
+	// Checks are the scenario's k6 checks, Counters, Rates and Gauges the custom ones its script
+	// defines (see checks.go).
+	Checks   []CheckResult   `json:"checks,omitempty"`
+	Counters []CounterResult `json:"counters,omitempty"`
+	Rates    []RateResult    `json:"rates,omitempty"`
+	Gauges   []GaugeResult   `json:"gauges,omitempty"`
 }
 
 // RequestResult is one request name's result.

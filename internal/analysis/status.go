@@ -37,6 +37,7 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 			sr.TopRequests = append(sr.TopRequests, perfexpv1alpha1.RequestResult{Name: truncate(rr.Name, 256), RequestStats: statusStats(rr.RequestStats)})
 		}
 		sr.Groups, sr.Trends = statusGroups(s.Groups), statusTrends(s.Trends)
+		sr.FailingChecks = statusFailingChecks(s.Checks)
 		out.Scenarios = append(out.Scenarios, sr)
 	}
 	for i, w := range r.Workloads {

@@ -46,6 +46,7 @@ func Markdown(r *analysis.Result) string {
 	m.objectives(r.Objectives)
 	m.responseTimes(r.Scenarios)
 	m.transactions(r.Scenarios)
+	m.checksAndCounters(r.Scenarios)
 	m.comparison(r.Comparison)
 	m.workloads(r.Workloads, r.Comparison)
 	m.runners(r.Runners, r.NodeLoad)
