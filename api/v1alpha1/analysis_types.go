@@ -87,6 +87,7 @@ type Analysis struct {
 // PrimaryMetric names a metric the comparison's headline is decided on.
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'Max' && self.metric != 'Query'",message="a primary metric needs an interval: Max and Query have one value per run; use Avg, P50, P75, P90, P95, P99, ErrorRate or Rate"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate'",message="PassRate judges one k6 check in objectives; it cannot be a primary metric"
 type PrimaryMetric struct {
 	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate.
 	// +required
@@ -178,11 +179,12 @@ type TimeSlice struct {
 }
 
 // ObjectiveMetric is a metric an objective judges.
-// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query
+// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query;PassRate
 type ObjectiveMetric string
 
 // The metrics objectives may judge. Latencies are in milliseconds, ErrorRate in percent (0-100),
-// Rate in requests per second and Query in the query's own unit.
+// Rate in requests per second, Query in the query's own unit and PassRate (a k6 check's pass
+// rate, objectives only) in percent (0-100).
 const (
 	MetricAvg       ObjectiveMetric = "Avg"
 	MetricP50       ObjectiveMetric = "P50"
@@ -194,15 +196,21 @@ const (
 	MetricErrorRate ObjectiveMetric = "ErrorRate"
 	MetricRate      ObjectiveMetric = "Rate"
 	MetricQuery     ObjectiveMetric = "Query"
+	MetricPassRate  ObjectiveMetric = "PassRate"
 )
 
 // Objective is a bound on one metric, absolute or relative to the baseline.
 // +kubebuilder:validation:XValidation:rule="has(self.max) || has(self.min) || has(self.maxIncreasePercent) || has(self.maxDecreasePercent)",message="an objective needs a bound: max, min, maxIncreasePercent or maxDecreasePercent"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
-// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend and query"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) + (has(self.iteration) && self.iteration ? 1 : 0) + (has(self.check) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend, iteration, check and query"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || has(self.scenario)",message="group and trend need scenario"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="a group or trend objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
+// +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || has(self.scenario)",message="iteration needs scenario"
+// +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="an iteration objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
+// +kubebuilder:validation:XValidation:rule="(self.metric == 'PassRate') == has(self.check)",message="check is set exactly when metric is PassRate"
+// +kubebuilder:validation:XValidation:rule="!has(self.check) || has(self.scenario)",message="check needs scenario"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: a check's pass rate has no baseline comparison"
 type Objective struct {
 	// name of the objective, for reports; defaults to a description of the bound.
 	// +optional
@@ -236,6 +244,18 @@ type Objective struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Trend string `json:"trend,omitempty"`
+
+	// iteration narrows the metric to the scenario's k6 iteration_duration: how long one
+	// whole iteration of its default function took, in milliseconds.
+	// +optional
+	Iteration bool `json:"iteration,omitempty"`
+
+	// check names one k6 check of the scenario (`check(res, {'status is 200': ...})` ->
+	// "status is 200"), judged with metric PassRate: its pass rate in percent, the lowest
+	// among the k6 runners, each counted since it started (k6 writes no counts for checks).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Check string `json:"check,omitempty"`
 
 	// query names the custom query judged, with metric Query.
 	// +optional

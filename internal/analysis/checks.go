@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -353,4 +354,30 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 		out = append(out, perfexpv1alpha1.CheckResult{Name: truncate(c.Name, 256), PassPercent: fixed(&p, 2)})
 	}
 	return out
+}
+
+// checkPassRate is one check's reported pass rate in percent (the lowest runner's), or why
+// there is none; an unknown name lists the checks the scenario wrote.
+func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
+	if r == nil {
+		return nil, "no results"
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Name != scenario {
+			continue
+		}
+		names := make([]string, 0, len(s.Checks))
+		for _, c := range s.Checks {
+			if c.Name == check {
+				if c.PassPercent == nil {
+					return nil, fmt.Sprintf("scenario %s: check %q has no pass rate in the window", scenario, check)
+				}
+				return c.PassPercent, ""
+			}
+			names = append(names, strconv.Quote(c.Name))
+		}
+		return nil, fmt.Sprintf("scenario %s has no check %q in the window (checks: %s)", scenario, check, orNoneList(names))
+	}
+	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
 }

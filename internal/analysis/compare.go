@@ -19,7 +19,7 @@ const singleRunNote = "one run per side: the intervals show the noise within the
 // metricUnit is the unit of a metric in results and objectives.
 func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 	switch m {
-	case perfexpv1alpha1.MetricErrorRate:
+	case perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricPassRate:
 		return "%"
 	case perfexpv1alpha1.MetricRate:
 		return "req/s"

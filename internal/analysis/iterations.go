@@ -76,3 +76,22 @@ func (d *iterationData) notes() []string {
 	}
 	return []string{d.skipped}
 }
+
+// iterationStats is a scenario's iteration-duration distribution as request statistics, or
+// why there is none.
+func (r *Result) iterationStats(scenario string) (*RequestStats, string) {
+	if r == nil {
+		return nil, "no results"
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Name != scenario {
+			continue
+		}
+		if s.IterationDuration == nil {
+			return nil, fmt.Sprintf("scenario %s has no iteration durations in the window (no iteration ended in it, or a k6 runner restarted)", scenario)
+		}
+		return latencyStats(*s.IterationDuration), ""
+	}
+	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
+}

@@ -35,6 +35,10 @@ func objectiveName(o perfexpv1alpha1.Objective, unit string) string {
 		subject = o.Scenario + " group " + o.Group
 	case o.Trend != "":
 		subject = o.Scenario + " trend " + o.Trend
+	case o.Iteration:
+		subject = o.Scenario + " iteration"
+	case o.Check != "":
+		subject = fmt.Sprintf("%s check %q", o.Scenario, o.Check)
 	case o.Scenario != "":
 		subject = o.Scenario
 	}
@@ -91,6 +95,21 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 			} else {
 				noData = why
 			}
+		case o.Iteration:
+			// iteration_duration covers every iteration: k6 tags it with no success.
+			st, why := r.iterationStats(o.Scenario)
+			if st != nil {
+				value = statOf(st, o.Metric)
+			} else {
+				noData = why
+			}
+		case o.Check != "":
+			pass, why := r.checkPassRate(o.Scenario, o.Check)
+			if pass != nil {
+				value = pass
+			} else {
+				noData = why
+			}
 		default:
 			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
 			if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
@@ -106,7 +125,7 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		var missed, unknown []string
 		// A percentile that is only an upper bound (trend-stats fallback over several runners)
 		// proves a maximum is met when it is below it, and proves nothing else.
-		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && !o.Iteration && o.Check == "" && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
 				if upper {
@@ -140,6 +159,9 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		}
 		if successOnly {
 			or.Message += " (successful requests only)"
+		}
+		if o.Check != "" {
+			or.Message += " (the lowest k6 runner's pass rate, counted since it started)"
 		}
 		out = append(out, or)
 	}
