@@ -272,6 +272,9 @@ var scenarioMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP9
 // requestMetrics are compared for the most frequent request names.
 var requestMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
 
+// iterationSingleRunWhy is why a single run's iteration duration is not decided.
+const iterationSingleRunWhy = "iteration durations are not stored per interval, so one run against one baseline run cannot be decided on them; repeat the runs (repeats compare them run by run)"
+
 // transactionMetrics are compared for each group and custom Trend found in both runs.
 var transactionMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
 
@@ -280,7 +283,9 @@ var transactionMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.Metri
 type row struct {
 	scenario, request string
 	group, trend      string
-	kind              perfexpv1alpha1.ObjectiveMetric
+	// iteration is the scenario's iteration duration (k6's iteration_duration).
+	iteration bool
+	kind      perfexpv1alpha1.ObjectiveMetric
 }
 
 func (w row) label() string {
@@ -295,15 +300,22 @@ func (w row) label() string {
 		label += " group " + w.group
 	case w.trend != "":
 		label += " trend " + w.trend
+	case w.iteration:
+		label += " iteration"
 	}
 	return label + " " + strings.ToLower(string(w.kind))
 }
 
-// transaction is true for a group's or a custom Trend's row.
-func (w row) transaction() bool { return w.group != "" || w.trend != "" }
+// transaction is true for a group's, a custom Trend's or an iteration duration's row: all are
+// secondary, and none has a successful-only variant.
+func (w row) transaction() bool { return w.group != "" || w.trend != "" || w.iteration }
 
 // stats are the statistics a row reads from a run, nil when the run has none.
 func (w row) stats(r *Result) *RequestStats {
+	if w.iteration {
+		s, _ := r.iterationStats(w.scenario)
+		return s
+	}
 	if w.transaction() {
 		s, _, _ := r.transactionStats(w.scenario, w.group, w.trend)
 		return s
@@ -389,6 +401,18 @@ func rows(r, base *Result, o CompareOptions) []row {
 			}
 		}
 	}
+	// Each scenario's iteration duration, when both runs have it: secondary as well.
+	for _, s := range r.Scenarios {
+		if s.IterationDuration == nil {
+			continue
+		}
+		if st, _ := base.iterationStats(s.Name); st == nil {
+			continue
+		}
+		for _, m := range transactionMetrics {
+			add(row{scenario: s.Name, iteration: true, kind: m})
+		}
+	}
 	for _, p := range o.Primary {
 		if p.Scenario != "" {
 			add(row{scenario: p.Scenario, request: p.Request, kind: p.Metric})
@@ -456,6 +480,10 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+		case w.iteration:
+			// Iteration durations are read at the window's edges only, not per interval, so a
+			// single run has nothing to resample; repeats compare them run by run.
+			mc.setUnknown(iterationSingleRunWhy)
 		case mixed && isLatency(w.kind) && !w.transaction():
 			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
