@@ -87,7 +87,7 @@ type Analysis struct {
 // PrimaryMetric names a metric the comparison's headline is decided on.
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'Max' && self.metric != 'Query'",message="a primary metric needs an interval: Max and Query have one value per run; use Avg, P50, P75, P90, P95, P99, ErrorRate or Rate"
-// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate'",message="PassRate judges one k6 check in objectives; it cannot be a primary metric"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' && self.metric != 'Count'",message="PassRate and Count judge one k6 check or Counter in objectives; they cannot be primary metrics"
 type PrimaryMetric struct {
 	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate.
 	// +required
@@ -179,12 +179,13 @@ type TimeSlice struct {
 }
 
 // ObjectiveMetric is a metric an objective judges.
-// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query;PassRate
+// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query;PassRate;Count
 type ObjectiveMetric string
 
 // The metrics objectives may judge. Latencies are in milliseconds, ErrorRate in percent (0-100),
 // Rate in requests per second, Query in the query's own unit and PassRate (a k6 check's pass
-// rate, objectives only) in percent (0-100).
+// rate, objectives only) in percent (0-100) and Count (a custom Counter's total in the window,
+// objectives only) in the Counter's own unit.
 const (
 	MetricAvg       ObjectiveMetric = "Avg"
 	MetricP50       ObjectiveMetric = "P50"
@@ -197,13 +198,14 @@ const (
 	MetricRate      ObjectiveMetric = "Rate"
 	MetricQuery     ObjectiveMetric = "Query"
 	MetricPassRate  ObjectiveMetric = "PassRate"
+	MetricCount     ObjectiveMetric = "Count"
 )
 
 // Objective is a bound on one metric, absolute or relative to the baseline.
 // +kubebuilder:validation:XValidation:rule="has(self.max) || has(self.min) || has(self.maxIncreasePercent) || has(self.maxDecreasePercent)",message="an objective needs a bound: max, min, maxIncreasePercent or maxDecreasePercent"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
-// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) + (has(self.iteration) && self.iteration ? 1 : 0) + (has(self.check) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend, iteration, check and query"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) + (has(self.iteration) && self.iteration ? 1 : 0) + (has(self.check) ? 1 : 0) + (has(self.counter) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend, iteration, check, counter and query"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || has(self.scenario)",message="group and trend need scenario"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="a group or trend objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
 // +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || has(self.scenario)",message="iteration needs scenario"
@@ -211,6 +213,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'PassRate') == has(self.check)",message="check is set exactly when metric is PassRate"
 // +kubebuilder:validation:XValidation:rule="!has(self.check) || has(self.scenario)",message="check needs scenario"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: a check's pass rate has no baseline comparison"
+// +kubebuilder:validation:XValidation:rule="(self.metric == 'Count') == has(self.counter)",message="counter is set exactly when metric is Count"
+// +kubebuilder:validation:XValidation:rule="!has(self.counter) || has(self.scenario)",message="counter needs scenario"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'Count' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a Count objective takes max and/or min: a Counter's total has no baseline comparison"
 type Objective struct {
 	// name of the objective, for reports; defaults to a description of the bound.
 	// +optional
@@ -256,6 +261,13 @@ type Objective struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Check string `json:"check,omitempty"`
+
+	// counter names one custom k6 Counter of the scenario (`new Counter('baskets')` ->
+	// baskets), judged with metric Count: the total the script added in the window (exact,
+	// summed over runners), in the Counter's own unit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Counter string `json:"counter,omitempty"`
 
 	// query names the custom query judged, with metric Query.
 	// +optional

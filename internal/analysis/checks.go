@@ -360,7 +360,7 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 // there is none; an unknown name lists the checks the scenario wrote.
 func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
 	if r == nil {
-		return nil, "no results"
+		return nil, noResults
 	}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
@@ -378,6 +378,32 @@ func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
 			names = append(names, strconv.Quote(c.Name))
 		}
 		return nil, fmt.Sprintf("scenario %s has no check %q in the window (checks: %s)", scenario, check, orNoneList(names))
+	}
+	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
+}
+
+// counterTotal is one custom Counter's total in the window (exact), or why there is none; an
+// unknown name lists the Counters the scenario wrote.
+func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
+	if r == nil {
+		return nil, noResults
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Name != scenario {
+			continue
+		}
+		names := make([]string, 0, len(s.Counters))
+		for _, c := range s.Counters {
+			if c.Name == counter {
+				if c.Total == nil {
+					return nil, fmt.Sprintf("scenario %s: Counter %q has no total in the window", scenario, counter)
+				}
+				return c.Total, ""
+			}
+			names = append(names, c.Name)
+		}
+		return nil, fmt.Sprintf("scenario %s has no custom Counter %q in the window (Counters: %s)", scenario, counter, orNoneList(names))
 	}
 	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
 }

@@ -23,7 +23,7 @@ func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 		return "%"
 	case perfexpv1alpha1.MetricRate:
 		return "req/s"
-	case perfexpv1alpha1.MetricQuery:
+	case perfexpv1alpha1.MetricQuery, perfexpv1alpha1.MetricCount:
 		return ""
 	case MetricCPU:
 		return "cores"

@@ -235,7 +235,7 @@ func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
 // by that name.
 func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats, string, string) {
 	if r == nil {
-		return nil, "", "no results"
+		return nil, "", noResults
 	}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
@@ -263,6 +263,9 @@ func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats,
 	}
 	return nil, "", fmt.Sprintf("no scenario %q in the results", scenario)
 }
+
+// noResults is why an objective has no value when there are no results at all.
+const noResults = "no results"
 
 func latencyStats(l Latency) *RequestStats {
 	return &RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}

@@ -15,7 +15,8 @@ import (
 // Story: a scenario's iteration duration and a check's pass rate are objectives: crafted into
 // a real Prometheus, iterations of 1-2 s (p95 near 1.95 s) meet "p95 <= 2500ms" and miss
 // "avg <= 1200ms"; two runners whose "status is 200" check passes 99.5 % and 97 % report the
-// lower, so "min 99" is missed and "min 95" met; names the run never wrote are Unknown with
+// lower, so "min 99" is missed and "min 95" met; a Counter of 960 (exact) meets "min 900" and
+// misses "max 950"; names the run never wrote are Unknown with
 // the ones it did.
 func TestIterationAndCheckObjectives(t *testing.T) {
 	base := time.Now().Add(-50 * time.Minute).Truncate(time.Second)
@@ -25,7 +26,7 @@ func TestIterationAndCheckObjectives(t *testing.T) {
 	for _, inst := range []string{"0", "1"} {
 		dur := newCraftedTrend(metricIterationDuration, id, "desk", "", inst)
 		delete(dur.labels, "group")
-		var iters, okRate, bodyRate []promtest.Float
+		var iters, okRate, bodyRate, baskets []promtest.Float
 		pass := map[string]float64{"0": 0.995, "1": 0.97}[inst]
 		n := 0
 		for k := 1; k <= 24; k++ {
@@ -36,6 +37,8 @@ func TestIterationAndCheckObjectives(t *testing.T) {
 			iters = append(iters, promtest.Float{T: t, V: float64(n)})
 			okRate = append(okRate, promtest.Float{T: t, V: pass})
 			bodyRate = append(bodyRate, promtest.Float{T: t, V: 1})
+			// Two baskets per iteration of 240 per runner: 480 per runner in the window, 960 in all.
+			baskets = append(baskets, promtest.Float{T: t, V: float64(2 * n)})
 		}
 		lbl := func(name string, extra ...string) map[string]string {
 			m := map[string]string{"__name__": name, "testid": id, "scenario": "desk", "instance_id": inst}
@@ -47,7 +50,8 @@ func TestIterationAndCheckObjectives(t *testing.T) {
 		series = append(series, dur.series(),
 			promtest.Series{Labels: lbl("k6_iterations_total"), Floats: iters},
 			promtest.Series{Labels: lbl("k6_checks_rate", "check", "status is 200"), Floats: okRate},
-			promtest.Series{Labels: lbl("k6_checks_rate", "check", "body has id"), Floats: bodyRate})
+			promtest.Series{Labels: lbl("k6_checks_rate", "check", "body has id"), Floats: bodyRate},
+			promtest.Series{Labels: lbl("k6_baskets_total"), Floats: baskets})
 	}
 	prom := promtest.Start(t)
 	prom.Write(t, series)
@@ -61,6 +65,9 @@ func TestIterationAndCheckObjectives(t *testing.T) {
 		{Metric: perfexpv1alpha1.MetricPassRate, Scenario: "desk", Check: "status is 200", Min: q("95")},
 		{Metric: perfexpv1alpha1.MetricPassRate, Scenario: "desk", Check: "body has id", Min: q("100")},
 		{Metric: perfexpv1alpha1.MetricPassRate, Scenario: "desk", Check: "status is 201", Min: q("99")},
+		{Metric: perfexpv1alpha1.MetricCount, Scenario: "desk", Counter: "baskets", Min: q("900")},
+		{Metric: perfexpv1alpha1.MetricCount, Scenario: "desk", Counter: "baskets", Max: q("950")},
+		{Metric: perfexpv1alpha1.MetricCount, Scenario: "desk", Counter: "refunds", Max: q("950")},
 	}
 	in := Input{Experiment: id, TestID: id, Start: at(0), End: at(125 * time.Second), Scenarios: []string{"desk"},
 		Analysis: perfexpv1alpha1.Analysis{Objectives: objectives}}
@@ -84,6 +91,9 @@ func TestIterationAndCheckObjectives(t *testing.T) {
 		{perfexpv1alpha1.ObjectiveMet, "%", `desk check "status is 200" PassRate >= 95%`, "97% is within bounds (the lowest k6 runner's pass rate"},
 		{perfexpv1alpha1.ObjectiveMet, "%", `desk check "body has id" PassRate >= 100%`, "100% is within bounds"},
 		{perfexpv1alpha1.ObjectiveUnknown, "%", `desk check "status is 201" PassRate >= 99%`, `no check "status is 201" in the window (checks: "body has id", "status is 200")`},
+		{perfexpv1alpha1.ObjectiveMet, "", "desk counter baskets Count >= 900", "960 is within bounds"},
+		{perfexpv1alpha1.ObjectiveMissed, "", "desk counter baskets Count <= 950", "960 is above the maximum 950"},
+		{perfexpv1alpha1.ObjectiveUnknown, "", "desk counter refunds Count <= 950", `no custom Counter "refunds" in the window (Counters: baskets)`},
 	}
 	if len(r.Objectives) != len(tests) {
 		t.Fatalf("%d objectives judged, want %d", len(r.Objectives), len(tests))

@@ -81,7 +81,7 @@ func (d *iterationData) notes() []string {
 // why there is none.
 func (r *Result) iterationStats(scenario string) (*RequestStats, string) {
 	if r == nil {
-		return nil, "no results"
+		return nil, noResults
 	}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]

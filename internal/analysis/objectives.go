@@ -39,6 +39,8 @@ func objectiveName(o perfexpv1alpha1.Objective, unit string) string {
 		subject = o.Scenario + " iteration"
 	case o.Check != "":
 		subject = fmt.Sprintf("%s check %q", o.Scenario, o.Check)
+	case o.Counter != "":
+		subject = o.Scenario + " counter " + o.Counter
 	case o.Scenario != "":
 		subject = o.Scenario
 	}
@@ -77,45 +79,7 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		if o.Trend != "" {
 			or.Unit = ""
 		}
-		var value *float64
-		successOnly := false
-		noData := "no data for this metric"
-		switch {
-		case o.Metric == perfexpv1alpha1.MetricQuery:
-			if q := r.query(o.Query); q != nil {
-				value, or.Unit = q.Value, q.Unit
-			}
-		case o.Group != "" || o.Trend != "":
-			// A group's or Trend's distribution covers every execution: k6 tags neither with
-			// the requests' success, so there is no successful-only variant.
-			st, unit, why := r.transactionStats(o.Scenario, o.Group, o.Trend)
-			if st != nil {
-				value, or.Unit = statOf(st, o.Metric), unit
-				or.Name = objectiveName(o, unit)
-			} else {
-				noData = why
-			}
-		case o.Iteration:
-			// iteration_duration covers every iteration: k6 tags it with no success.
-			st, why := r.iterationStats(o.Scenario)
-			if st != nil {
-				value = statOf(st, o.Metric)
-			} else {
-				noData = why
-			}
-		case o.Check != "":
-			pass, why := r.checkPassRate(o.Scenario, o.Check)
-			if pass != nil {
-				value = pass
-			} else {
-				noData = why
-			}
-		default:
-			value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
-			if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
-				value, successOnly = ok, true
-			}
-		}
+		value, successOnly, noData := objectiveValue(r, o, &or)
 		or.Value = value
 		if value == nil {
 			or.Outcome, or.Message = perfexpv1alpha1.ObjectiveUnknown, noData
@@ -125,7 +89,7 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		var missed, unknown []string
 		// A percentile that is only an upper bound (trend-stats fallback over several runners)
 		// proves a maximum is met when it is below it, and proves nothing else.
-		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && !o.Iteration && o.Check == "" && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && !o.Iteration && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
 				if upper {
@@ -166,6 +130,52 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		out = append(out, or)
 	}
 	return out
+}
+
+// objectiveValue is the value an objective judges, whether it is the successful requests'
+// latency, or why there is none; it sets the result's unit and name when the data decide them.
+func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult) (value *float64, successOnly bool, noData string) {
+	noData = "no data for this metric"
+	switch {
+	case o.Metric == perfexpv1alpha1.MetricQuery:
+		if q := r.query(o.Query); q != nil {
+			value, or.Unit = q.Value, q.Unit
+		}
+	case o.Group != "" || o.Trend != "":
+		// A group's or Trend's distribution covers every execution: k6 tags neither with
+		// the requests' success, so there is no successful-only variant.
+		st, unit, why := r.transactionStats(o.Scenario, o.Group, o.Trend)
+		if st == nil {
+			return nil, false, why
+		}
+		value, or.Unit = statOf(st, o.Metric), unit
+		or.Name = objectiveName(o, unit)
+	case o.Iteration:
+		// iteration_duration covers every iteration: k6 tags it with no success.
+		st, why := r.iterationStats(o.Scenario)
+		if st == nil {
+			return nil, false, why
+		}
+		value = statOf(st, o.Metric)
+	case o.Check != "":
+		pass, why := r.checkPassRate(o.Scenario, o.Check)
+		if pass == nil {
+			return nil, false, why
+		}
+		value = pass
+	case o.Counter != "":
+		total, why := r.counterTotal(o.Scenario, o.Counter)
+		if total == nil {
+			return nil, false, why
+		}
+		value = total
+	default:
+		value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
+		if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
+			value, successOnly = ok, true
+		}
+	}
+	return value, successOnly, noData
 }
 
 // successfulOf is a latency metric of the successful requests, when the row has them apart.
