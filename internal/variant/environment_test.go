@@ -762,6 +762,9 @@ func storyFailedRollouts(t *testing.T, te *testenv.Env, ns string) {
 			t.Fatal(err)
 		}
 		pod := newReplicaSetPod(t, c, d, "2")
+		// The API server keeps whole seconds: a clock started before the pod may be later than
+		// its creation time by less than a second, or earlier, so start it at that time.
+		clk.SetTime(pod.CreationTimestamp.Time)
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app"}}}}
 		if err := c.Status().Update(t.Context(), pod); err != nil {
