@@ -320,20 +320,7 @@ func get(t *testing.T, c client.Client, ns, name string) *perfexpv1alpha1.PerfEx
 }
 
 // eventually retries check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+var eventually = testenv.Eventually
 
 // consistently fails the test if check returns an error at any time within d.
 func consistently(t *testing.T, d time.Duration, what string, check func() error) {

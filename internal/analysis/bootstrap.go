@@ -355,16 +355,7 @@ func blockBootstrap(cur, base *IntervalSeries, curStep, baseStep float64, minCha
 			out[m] = e
 			continue
 		}
-		widen(ds, e.point, bc.inflation()*bb.inflation())
-		sort.Float64s(ds)
-		e.low, e.high = percentile(ds, alpha/2), percentile(ds, 1-alpha/2)
-		e.pValues(func(x float64) float64 {
-			// Resamples equal to x count half, so a change of exactly zero in every
-			// resample (a run against itself) has p 1, not 0.
-			below := sort.Search(len(ds), func(i int) bool { return ds[i] >= x })
-			atOrBelow := sort.Search(len(ds), func(i int) bool { return ds[i] > x })
-			return (float64(below) + float64(atOrBelow-below)/2) / float64(len(ds))
-		})
+		e.fromResamples(ds, bc.inflation()*bb.inflation())
 		if e.constant {
 			e.pNoChange, e.pBeyond = 1, 1
 		}
@@ -430,4 +421,19 @@ func percentile(sorted []float64, p float64) float64 {
 	}
 	f := x - float64(i)
 	return sorted[i]*(1-f) + sorted[i+1]*f
+}
+
+// fromResamples sets the effect's interval and p-values from the resampled changes ds (sorted
+// in place), after widening them by inflation for few intervals.
+func (e *effect) fromResamples(ds []float64, inflation float64) {
+	widen(ds, e.point, inflation)
+	sort.Float64s(ds)
+	e.low, e.high = percentile(ds, alpha/2), percentile(ds, 1-alpha/2)
+	e.pValues(func(x float64) float64 {
+		// Resamples equal to x count half, so a change of exactly zero in every resample (a
+		// run against itself) has p 1, not 0.
+		below := sort.Search(len(ds), func(i int) bool { return ds[i] >= x })
+		atOrBelow := sort.Search(len(ds), func(i int) bool { return ds[i] > x })
+		return (float64(below) + float64(atOrBelow-below)/2) / float64(len(ds))
+	})
 }

@@ -359,51 +359,39 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 // checkPassRate is one check's reported pass rate in percent (the lowest runner's), or why
 // there is none; an unknown name lists the checks the scenario wrote.
 func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
-	if r == nil {
-		return nil, noResults
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, why
 	}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Name != scenario {
-			continue
-		}
-		names := make([]string, 0, len(s.Checks))
-		for _, c := range s.Checks {
-			if c.Name == check {
-				if c.PassPercent == nil {
-					return nil, fmt.Sprintf("scenario %s: check %q has no pass rate in the window", scenario, check)
-				}
-				return c.PassPercent, ""
+	names := make([]string, 0, len(s.Checks))
+	for _, c := range s.Checks {
+		if c.Name == check {
+			if c.PassPercent == nil {
+				return nil, fmt.Sprintf("scenario %s: check %q has no pass rate in the window", scenario, check)
 			}
-			names = append(names, strconv.Quote(c.Name))
+			return c.PassPercent, ""
 		}
-		return nil, fmt.Sprintf("scenario %s has no check %q in the window (checks: %s)", scenario, check, orNoneList(names))
+		names = append(names, strconv.Quote(c.Name))
 	}
-	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
+	return nil, fmt.Sprintf("scenario %s has no check %q in the window (checks: %s)", scenario, check, orNoneList(names))
 }
 
 // counterTotal is one custom Counter's total in the window (exact), or why there is none; an
 // unknown name lists the Counters the scenario wrote.
 func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
-	if r == nil {
-		return nil, noResults
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, why
 	}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Name != scenario {
-			continue
-		}
-		names := make([]string, 0, len(s.Counters))
-		for _, c := range s.Counters {
-			if c.Name == counter {
-				if c.Total == nil {
-					return nil, fmt.Sprintf("scenario %s: Counter %q has no total in the window", scenario, counter)
-				}
-				return c.Total, ""
+	names := make([]string, 0, len(s.Counters))
+	for _, c := range s.Counters {
+		if c.Name == counter {
+			if c.Total == nil {
+				return nil, fmt.Sprintf("scenario %s: Counter %q has no total in the window", scenario, counter)
 			}
-			names = append(names, c.Name)
+			return c.Total, ""
 		}
-		return nil, fmt.Sprintf("scenario %s has no custom Counter %q in the window (Counters: %s)", scenario, counter, orNoneList(names))
+		names = append(names, c.Name)
 	}
-	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
+	return nil, fmt.Sprintf("scenario %s has no custom Counter %q in the window (Counters: %s)", scenario, counter, orNoneList(names))
 }

@@ -69,25 +69,8 @@ func statOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 // judge the same), which is every request's when none failed; other metrics cover every
 // request.
 func comparedStat(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric, successfulOnly bool) *float64 {
-	if !successfulOnly || s == nil || s.Successful == nil {
-		return statOf(s, m)
-	}
-	l := s.Successful
-	switch m {
-	case perfexpv1alpha1.MetricAvg:
-		return l.Avg
-	case perfexpv1alpha1.MetricP50:
-		return l.P50
-	case perfexpv1alpha1.MetricP75:
-		return l.P75
-	case perfexpv1alpha1.MetricP90:
-		return l.P90
-	case perfexpv1alpha1.MetricP95:
-		return l.P95
-	case perfexpv1alpha1.MetricP99:
-		return l.P99
-	case perfexpv1alpha1.MetricMax:
-		return l.Max
+	if successfulOnly && s != nil && s.Successful != nil && isLatency(m) {
+		return successfulOf(s, m)
 	}
 	return statOf(s, m)
 }

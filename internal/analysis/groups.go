@@ -234,34 +234,41 @@ func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
 // objective or comparison row can read, with its unit; nil and a reason when the run has none
 // by that name.
 func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats, string, string) {
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, "", why
+	}
+	if group != "" {
+		var names []string
+		for _, g := range s.Groups {
+			if g.Name == group {
+				return latencyStats(g.Latency), "ms", ""
+			}
+			names = append(names, g.Name)
+		}
+		return nil, "", fmt.Sprintf("scenario %s has no group %q in the window (groups: %s)", scenario, group, orNoneList(names))
+	}
+	var names []string
+	for _, t := range s.Trends {
+		if t.Name == trend {
+			return latencyStats(t.Latency), t.Unit, ""
+		}
+		names = append(names, t.Name)
+	}
+	return nil, "", fmt.Sprintf("scenario %s has no custom Trend %q in the window (Trends: %s)", scenario, trend, orNoneList(names))
+}
+
+// scenarioNamed is the scenario an objective or comparison row names, or why there is none.
+func (r *Result) scenarioNamed(name string) (*ScenarioResult, string) {
 	if r == nil {
-		return nil, "", noResults
+		return nil, noResults
 	}
 	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Name != scenario {
-			continue
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i], ""
 		}
-		if group != "" {
-			var names []string
-			for _, g := range s.Groups {
-				if g.Name == group {
-					return latencyStats(g.Latency), "ms", ""
-				}
-				names = append(names, g.Name)
-			}
-			return nil, "", fmt.Sprintf("scenario %s has no group %q in the window (groups: %s)", scenario, group, orNoneList(names))
-		}
-		var names []string
-		for _, t := range s.Trends {
-			if t.Name == trend {
-				return latencyStats(t.Latency), t.Unit, ""
-			}
-			names = append(names, t.Name)
-		}
-		return nil, "", fmt.Sprintf("scenario %s has no custom Trend %q in the window (Trends: %s)", scenario, trend, orNoneList(names))
 	}
-	return nil, "", fmt.Sprintf("no scenario %q in the results", scenario)
+	return nil, fmt.Sprintf("no scenario %q in the results", name)
 }
 
 // noResults is why an objective has no value when there are no results at all.
@@ -310,13 +317,7 @@ func transactionIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][
 			if d == nil {
 				continue
 			}
-			if perKey[k] == nil {
-				perKey[k] = make([]*Histogram, g.steps-1)
-			}
-			if perKey[k][i] == nil {
-				perKey[k][i] = NewHistogram()
-			}
-			perKey[k][i].Add(d)
+			addIncrement(perKey, k, i, g, d)
 		}
 	}
 	return perKey

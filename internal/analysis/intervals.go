@@ -457,17 +457,22 @@ func sumHistogramIncrements(hists model.Matrix, g intervalGrid) map[intervalKey]
 				continue
 			}
 			for _, k := range intervalKeys(ss.Metric) {
-				if perKey[k] == nil {
-					perKey[k] = make([]*Histogram, g.steps-1)
-				}
-				if perKey[k][i] == nil {
-					perKey[k][i] = NewHistogram()
-				}
-				perKey[k][i].Add(d)
+				addIncrement(perKey, k, i, g, d)
 			}
 		}
 	}
 	return perKey
+}
+
+// addIncrement adds one series' histogram increment d of interval i to key k's sums.
+func addIncrement(perKey map[intervalKey][]*Histogram, k intervalKey, i int, g intervalGrid, d *Histogram) {
+	if perKey[k] == nil {
+		perKey[k] = make([]*Histogram, g.steps-1)
+	}
+	if perKey[k][i] == nil {
+		perKey[k][i] = NewHistogram()
+	}
+	perKey[k][i].Add(d)
 }
 
 // histogramIncrements is increments for one series' cumulative histograms; nil for the

@@ -80,18 +80,12 @@ func (d *iterationData) notes() []string {
 // iterationStats is a scenario's iteration-duration distribution as request statistics, or
 // why there is none.
 func (r *Result) iterationStats(scenario string) (*RequestStats, string) {
-	if r == nil {
-		return nil, noResults
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, why
 	}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Name != scenario {
-			continue
-		}
-		if s.IterationDuration == nil {
-			return nil, fmt.Sprintf("scenario %s has no iteration durations in the window (no iteration ended in it, or a k6 runner restarted)", scenario)
-		}
-		return latencyStats(*s.IterationDuration), ""
+	if s.IterationDuration == nil {
+		return nil, fmt.Sprintf("scenario %s has no iteration durations in the window (no iteration ended in it, or a k6 runner restarted)", scenario)
 	}
-	return nil, fmt.Sprintf("no scenario %q in the results", scenario)
+	return latencyStats(*s.IterationDuration), ""
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -309,14 +308,7 @@ func meanBootstrap(cur, base []float64, minChange float64, resamples int, seed u
 		e.few = "too few resamples had use on both sides"
 		return e
 	}
-	widen(ds, e.point, bc.inflation()*bb.inflation())
-	sort.Float64s(ds)
-	e.low, e.high = percentile(ds, alpha/2), percentile(ds, 1-alpha/2)
-	e.pValues(func(x float64) float64 {
-		below := sort.Search(len(ds), func(i int) bool { return ds[i] >= x })
-		atOrBelow := sort.Search(len(ds), func(i int) bool { return ds[i] > x })
-		return (float64(below) + float64(atOrBelow-below)/2) / float64(len(ds))
-	})
+	e.fromResamples(ds, bc.inflation()*bb.inflation())
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testenv"
 )
 
 // experiment is a minimal valid experiment: one scenario "checkinout" of one VU for a minute.
@@ -50,17 +51,4 @@ func condition(exp *perfexpv1alpha1.PerfExperiment, typ string) *metav1.Conditio
 }
 
 // eventually retries check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+var eventually = testenv.Eventually

@@ -217,3 +217,20 @@ func (e *Env) namespace(t testing.TB, name string, labels map[string]string) str
 	}
 	return name
 }
+
+// Eventually retries check every 100 ms until it returns nil, and fails the test with the
+// last error once timeout has passed.
+func Eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
