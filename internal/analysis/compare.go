@@ -454,11 +454,21 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		}
 		return nil, "no data for it in one of the runs"
 	}
+	intervalRates := false
 	for _, w := range rows(r, b.Result, o) {
 		mc := newMetricComparison(w, o)
 		mc.Value = comparedStat(w.stats(r), w.kind, successfulOnly)
 		mc.Baseline = comparedStat(w.stats(b.Result), w.kind, successfulOnly)
 		mc.Unit = w.unit(r)
+		if w.kind == perfexpv1alpha1.MetricRate {
+			// The change is decided on the compared intervals' rates: show those, not the
+			// results' rates over each scenario's active span, so value, baseline and change
+			// come from one source.
+			if vc, vb := intervalRate(cur.find(w.key()), cur.StepSeconds), intervalRate(base.find(w.key()), base.StepSeconds); vc != nil && vb != nil {
+				mc.Value, mc.Baseline = vc, vb
+				intervalRates = true
+			}
+		}
 		fillDelta(&mc)
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
@@ -478,6 +488,9 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 			mc.fill(e, MethodBlockBootstrap, "intervals")
 		}
 		c.Metrics = append(c.Metrics, mc)
+	}
+	if intervalRates {
+		c.Notes = append(c.Notes, intervalRateNote)
 	}
 	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, r.TestID, baseID)...)
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
@@ -505,6 +518,21 @@ func undecide(c *Comparison, why string) {
 	}
 	c.Change = headline(c.Metrics)
 	c.Notes = append([]string{why}, c.Notes...)
+}
+
+// intervalRateNote is said of a single-run comparison with rate rows.
+const intervalRateNote = "rate rows are requests per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
+
+// intervalRate is a series' requests per second over all its intervals, nil without one.
+func intervalRate(s *IntervalSeries, step float64) *float64 {
+	if s == nil || len(s.Requests) == 0 || step <= 0 {
+		return nil
+	}
+	var all float64
+	for _, v := range s.Requests {
+		all += v
+	}
+	return num(all / (float64(len(s.Requests)) * step))
 }
 
 // queryRows compare custom queries on their value alone: one value per run has no interval.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +264,33 @@ func TestSingleRunBootstrap(t *testing.T) {
 		}
 		if e := find(c, "s errorrate"); e.Scale != ScalePoints || e.Change == perfexpv1alpha1.ChangeRegressed || e.Change == perfexpv1alpha1.ChangeImproved {
 			t.Errorf("error rate %+v", e)
+		}
+	})
+	t.Run("the rate row shows the rates its change is decided on", func(t *testing.T) {
+		// The results' rates are over each scenario's active span; here they disagree with the
+		// intervals (as a start measured two seconds apart did in the demo), and the row must
+		// not show them beside a change computed from the intervals.
+		cur := syntheticRun(7, "span", 1, within)
+		orig := base.Scenarios[0].Rate
+		cur.Scenarios[0].Rate, base.Scenarios[0].Rate = num(78.44), num(79.48)
+		defer func() { base.Scenarios[0].Rate = orig }()
+		c := compareWith(cur, base)
+		rate := find(c, "s rate")
+		want := func(d *IntervalData) float64 {
+			var all float64
+			for _, v := range d.Series[0].Requests {
+				all += v
+			}
+			return all / (float64(len(d.Series[0].Requests)) * d.StepSeconds)
+		}
+		if *rate.Value != want(cur.Intervals) || *rate.Baseline != want(base.Intervals) {
+			t.Errorf("rate row shows %v vs %v, the intervals' rates are %v vs %v", *rate.Value, *rate.Baseline, want(cur.Intervals), want(base.Intervals))
+		}
+		if got, est := 100*(*rate.Value / *rate.Baseline-1), *rate.Estimate; math.Abs(got-est) > 0.01 {
+			t.Errorf("shown values change by %.3f %%, the estimate is %.3f %%", got, est)
+		}
+		if !slices.Contains(c.Notes, intervalRateNote) {
+			t.Errorf("notes %v", c.Notes)
 		}
 	})
 	t.Run("a re-analysis gives the same interval", func(t *testing.T) {
