@@ -521,7 +521,7 @@ func undecide(c *Comparison, why string) {
 }
 
 // intervalRateNote is said of a single-run comparison with rate rows.
-const intervalRateNote = "rate rows are requests per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
+const intervalRateNote = "Rate rows are requests per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
 
 // intervalRate is a series' requests per second over all its intervals, nil without one.
 func intervalRate(s *IntervalSeries, step float64) *float64 {
