@@ -295,7 +295,9 @@ func (w row) label() string {
 
 // transaction is true for a group's, a custom Trend's, an iteration duration's or a Counter's
 // row: all are secondary, and none has a successful-only variant.
-func (w row) transaction() bool { return w.group != "" || w.trend != "" || w.iteration || w.counter != "" }
+func (w row) transaction() bool {
+	return w.group != "" || w.trend != "" || w.iteration || w.counter != ""
+}
 
 // stats are the statistics a row reads from a run, nil when the run has none.
 func (w row) stats(r *Result) *RequestStats {
