@@ -100,6 +100,7 @@ func TestScriptRowsSingleRun(t *testing.T) {
 					t.Errorf("%s: %s [%v, %v]%% (primary %v, unit %q, method %s): %s; want one of %v, secondary, %s",
 						want.label, mc.Change, deref(mc.Low), deref(mc.High), mc.Primary, mc.Unit, mc.Method, mc.Why, want.changes, want.unit)
 				}
+				t.Logf("%s: %s [%+.1f, %+.1f] %%", want.label, mc.Change, deref(mc.Low), deref(mc.High))
 			}
 			if c.Change == perfexpv1alpha1.ChangeRegressed || c.Change == perfexpv1alpha1.ChangeImproved {
 				t.Errorf("headline %s: the requests did not change", c.Change)
