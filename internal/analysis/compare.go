@@ -396,19 +396,9 @@ func rows(r, base *Result, o CompareOptions) []row {
 			}
 		}
 	}
-	// Each scenario's iteration duration, when both runs have it: secondary as well.
-	for _, s := range r.Scenarios {
-		if s.IterationDuration == nil {
-			continue
-		}
-		if st, _ := base.iterationStats(s.Name); st == nil {
-			continue
-		}
-		for _, m := range transactionMetrics {
-			add(row{scenario: s.Name, iteration: true, kind: m})
-		}
-	}
-	for _, w := range counterRows(r, base) {
+	// Each scenario's iteration duration and custom Counters, when both runs have them:
+	// secondary as well.
+	for _, w := range scriptRows(r, base) {
 		add(w)
 	}
 	for _, p := range o.Primary {

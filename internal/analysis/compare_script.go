@@ -7,7 +7,7 @@ import (
 )
 
 // Comparison rows of what a script measures beyond its requests: a scenario's iteration
-// duration (rows in rows(), read per interval in script_intervals.go) and its custom Counters.
+// duration and its custom Counters, read per interval in script_intervals.go.
 //
 // A Counter's row compares its rate, what the script added to it per second of the window,
 // with the same machinery as the request rate: the ratio of the two runs' rates on a log
@@ -20,6 +20,24 @@ import (
 
 // counterUnit is the unit of a Counter's compared rate: the Counter's own unit per second.
 const counterUnit = "/s"
+
+// scriptRows are the rows of each scenario's iteration duration (p95 and avg) and of its
+// Counters, where both runs have them.
+func scriptRows(r, base *Result) []row {
+	var out []row
+	for _, s := range r.Scenarios {
+		if s.IterationDuration == nil {
+			continue
+		}
+		if st, _ := base.iterationStats(s.Name); st == nil {
+			continue
+		}
+		for _, m := range transactionMetrics {
+			out = append(out, row{scenario: s.Name, iteration: true, kind: m})
+		}
+	}
+	return append(out, counterRows(r, base)...)
+}
 
 // counterRows are the rows of each scenario's Counters found in both runs, in the report's
 // order and within its cap (maxCustomNames).

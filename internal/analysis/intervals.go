@@ -228,19 +228,23 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			return err
 		},
 	}
+	// The named requests' histograms and the groups', Trends' and iterations' come in one
+	// query: every run has iteration durations, and a query of their own would be one more
+	// per analysis. They are told apart by name afterwards.
+	var histSels []string
 	if len(names) > 0 {
-		fns = append(fns, func() (err error) {
-			named, err = rangeMatrix(ctx, q, metricDuration+withNames(hsel, names), r)
-			return err
-		})
+		histSels = append(histSels, metricDuration+withNames(hsel, names))
 	}
-	var transactions model.Matrix
 	if tsel := transactionSelector(sel, groups, trendNames, iterations); tsel != "" {
-		fns = append(fns, func() (err error) { transactions, err = rangeMatrix(ctx, q, tsel, r); return err })
+		histSels = append(histSels, tsel)
+	}
+	if len(histSels) > 0 {
+		fns = append(fns, func() (err error) { named, err = rangeMatrix(ctx, q, histogramsOf(histSels), r); return err })
 	}
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
+	named, transactions := splitNamed(named)
 	g := intervalGrid{start: ms, step: step, steps: int(end.Sub(ms)/step) + 1}
 	reqs, counterSeries := splitCounters(reqs)
 	transactions, iterationSeries := splitIterations(transactions)

@@ -10,9 +10,9 @@ import (
 // Per-interval data of a scenario's iterations and of a script's custom Counters: what a
 // single-run comparison resamples for their rows (compare_script.go). Both are read by the
 // range queries readIntervals makes anyway, so their number stays the same whatever the run's
-// length or the number of Counters: the iteration-duration histograms with the groups' and
-// Trends' (every series read, as a sum would lose a runner that stopped), the Counters with
-// the request counters.
+// length or the number of Counters: the iteration-duration histograms with the request
+// names', groups' and Trends' (every series read, as a sum would lose a runner that stopped),
+// the Counters with the request counters.
 
 // counterMetric is the series name k6 writes a custom Counter under.
 func counterMetric(name string) string { return "k6_" + name + "_total" }
@@ -35,6 +35,23 @@ func splitCounters(m model.Matrix) (reqs, counters model.Matrix) {
 		}
 	}
 	return reqs, counters
+}
+
+// histogramsOf reads several selectors' histograms in one query. `or` keeps every series of
+// both sides unless two have the same labels but their names, which a request's series (its
+// name, method and status tags) and a group's, Trend's or iteration's never do.
+func histogramsOf(sels []string) string { return strings.Join(sels, " or ") }
+
+// splitNamed separates the request names' histograms from the groups', Trends' and iterations'.
+func splitNamed(m model.Matrix) (named, transactions model.Matrix) {
+	for _, ss := range m {
+		if string(ss.Metric[model.MetricNameLabel]) == metricDuration {
+			named = append(named, ss)
+		} else {
+			transactions = append(transactions, ss)
+		}
+	}
+	return named, transactions
 }
 
 // splitIterations separates the iteration-duration series from the groups' and Trends'.
