@@ -100,7 +100,7 @@ func (w row) bootstrapKind() perfexpv1alpha1.ObjectiveMetric {
 func (w row) noEffectWhy(why string, r, base *Result) string {
 	switch {
 	case w.iteration && why == noIntervalsWhy:
-		return "no per-interval iteration durations in one of the runs (results analysed by an older perfexp keep none, and Prometheus no longer had the samples): analyse it again, or repeat the runs, which compare iteration durations run by run"
+		return "no per-interval iteration durations in one of the runs (its results were analysed by an older perfexp, which did not keep them): repeat the runs, which compare iteration durations run by run"
 	case w.counter != "" && why == noIntervalsWhy:
 		return fmt.Sprintf("no per-interval data for Counter %q in one of the runs (analysed by an older perfexp, or beyond the %d series results.json keeps): repeat the runs, which compare it run by run", w.counter, maxStoredSeries)
 	case w.counter != "":
