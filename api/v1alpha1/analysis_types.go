@@ -185,7 +185,8 @@ type ObjectiveMetric string
 // The metrics objectives may judge. Latencies are in milliseconds, ErrorRate in percent (0-100),
 // Rate in requests per second, Query in the query's own unit and PassRate (a k6 check's pass
 // rate, objectives only) in percent (0-100) and Count (a custom Counter's total in the window,
-// objectives only) in the Counter's own unit.
+// objectives only) in the Counter's own unit; relative to a baseline, Count is judged on the
+// change of the Counter's rate per second.
 const (
 	MetricAvg       ObjectiveMetric = "Avg"
 	MetricP50       ObjectiveMetric = "P50"
@@ -215,7 +216,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: a check's pass rate has no baseline comparison"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Count') == has(self.counter)",message="counter is set exactly when metric is Count"
 // +kubebuilder:validation:XValidation:rule="!has(self.counter) || has(self.scenario)",message="counter needs scenario"
-// +kubebuilder:validation:XValidation:rule="self.metric != 'Count' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a Count objective takes max and/or min: a Counter's total has no baseline comparison"
 type Objective struct {
 	// name of the objective, for reports; defaults to a description of the bound.
 	// +optional
@@ -263,8 +263,10 @@ type Objective struct {
 	Check string `json:"check,omitempty"`
 
 	// counter names one custom k6 Counter of the scenario (`new Counter('baskets')` ->
-	// baskets), judged with metric Count: the total the script added in the window (exact,
-	// summed over runners), in the Counter's own unit.
+	// baskets), judged with metric Count: max and min bound the total the script added in
+	// the window (exact, summed over runners), in the Counter's own unit; maxIncreasePercent
+	// and maxDecreasePercent bound the change of its rate per second against the baseline,
+	// judged on that change's 95 % interval.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Counter string `json:"counter,omitempty"`

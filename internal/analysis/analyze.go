@@ -532,6 +532,9 @@ func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[inter
 			keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
 		}
 	}
+	for _, k := range scriptIntervalKeys(r) {
+		keep[k] = true
+	}
 	if b != nil && b.Result != nil {
 		opts, _ := OptionsFor(a)
 		for _, w := range rows(r, b.Result, opts.withDefaults()) {

@@ -39,6 +39,10 @@ type series struct {
 	all     []float64   // requests per interval
 	failed  []float64   // failed requests per interval
 	seconds float64     // interval length
+	// everyInterval counts every interval as a sample, not only those with requests: a
+	// Counter's interval that added nothing is data (none of the events it counts), where a
+	// request series' empty interval is time the scenario did not run.
+	everyInterval bool
 }
 
 // sharedBounds is the union of both runs' bucket bounds, sorted.
@@ -67,7 +71,7 @@ func (s *IntervalSeries) onto(bounds [][2]float64, step float64) *series {
 	for i, b := range bounds {
 		pos[b] = i
 	}
-	out := &series{seconds: step, all: s.Requests, failed: s.Failed, sums: s.Sums}
+	out := &series{seconds: step, all: s.Requests, failed: s.Failed, sums: s.Sums, everyInterval: s.Counter != ""}
 	out.counts = make([][]float64, len(s.Requests))
 	for i := range out.counts {
 		out.counts[i] = make([]float64, len(bounds))
@@ -86,8 +90,11 @@ func (s *IntervalSeries) onto(bounds [][2]float64, step float64) *series {
 	return out
 }
 
-// active counts the intervals that had requests.
+// active counts the intervals that had requests (every interval of a Counter).
 func (s *series) active() int {
+	if s.everyInterval {
+		return len(s.all)
+	}
 	n := 0
 	for _, a := range s.all {
 		if a > 0 {

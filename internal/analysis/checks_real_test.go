@@ -162,6 +162,9 @@ func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
 		} else {
 			t.Logf("gauge last %v min %v max %v, k6 %v", *g.Last, *g.Min, *g.Max, kg)
 		}
+		if extra == 0 {
+			checkScriptIntervals(t, prom, id, start, end, sum)
+		}
 		t.Logf("extra %d: checks %s %v%% / %s %v%%, baskets %v, heavy %v%%, %d queries", extra, sr.Checks[0].Name, deref(sr.Checks[0].PassPercent), sr.Checks[1].Name, deref(sr.Checks[1].PassPercent), deref(counters["baskets"].Total), deref(sr.Rates[0].Percent), r.PrometheusQueries)
 	}
 	if queries[0] != queries[8] {
@@ -229,4 +232,35 @@ func TestRealK6ChecksOverTwoRunners(t *testing.T) {
 		t.Errorf("gauge %+v (last %v), k6 min %v max %v", g, deref(g.Last), kmin, kmax)
 	}
 	t.Logf("checks %s %v%% / %s %v%%, baskets %v of k6's %v", sr.Checks[0].Name, deref(sr.Checks[0].PassPercent), sr.Checks[1].Name, deref(sr.Checks[1].PassPercent), deref(sr.Counters[0].Total), baskets)
+}
+
+// checkScriptIntervals reads the run's per-interval iteration durations and baskets Counter
+// (one-second intervals: the run is shorter than an analysis' shortest) and checks that their
+// increments add up to k6's own counts: every iteration and every basket in exactly one
+// interval.
+func checkScriptIntervals(t *testing.T, prom *promtest.Server, id string, start, end time.Time, sum checksSummary) {
+	t.Helper()
+	keep := map[intervalKey]bool{{scenario: "desk", iteration: true}: true, {scenario: "desk", counter: "baskets"}: true}
+	d, err := readIntervals(context.Background(), prom.API(t), id, []string{"desk"}, start, end, time.Second, keep, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, baskets := d.find(intervalKey{scenario: "desk", iteration: true}), d.find(intervalKey{scenario: "desk", counter: "baskets"})
+	if it == nil || baskets == nil {
+		t.Fatalf("iteration series %v, baskets series %v", it != nil, baskets != nil)
+	}
+	var iterations, added, durations float64
+	for i := range it.Requests {
+		iterations, added = iterations+it.Requests[i], added+baskets.Requests[i]
+		if h := it.histogram(i); h != nil {
+			durations += h.Sum
+		}
+	}
+	k := sum.metrics["iteration_duration"]
+	if iterations != sum.metrics["iterations"]["count"] || added != sum.metrics["baskets"]["count"] ||
+		!within(1000*durations/iterations, k["avg"], 0.001) {
+		t.Errorf("per interval: %v iterations (avg %.4f ms), %v baskets; k6: %v iterations (avg %.4f ms), %v baskets",
+			iterations, 1000*durations/iterations, added, sum.metrics["iterations"]["count"], k["avg"], sum.metrics["baskets"]["count"])
+	}
+	t.Logf("per interval: %d intervals, %v iterations, %v baskets, as k6 counted", len(it.Requests), iterations, added)
 }

@@ -255,8 +255,8 @@ var scenarioMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP9
 // requestMetrics are compared for the most frequent request names.
 var requestMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
 
-// iterationSingleRunWhy is why a single run's iteration duration is not decided.
-const iterationSingleRunWhy = "iteration durations are not stored per interval, so one run against one baseline run cannot be decided on them; repeat the runs (repeats compare them run by run)"
+// noIntervalsWhy is why a single-run row is Unknown when one run has no per-interval data for it.
+const noIntervalsWhy = "no per-interval data for it in one of the runs"
 
 // transactionMetrics are compared for each group and custom Trend found in both runs.
 var transactionMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
@@ -268,7 +268,9 @@ type row struct {
 	group, trend      string
 	// iteration is the scenario's iteration duration (k6's iteration_duration).
 	iteration bool
-	kind      perfexpv1alpha1.ObjectiveMetric
+	// counter names a custom k6 Counter of the scenario (kind Count; see compare_script.go).
+	counter string
+	kind    perfexpv1alpha1.ObjectiveMetric
 }
 
 func (w row) label() string {
@@ -285,16 +287,23 @@ func (w row) label() string {
 		label += " trend " + w.trend
 	case w.iteration:
 		label += " iteration"
+	case w.counter != "":
+		return label + " counter " + w.counter + " rate"
 	}
 	return label + " " + strings.ToLower(string(w.kind))
 }
 
-// transaction is true for a group's, a custom Trend's or an iteration duration's row: all are
-// secondary, and none has a successful-only variant.
-func (w row) transaction() bool { return w.group != "" || w.trend != "" || w.iteration }
+// transaction is true for a group's, a custom Trend's, an iteration duration's or a Counter's
+// row: all are secondary, and none has a successful-only variant.
+func (w row) transaction() bool {
+	return w.group != "" || w.trend != "" || w.iteration || w.counter != ""
+}
 
 // stats are the statistics a row reads from a run, nil when the run has none.
 func (w row) stats(r *Result) *RequestStats {
+	if w.counter != "" {
+		return r.counterStats(w.scenario, w.counter)
+	}
 	if w.iteration {
 		s, _ := r.iterationStats(w.scenario)
 		return s
@@ -308,6 +317,9 @@ func (w row) stats(r *Result) *RequestStats {
 
 // unit is a row's unit in a run: a plain-number Trend's is the script's own (empty).
 func (w row) unit(r *Result) string {
+	if w.counter != "" {
+		return counterUnit
+	}
 	if w.trend != "" {
 		_, u, _ := r.transactionStats(w.scenario, w.group, w.trend)
 		return u
@@ -319,7 +331,7 @@ func (w row) key() intervalKey {
 	if w.scenario == "" {
 		return intervalKey{scenario: allScenarios}
 	}
-	return intervalKey{scenario: w.scenario, request: w.request, group: w.group, trend: w.trend}
+	return intervalKey{scenario: w.scenario, request: w.request, group: w.group, trend: w.trend, iteration: w.iteration, counter: w.counter}
 }
 
 // rows lists what to compare for a result: all scenarios together (when there are several),
@@ -384,17 +396,10 @@ func rows(r, base *Result, o CompareOptions) []row {
 			}
 		}
 	}
-	// Each scenario's iteration duration, when both runs have it: secondary as well.
-	for _, s := range r.Scenarios {
-		if s.IterationDuration == nil {
-			continue
-		}
-		if st, _ := base.iterationStats(s.Name); st == nil {
-			continue
-		}
-		for _, m := range transactionMetrics {
-			add(row{scenario: s.Name, iteration: true, kind: m})
-		}
+	// Each scenario's iteration duration and custom Counters, when both runs have them:
+	// secondary as well.
+	for _, w := range scriptRows(r, base) {
+		add(w)
 	}
 	for _, p := range o.Primary {
 		if p.Scenario != "" {
@@ -443,11 +448,11 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 				effects[k] = nil
 			} else {
 				effects[k] = blockBootstrap(cs, bs, cur.StepSeconds, base.StepSeconds, o.MinChangePercent, o.Resamples,
-					seedOf(r.TestID, baseID, k.scenario, k.request, k.group, k.trend))
+					seedOf(append([]string{r.TestID, baseID}, k.seedParts()...)...))
 			}
 		}
 		if effects[k] == nil {
-			return nil, "no per-interval data for it in one of the runs"
+			return nil, noIntervalsWhy
 		}
 		if e := effects[k][m]; e != nil {
 			return e, ""
@@ -457,8 +462,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	intervalRates := false
 	for _, w := range rows(r, b.Result, o) {
 		mc := newMetricComparison(w, o)
-		mc.Value = comparedStat(w.stats(r), w.kind, successfulOnly)
-		mc.Baseline = comparedStat(w.stats(b.Result), w.kind, successfulOnly)
+		mc.Value, mc.Baseline = w.compared(r, successfulOnly), w.compared(b.Result, successfulOnly)
 		mc.Unit = w.unit(r)
 		if w.kind == perfexpv1alpha1.MetricRate {
 			// The change is decided on the compared intervals' rates: show those, not the
@@ -473,16 +477,12 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
-		case w.iteration:
-			// Iteration durations are read at the window's edges only, not per interval, so a
-			// single run has nothing to resample; repeats compare them run by run.
-			mc.setUnknown(iterationSingleRunWhy)
 		case mixed && isLatency(w.kind) && !w.transaction():
 			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
-			e, why := effectOf(w.key(), w.kind)
+			e, why := effectOf(w.key(), w.bootstrapKind())
 			if e == nil {
-				mc.setUnknown(why)
+				mc.setUnknown(w.noEffectWhy(why, r, b.Result))
 				break
 			}
 			mc.fill(e, MethodBlockBootstrap, "intervals")

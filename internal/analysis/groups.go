@@ -285,12 +285,16 @@ func orNoneList(names []string) string {
 	return shortList(names, 10)
 }
 
-// transactionSelector selects the group_duration series (when groups) and the named custom
-// Trends of a run, time Trends (name_seconds) and plain ones alike; "" when none is wanted.
-func transactionSelector(sel string, groups bool, trends []string) string {
+// transactionSelector selects the group_duration series (when groups), the iteration_duration
+// series (when iterations) and the named custom Trends of a run, time Trends (name_seconds)
+// and plain ones alike; "" when none is wanted.
+func transactionSelector(sel string, groups bool, trends []string, iterations bool) string {
 	var alts []string
 	if groups {
 		alts = append(alts, metricGroupDuration)
+	}
+	if iterations {
+		alts = append(alts, metricIterationDuration)
 	}
 	for _, t := range trends {
 		alts = append(alts, "k6_"+t+secondsSuffix, "k6_"+t)

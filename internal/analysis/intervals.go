@@ -28,8 +28,12 @@ import (
 const allScenarios = "*"
 
 // intervalKey names a sample series: a scenario (or allScenarios), and a request name, a
-// group or a custom Trend of it, or none.
-type intervalKey struct{ scenario, request, group, trend string }
+// group, a custom Trend or a custom Counter of it, its iteration duration, or none.
+type intervalKey struct {
+	scenario, request, group, trend string
+	iteration                       bool
+	counter                         string
+}
 
 // IntervalData is a run's per-interval counts and latency histograms: what a later comparison
 // needs, kept in results.json so a baseline older than Prometheus' retention can still be
@@ -58,6 +62,13 @@ type IntervalSeries struct {
 	// in k6's unit (seconds for a group or time Trend).
 	Group string `json:"group,omitempty"`
 	Trend string `json:"trend,omitempty"`
+	// Iteration names the scenario's iteration_duration series: Requests counts the
+	// iterations that ended in each interval, the histogram is in seconds.
+	Iteration bool `json:"iteration,omitempty"`
+	// Counter names a custom k6 Counter's series (by its script name): Requests holds what the
+	// script added to it in each interval (summed over runners and tag sets), Failed is zero
+	// and there is no histogram.
+	Counter string `json:"counter,omitempty"`
 	// Requests and Failed count the requests of each interval.
 	Requests []float64 `json:"requests"`
 	Failed   []float64 `json:"failed"`
@@ -82,7 +93,7 @@ func (d *IntervalData) find(k intervalKey) *IntervalSeries {
 }
 
 func (s *IntervalSeries) key() intervalKey {
-	return intervalKey{scenario: s.Scenario, request: s.Request, group: s.Group, trend: s.Trend}
+	return intervalKey{scenario: s.Scenario, request: s.Request, group: s.Group, trend: s.Trend, iteration: s.Iteration, counter: s.Counter}
 }
 
 // histogram is interval i's latency histogram, nil when it had none.
@@ -105,7 +116,8 @@ func (s *IntervalSeries) histogram(i int) *Histogram {
 
 // newIntervalSeries packs per-interval counts and histograms.
 func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) IntervalSeries {
-	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Group: k.group, Trend: k.trend, Requests: make([]float64, n), Failed: make([]float64, n)}
+	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Group: k.group, Trend: k.trend, Iteration: k.iteration, Counter: k.counter,
+		Requests: make([]float64, n), Failed: make([]float64, n)}
 	if c != nil {
 		copy(s.Requests, c.all)
 		copy(s.Failed, c.failed)
@@ -189,8 +201,8 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	if successfulOnly {
 		hsel = strings.TrimSuffix(sel, "}") + fmt.Sprintf(",%s!=%s}", tagExpectedResponse, quote(unexpected))
 	}
-	var names, trendNames []string
-	groups := false
+	var names, trendNames, counters []string
+	groups, iterations := false, false
 	for k := range keep {
 		switch {
 		case k.request != "":
@@ -199,31 +211,43 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			groups = true
 		case k.trend != "":
 			trendNames = append(trendNames, k.trend)
+		case k.iteration:
+			iterations = true
+		case k.counter != "":
+			counters = append(counters, counterMetric(k.counter))
 		}
 	}
 	r := promv1.Range{Start: ms, End: end, Step: step}
 	var reqs, sums, named model.Matrix
 	fns := []func() error{
-		func() (err error) { reqs, err = rangeMatrix(ctx, q, metricRequests+sel, r); return err },
+		// The custom Counters ride in the request counters' query: one float per series and
+		// boundary either way, and no query more however many Counters there are.
+		func() (err error) { reqs, err = rangeMatrix(ctx, q, countersSelector(sel, counters), r); return err },
 		func() (err error) {
 			sums, err = rangeMatrix(ctx, q, fmt.Sprintf("sum by (%s) (%s%s)", tagScenario, metricDuration, hsel), r)
 			return err
 		},
 	}
+	// The named requests' histograms and the groups', Trends' and iterations' come in one
+	// query: every run has iteration durations, and a query of their own would be one more
+	// per analysis. They are told apart by name afterwards.
+	var histSels []string
 	if len(names) > 0 {
-		fns = append(fns, func() (err error) {
-			named, err = rangeMatrix(ctx, q, metricDuration+withNames(hsel, names), r)
-			return err
-		})
+		histSels = append(histSels, metricDuration+withNames(hsel, names))
 	}
-	var transactions model.Matrix
-	if tsel := transactionSelector(sel, groups, trendNames); tsel != "" {
-		fns = append(fns, func() (err error) { transactions, err = rangeMatrix(ctx, q, tsel, r); return err })
+	if tsel := transactionSelector(sel, groups, trendNames, iterations); tsel != "" {
+		histSels = append(histSels, tsel)
+	}
+	if len(histSels) > 0 {
+		fns = append(fns, func() (err error) { named, err = rangeMatrix(ctx, q, histogramsOf(histSels), r); return err })
 	}
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
+	named, transactions := splitNamed(named)
 	g := intervalGrid{start: ms, step: step, steps: int(end.Sub(ms)/step) + 1}
+	reqs, counterSeries := splitCounters(reqs)
+	transactions, iterationSeries := splitIterations(transactions)
 	counts := sumRequestIncrements(reqs, g)
 	var irregular model.Matrix
 	if odd := irregularSeries(reqs, g); len(odd) > 0 {
@@ -253,6 +277,17 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			counts[k] = executions(v, g.steps-1)
 		}
 	}
+	for k, v := range iterationIncrements(iterationSeries, g) {
+		if keep[k] {
+			hs[k] = v
+			counts[k] = executions(v, g.steps-1)
+		}
+	}
+	for k, v := range counterIncrements(counterSeries, g) {
+		if keep[k] {
+			counts[k] = v
+		}
+	}
 	keys := map[intervalKey]bool{}
 	for k := range counts {
 		keys[k] = true
@@ -263,13 +298,7 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	for k := range keys {
 		out.Series = append(out.Series, newIntervalSeries(k, g.steps-1, counts[k], hs[k]))
 	}
-	sort.Slice(out.Series, func(i, j int) bool {
-		a, b := out.Series[i], out.Series[j]
-		if a.Scenario != b.Scenario {
-			return a.Scenario < b.Scenario
-		}
-		return a.Request < b.Request
-	})
+	sort.Slice(out.Series, func(i, j int) bool { return out.Series[i].key().less(out.Series[j].key()) })
 	return out, nil
 }
 
@@ -569,7 +598,8 @@ const maxStoredSeries = 48
 
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
 // together, each scenario, and its most frequent request names (those a comparison shows),
-// then its groups and custom Trends, as many as fit maxStoredSeries. A run's request names
+// then its iteration duration, groups, custom Trends and Counters, as many as fit
+// maxStoredSeries. A run's request names
 // could run into the hundreds.
 func stored(d *IntervalData, r *Result) *IntervalData {
 	if d == nil || len(d.Series) == 0 {
@@ -589,8 +619,14 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
 		}
 	}
-	// Then groups and Trends, most frequent group first, while the bound allows: a later
-	// single-run comparison with this run decides only what it kept.
+	// Then each scenario's iteration duration, its groups and Trends (most frequent group
+	// first), then its Counters (no histogram: a few hundred bytes each), while the bound
+	// allows: a later single-run comparison with this run decides only what it kept.
+	for _, s := range r.Scenarios {
+		if s.IterationDuration != nil && len(keep) < maxStoredSeries {
+			keep[intervalKey{scenario: s.Name, iteration: true}] = true
+		}
+	}
 	for _, s := range r.Scenarios {
 		for _, g := range s.Groups {
 			if len(keep) < maxStoredSeries {
@@ -601,6 +637,11 @@ func stored(d *IntervalData, r *Result) *IntervalData {
 			if len(keep) < maxStoredSeries {
 				keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
 			}
+		}
+	}
+	for _, k := range scriptIntervalKeys(r) {
+		if k.counter != "" && len(keep) < maxStoredSeries {
+			keep[k] = true
 		}
 	}
 	out := &IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
@@ -620,6 +661,8 @@ type intervalSeriesJSON struct {
 	Request  string   `json:"request,omitempty"`
 	Group    string   `json:"group,omitempty"`
 	Trend    string   `json:"trend,omitempty"`
+	Iter     bool     `json:"iteration,omitempty"`
+	Counter  string   `json:"counter,omitempty"`
 	Requests string   `json:"requests"`
 	Failed   string   `json:"failed"`
 	Bounds   string   `json:"bounds,omitempty"`
@@ -629,7 +672,7 @@ type intervalSeriesJSON struct {
 
 // MarshalJSON writes the compact form.
 func (s IntervalSeries) MarshalJSON() ([]byte, error) {
-	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
+	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Iter: s.Iteration, Counter: s.Counter, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
 	flat := make([]float64, 0, 2*len(s.Bounds))
 	for _, b := range s.Bounds {
 		flat = append(flat, b[0], b[1])
@@ -651,7 +694,7 @@ func (s *IntervalSeries) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	var err error
-	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request, Group: w.Group, Trend: w.Trend}
+	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request, Group: w.Group, Trend: w.Trend, Iteration: w.Iter, Counter: w.Counter}
 	if out.Requests, err = parseNumbers(w.Requests); err != nil {
 		return err
 	}

@@ -359,11 +359,11 @@ func ObjectivesCondition(r *Result) (metav1.ConditionStatus, string, string) {
 
 // objectiveRow is the comparison row an objective's relative bound is judged on.
 func objectiveRow(o perfexpv1alpha1.Objective) row {
-	return row{scenario: o.Scenario, request: o.Request, group: o.Group, trend: o.Trend, iteration: o.Iteration, kind: o.Metric}
+	return row{scenario: o.Scenario, request: o.Request, group: o.Group, trend: o.Trend, iteration: o.Iteration, counter: o.Counter, kind: o.Metric}
 }
 
-// transactionLabel is true for a group's, a custom Trend's or an iteration duration's
-// comparison row.
+// transactionLabel is true for a group's, a custom Trend's, an iteration duration's or a
+// Counter's comparison row.
 func transactionLabel(label string) bool {
-	return strings.Contains(label, " group ") || strings.Contains(label, " trend ") || strings.Contains(label, " iteration ")
+	return strings.Contains(label, " group ") || strings.Contains(label, " trend ") || strings.Contains(label, " iteration ") || strings.Contains(label, " counter ")
 }

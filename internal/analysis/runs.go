@@ -119,7 +119,7 @@ func runDifference(a, b *Result) string {
 func runValues(rs []*Result, w row) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v := comparedStat(w.stats(r), w.kind, true); v != nil && finite(*v) {
+		if v := w.compared(r, true); v != nil && finite(*v) {
 			out = append(out, *v)
 		}
 	}

@@ -1,0 +1,114 @@
+package analysis
+
+import (
+	"fmt"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Comparison rows of what a script measures beyond its requests: a scenario's iteration
+// duration and its custom Counters, read per interval in script_intervals.go.
+//
+// A Counter's row compares its rate, what the script added to it per second of the window,
+// with the same machinery as the request rate: the ratio of the two runs' rates on a log
+// scale, δ on either side, the block bootstrap over per-interval increments for one run per
+// side and the runs' rates for repeats. Its kind is Count, so a relative objective on the
+// Counter (`metric: Count, maxIncreasePercent: 20`) is judged on it, and an increase is called
+// Regressed, as for latency and errors: a script's Counter mostly counts events to watch
+// (stuck refreshes, retries, timeouts), and the load shape, which a baseline must share, fixes
+// the amount of work. The rows are secondary: never primary, never in the headline.
+
+// counterUnit is the unit of a Counter's compared rate: the Counter's own unit per second.
+const counterUnit = "/s"
+
+// scriptRows are the rows of each scenario's iteration duration (p95 and avg) and of its
+// Counters, where both runs have them.
+func scriptRows(r, base *Result) []row {
+	var out []row
+	for _, s := range r.Scenarios {
+		if s.IterationDuration == nil {
+			continue
+		}
+		if st, _ := base.iterationStats(s.Name); st == nil {
+			continue
+		}
+		for _, m := range transactionMetrics {
+			out = append(out, row{scenario: s.Name, iteration: true, kind: m})
+		}
+	}
+	return append(out, counterRows(r, base)...)
+}
+
+// counterRows are the rows of each scenario's Counters found in both runs, in the report's
+// order and within its cap (maxCustomNames).
+func counterRows(r, base *Result) []row {
+	var out []row
+	for _, s := range r.Scenarios {
+		n := 0
+		for _, c := range s.Counters {
+			if n == maxCustomNames {
+				break
+			}
+			if base.counterStats(s.Name, c.Name) == nil {
+				continue
+			}
+			n++
+			out = append(out, row{scenario: s.Name, counter: c.Name, kind: perfexpv1alpha1.MetricCount})
+		}
+	}
+	return out
+}
+
+// counterStats is a Counter's rate as request statistics, nil when the scenario has no such
+// Counter.
+func (r *Result) counterStats(scenario, counter string) *RequestStats {
+	s, _ := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil
+	}
+	for _, c := range s.Counters {
+		if c.Name == counter {
+			return &RequestStats{Rate: c.Rate}
+		}
+	}
+	return nil
+}
+
+// compared is the value a row compares in a run: a Counter's rate, or the row's statistic
+// (the successful requests' latency with successfulOnly).
+func (w row) compared(r *Result, successfulOnly bool) *float64 {
+	if w.counter != "" {
+		if st := w.stats(r); st != nil {
+			return st.Rate
+		}
+		return nil
+	}
+	return comparedStat(w.stats(r), w.kind, successfulOnly)
+}
+
+// bootstrapKind is the statistic the single-run bootstrap estimates for a row: a Counter's
+// increments are resampled like request counts, so its rate.
+func (w row) bootstrapKind() perfexpv1alpha1.ObjectiveMetric {
+	if w.counter != "" {
+		return perfexpv1alpha1.MetricRate
+	}
+	return w.kind
+}
+
+// noEffectWhy says why a single-run row has no estimate, more precisely than the bootstrap's
+// why where the row's kind knows more.
+func (w row) noEffectWhy(why string, r, base *Result) string {
+	switch {
+	case w.iteration && why == noIntervalsWhy:
+		return "no per-interval iteration durations in one of the runs (its results were analysed by an older perfexp, which did not keep them): repeat the runs, which compare iteration durations run by run"
+	case w.counter != "" && why == noIntervalsWhy:
+		return fmt.Sprintf("no per-interval data for Counter %q in one of the runs (analysed by an older perfexp, or beyond the %d series results.json keeps): repeat the runs, which compare it run by run", w.counter, maxStoredSeries)
+	case w.counter != "":
+		for _, x := range []*Result{r, base} {
+			if v := w.compared(x, false); v != nil && *v == 0 {
+				return fmt.Sprintf("Counter %q counted nothing in one of the runs: a rate of zero has no ratio", w.counter)
+			}
+		}
+	}
+	return why
+}
