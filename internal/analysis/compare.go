@@ -464,10 +464,10 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		mc := newMetricComparison(w, o)
 		mc.Value, mc.Baseline = w.compared(r, successfulOnly), w.compared(b.Result, successfulOnly)
 		mc.Unit = w.unit(r)
-		if w.kind == perfexpv1alpha1.MetricRate {
-			// The change is decided on the compared intervals' rates: show those, not the
-			// results' rates over each scenario's active span, so value, baseline and change
-			// come from one source.
+		if w.bootstrapKind() == perfexpv1alpha1.MetricRate {
+			// The change is decided on the compared intervals' rates (requests, or a Counter's
+			// increments): show those, not the results' rates over each scenario's active
+			// span, so value, baseline and change come from one source.
 			if vc, vb := intervalRate(cur.find(w.key()), cur.StepSeconds), intervalRate(base.find(w.key()), base.StepSeconds); vc != nil && vb != nil {
 				mc.Value, mc.Baseline = vc, vb
 				intervalRates = true
@@ -521,7 +521,7 @@ func undecide(c *Comparison, why string) {
 }
 
 // intervalRateNote is said of a single-run comparison with rate rows.
-const intervalRateNote = "Rate rows are requests per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
+const intervalRateNote = "Rate rows (requests, and Counters) are per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
 
 // intervalRate is a series' requests per second over all its intervals, nil without one.
 func intervalRate(s *IntervalSeries, step float64) *float64 {
