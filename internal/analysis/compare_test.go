@@ -286,7 +286,7 @@ func TestSingleRunBootstrap(t *testing.T) {
 		if *rate.Value != want(cur.Intervals) || *rate.Baseline != want(base.Intervals) {
 			t.Errorf("rate row shows %v vs %v, the intervals' rates are %v vs %v", *rate.Value, *rate.Baseline, want(cur.Intervals), want(base.Intervals))
 		}
-		if got, est := 100*(*rate.Value / *rate.Baseline-1), *rate.Estimate; math.Abs(got-est) > 0.01 {
+		if got, est := 100*(*rate.Value / *rate.Baseline - 1), *rate.Estimate; math.Abs(got-est) > 0.01 {
 			t.Errorf("shown values change by %.3f %%, the estimate is %.3f %%", got, est)
 		}
 		if !slices.Contains(c.Notes, intervalRateNote) {
