@@ -70,7 +70,7 @@ func TestCustomSingleRunComparison(t *testing.T) {
 	if mc := comparedRow(c, "desk gauge pool_size last"); mc != nil {
 		t.Errorf("a Gauge of two series was compared on its last value: %+v", mc)
 	}
-	if mc := comparedRow(c, `desk check "status is 200" passrate`); mc != nil && (mc.DeltaPercent == nil || math.Abs(*mc.DeltaPercent-100*(*mc.Value-*mc.Baseline) / *mc.Baseline) > 1e-9) {
+	if mc := comparedRow(c, `desk check "status is 200" passrate`); mc != nil && (mc.DeltaPercent == nil || math.Abs(*mc.DeltaPercent - 100*(*mc.Value-*mc.Baseline) / *mc.Baseline) > 1e-9) {
 		t.Errorf("delta percent %v", deref(mc.DeltaPercent))
 	}
 	if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange && c.Change != perfexpv1alpha1.ChangeInconclusive && c.Change != perfexpv1alpha1.ChangeUnknown {
