@@ -258,13 +258,18 @@ func orient(mc *MetricComparison, dir int) {
 		if mc.Change != perfexpv1alpha1.ChangeRegressed && mc.Change != perfexpv1alpha1.ChangeImproved {
 			return
 		}
-		unit := "%"
-		if mc.Scale == ScalePoints {
-			unit = " points"
-		}
+		unit := scaleUnit(mc.Scale)
 		mc.Change = perfexpv1alpha1.ChangeInconclusive
 		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say: an objective with max (lower is better) or min (higher is better) on it gives the direction",
 			orZero(mc.Threshold), unit, orZero(mc.Low), orZero(mc.High), unit)
 		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 	}
+}
+
+// scaleUnit is how a change on a scale is written after its number.
+func scaleUnit(scale string) string {
+	if scale == ScalePoints {
+		return " points"
+	}
+	return "%"
 }

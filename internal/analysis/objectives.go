@@ -263,11 +263,7 @@ func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string)
 		}
 		return float64(pct)
 	}
-	unit := "%"
-	if mc.Scale == ScalePoints {
-		unit = " points"
-	}
-	interval := fmt.Sprintf("95%% interval [%+.1f, %+.1f]%s", *mc.Low, *mc.High, unit)
+	interval := fmt.Sprintf("95%% interval [%+.1f, %+.1f]%s", *mc.Low, *mc.High, scaleUnit(mc.Scale))
 	if o.MaxIncreasePercent != nil {
 		b := bound(*o.MaxIncreasePercent)
 		switch {
