@@ -218,7 +218,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="an iteration objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'PassRate') == has(self.check)",message="check is set exactly when metric is PassRate"
 // +kubebuilder:validation:XValidation:rule="!has(self.check) || has(self.scenario)",message="check needs scenario"
-// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: a check's pass rate has no baseline comparison"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: k6 writes a check's pass rate without counts, so one run has no interval to judge a relative bound on"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Count') == has(self.counter)",message="counter is set exactly when metric is Count"
 // +kubebuilder:validation:XValidation:rule="!has(self.counter) || has(self.scenario)",message="counter needs scenario"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'Count' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a Count objective takes max and/or min: a Counter's total has no baseline comparison"
