@@ -88,6 +88,7 @@ type Analysis struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'Max' && self.metric != 'Query'",message="a primary metric needs an interval: Max and Query have one value per run; use Avg, P50, P75, P90, P95, P99, ErrorRate or Rate"
 // +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' && self.metric != 'Count'",message="PassRate and Count judge one k6 check or Counter in objectives; they cannot be primary metrics"
+// +kubebuilder:validation:XValidation:rule="!(self.metric in ['Percent', 'Min', 'Last'])",message="Percent, Min and Last judge one custom k6 Rate or Gauge in objectives; they cannot be primary metrics"
 type PrimaryMetric struct {
 	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate.
 	// +required
@@ -179,14 +180,16 @@ type TimeSlice struct {
 }
 
 // ObjectiveMetric is a metric an objective judges.
-// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query;PassRate;Count
+// +kubebuilder:validation:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate;Query;PassRate;Count;Percent;Min;Last
 type ObjectiveMetric string
 
 // The metrics objectives may judge. Latencies are in milliseconds, ErrorRate in percent (0-100),
 // Rate in requests per second, Query in the query's own unit and PassRate (a k6 check's pass
 // rate, objectives only) in percent (0-100) and Count (a custom Counter's total in the window,
 // objectives only) in the Counter's own unit; relative to a baseline, Count is judged on the
-// change of the Counter's rate per second.
+// change of the Counter's rate per second. Percent (a custom Rate's share of non-zero
+// values, 0-100) and Min and Last (a custom Gauge's, beside Max) judge the script's own Rates
+// and Gauges in objectives only, in their own unit.
 const (
 	MetricAvg       ObjectiveMetric = "Avg"
 	MetricP50       ObjectiveMetric = "P50"
@@ -200,22 +203,30 @@ const (
 	MetricQuery     ObjectiveMetric = "Query"
 	MetricPassRate  ObjectiveMetric = "PassRate"
 	MetricCount     ObjectiveMetric = "Count"
+	MetricPercent   ObjectiveMetric = "Percent"
+	MetricMin       ObjectiveMetric = "Min"
+	MetricLast      ObjectiveMetric = "Last"
 )
 
 // Objective is a bound on one metric, absolute or relative to the baseline.
 // +kubebuilder:validation:XValidation:rule="has(self.max) || has(self.min) || has(self.maxIncreasePercent) || has(self.maxDecreasePercent)",message="an objective needs a bound: max, min, maxIncreasePercent or maxDecreasePercent"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
 // +kubebuilder:validation:XValidation:rule="!has(self.request) || has(self.scenario)",message="request needs scenario"
-// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) + (has(self.iteration) && self.iteration ? 1 : 0) + (has(self.check) ? 1 : 0) + (has(self.counter) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend, iteration, check, counter and query"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.trend) ? 1 : 0) + (has(self.request) ? 1 : 0) + (has(self.query) ? 1 : 0) + (has(self.iteration) && self.iteration ? 1 : 0) + (has(self.check) ? 1 : 0) + (has(self.counter) ? 1 : 0) + (has(self.rate) ? 1 : 0) + (has(self.gauge) ? 1 : 0) <= 1",message="an objective names at most one of request, group, trend, iteration, check, counter, rate, gauge and query"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || has(self.scenario)",message="group and trend need scenario"
 // +kubebuilder:validation:XValidation:rule="!(has(self.group) || has(self.trend)) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="a group or trend objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
 // +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || has(self.scenario)",message="iteration needs scenario"
 // +kubebuilder:validation:XValidation:rule="!(has(self.iteration) && self.iteration) || self.metric in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max']",message="an iteration objective takes a distribution metric: Avg, P50, P75, P90, P95, P99 or Max"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'PassRate') == has(self.check)",message="check is set exactly when metric is PassRate"
 // +kubebuilder:validation:XValidation:rule="!has(self.check) || has(self.scenario)",message="check needs scenario"
-// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: a check's pass rate has no baseline comparison"
+// +kubebuilder:validation:XValidation:rule="self.metric != 'PassRate' || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a PassRate objective takes max and/or min: k6 writes a check's pass rate without counts, so one run has no interval to judge a relative bound on"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Count') == has(self.counter)",message="counter is set exactly when metric is Count"
 // +kubebuilder:validation:XValidation:rule="!has(self.counter) || has(self.scenario)",message="counter needs scenario"
+// +kubebuilder:validation:XValidation:rule="(self.metric == 'Percent') == has(self.rate)",message="rate is set exactly when metric is Percent"
+// +kubebuilder:validation:XValidation:rule="!has(self.gauge) || self.metric in ['Min', 'Max', 'Last']",message="a gauge objective takes Min, Max or Last"
+// +kubebuilder:validation:XValidation:rule="!(self.metric in ['Min', 'Last']) || has(self.gauge)",message="Min and Last need gauge: they judge one custom k6 Gauge"
+// +kubebuilder:validation:XValidation:rule="!(has(self.rate) || has(self.gauge)) || has(self.scenario)",message="rate and gauge need scenario"
+// +kubebuilder:validation:XValidation:rule="!(has(self.rate) || has(self.gauge)) || !(has(self.maxIncreasePercent) || has(self.maxDecreasePercent))",message="a rate or gauge objective takes max and/or min: relative bounds need an interval, and k6 writes a Rate without counts and a Gauge's min, max or last is one value per run"
 type Objective struct {
 	// name of the objective, for reports; defaults to a description of the bound.
 	// +optional
@@ -270,6 +281,21 @@ type Objective struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Counter string `json:"counter,omitempty"`
+
+	// rate names one custom k6 Rate of the scenario (`new Rate('heavy_basket')` ->
+	// heavy_basket), judged with metric Percent: its share of non-zero values in percent, the
+	// lowest among the k6 runners, each since it started (k6 writes a Rate without counts).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Rate string `json:"rate,omitempty"`
+
+	// gauge names one custom k6 Gauge of the scenario (`new Gauge('queue_depth')` ->
+	// queue_depth), judged with metric Min or Max (the lowest or highest value k6 pushed in the
+	// window, over every runner) or Last (the last value pushed in the window, when a single
+	// runner and tag set wrote the Gauge), in the Gauge's own unit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Gauge string `json:"gauge,omitempty"`
 
 	// query names the custom query judged, with metric Query.
 	// +optional

@@ -395,3 +395,62 @@ func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
 	}
 	return nil, fmt.Sprintf("scenario %s has no custom Counter %q in the window (Counters: %s)", scenario, counter, orNoneList(names))
 }
+
+// ratePercent is one custom Rate's reported share of non-zero values in percent (the lowest
+// runner's), or why there is none; an unknown name lists the Rates the scenario wrote.
+func (r *Result) ratePercent(scenario, rate string) (*float64, string) {
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, why
+	}
+	names := make([]string, 0, len(s.Rates))
+	for _, c := range s.Rates {
+		if c.Name == rate {
+			if c.Percent == nil {
+				return nil, fmt.Sprintf("scenario %s: Rate %q has no value in the window", scenario, rate)
+			}
+			return c.Percent, ""
+		}
+		names = append(names, c.Name)
+	}
+	return nil, fmt.Sprintf("scenario %s has no custom Rate %q in the window (Rates: %s)", scenario, rate, orNoneList(names))
+}
+
+// gaugeValue is one custom Gauge's Min, Max or Last in the window, or why there is none: an
+// unknown name lists the Gauges the scenario wrote, and Last of a Gauge written by several
+// series (runners or tag sets) has no single value.
+func (r *Result) gaugeValue(scenario, gauge string, m perfexpv1alpha1.ObjectiveMetric) (*float64, string) {
+	s, why := r.scenarioNamed(scenario)
+	if s == nil {
+		return nil, why
+	}
+	names := make([]string, 0, len(s.Gauges))
+	for _, g := range s.Gauges {
+		if g.Name != gauge {
+			names = append(names, g.Name)
+			continue
+		}
+		v := gaugeStat(&g, m)
+		switch {
+		case v != nil:
+			return v, ""
+		case m == perfexpv1alpha1.MetricLast && g.Series > 1:
+			return nil, fmt.Sprintf("scenario %s: Gauge %q was written by %d series (k6 runners or tag sets), so it has no single last value; judge its Min or Max", scenario, gauge, g.Series)
+		}
+		return nil, fmt.Sprintf("scenario %s: Gauge %q has no %s in the window", scenario, gauge, m)
+	}
+	return nil, fmt.Sprintf("scenario %s has no custom Gauge %q in the window (Gauges: %s)", scenario, gauge, orNoneList(names))
+}
+
+// gaugeStat picks Min, Max or Last of a Gauge.
+func gaugeStat(g *GaugeResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+	switch m {
+	case perfexpv1alpha1.MetricMin:
+		return g.Min
+	case perfexpv1alpha1.MetricMax:
+		return g.Max
+	case perfexpv1alpha1.MetricLast:
+		return g.Last
+	}
+	return nil
+}

@@ -494,6 +494,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	}
 	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, r.TestID, baseID)...)
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
+	compareCustom(c, r, b.Result)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
 	for _, why := range []string{nodeLoadProblem(r.NodeLoad, b.Result.NodeLoad, o.MaxNodeLoadDifference), throttleProblem(r, b.Result)} {

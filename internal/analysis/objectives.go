@@ -11,13 +11,23 @@ import (
 
 // ObjectiveName is an objective's name, or a description of its bound.
 func ObjectiveName(o perfexpv1alpha1.Objective) string {
-	unit := metricUnit(o.Metric)
-	if o.Trend != "" {
+	return objectiveName(o, objectiveUnit(o))
+}
+
+// objectiveUnit is the unit of an objective's value as far as the spec tells it.
+func objectiveUnit(o perfexpv1alpha1.Objective) string {
+	switch {
+	case o.Trend != "":
 		// A Trend's unit is known only from the results: ms for a time Trend, the script's
 		// own for plain numbers.
-		unit = ""
+		return ""
+	case o.Rate != "":
+		return "%"
+	case o.Gauge != "":
+		// A Gauge holds whatever the script sets: its unit is the script's.
+		return ""
 	}
-	return objectiveName(o, unit)
+	return metricUnit(o.Metric)
 }
 
 // objectiveName is an objective's name, or a description of its bound in the given unit.
@@ -41,6 +51,10 @@ func objectiveName(o perfexpv1alpha1.Objective, unit string) string {
 		subject = fmt.Sprintf("%s check %q", o.Scenario, o.Check)
 	case o.Counter != "":
 		subject = o.Scenario + " counter " + o.Counter
+	case o.Rate != "":
+		subject = o.Scenario + " rate " + o.Rate
+	case o.Gauge != "":
+		subject = o.Scenario + " gauge " + o.Gauge
 	case o.Scenario != "":
 		subject = o.Scenario
 	}
@@ -75,10 +89,7 @@ func spaced(unit string) string {
 func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveResult {
 	out := make([]ObjectiveResult, 0, len(specs))
 	for _, o := range specs {
-		or := ObjectiveResult{Name: ObjectiveName(o), Unit: metricUnit(o.Metric)}
-		if o.Trend != "" {
-			or.Unit = ""
-		}
+		or := ObjectiveResult{Name: ObjectiveName(o), Unit: objectiveUnit(o)}
 		value, successOnly, noData := objectiveValue(r, o, &or)
 		or.Value = value
 		if value == nil {
@@ -127,6 +138,9 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		if o.Check != "" {
 			or.Message += " (the lowest k6 runner's pass rate, counted since it started)"
 		}
+		if o.Rate != "" {
+			or.Message += " (the lowest k6 runner's share, counted since it started)"
+		}
 		out = append(out, or)
 	}
 	return out
@@ -169,6 +183,18 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 			return nil, false, why
 		}
 		value = total
+	case o.Rate != "":
+		pct, why := r.ratePercent(o.Scenario, o.Rate)
+		if pct == nil {
+			return nil, false, why
+		}
+		value = pct
+	case o.Gauge != "":
+		v, why := r.gaugeValue(o.Scenario, o.Gauge, o.Metric)
+		if v == nil {
+			return nil, false, why
+		}
+		value = v
 	default:
 		value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
 		if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
@@ -237,11 +263,7 @@ func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string)
 		}
 		return float64(pct)
 	}
-	unit := "%"
-	if mc.Scale == ScalePoints {
-		unit = " points"
-	}
-	interval := fmt.Sprintf("95%% interval [%+.1f, %+.1f]%s", *mc.Low, *mc.High, unit)
+	interval := fmt.Sprintf("95%% interval [%+.1f, %+.1f]%s", *mc.Low, *mc.High, scaleUnit(mc.Scale))
 	if o.MaxIncreasePercent != nil {
 		b := bound(*o.MaxIncreasePercent)
 		switch {
@@ -363,7 +385,13 @@ func objectiveRow(o perfexpv1alpha1.Objective) row {
 }
 
 // transactionLabel is true for a group's, a custom Trend's, an iteration duration's or a
-// Counter's comparison row.
+// Counter's comparison row, and for a check's, a custom Rate's or a Gauge's (a Gauge's max row shares
+// its kind with the scenario's latency max).
 func transactionLabel(label string) bool {
-	return strings.Contains(label, " group ") || strings.Contains(label, " trend ") || strings.Contains(label, " iteration ") || strings.Contains(label, " counter ")
+	for _, w := range []string{" group ", " trend ", " iteration ", " counter ", " check ", " rate ", " gauge "} {
+		if strings.Contains(label, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -89,6 +89,7 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		c.Metrics = append(c.Metrics, mc)
 	}
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
+	compareCustomRuns(c, cur, base, o)
 	finish(c)
 	return c
 }

@@ -21,6 +21,8 @@ type forestRow struct {
 	est, lo, hi, band float64
 	change            string
 	detail            string
+	// share is a check's pass rate or a custom Rate, drawn in points beside the error rates.
+	share bool
 }
 
 // maxForestRows bounds a chart's height; the tables below list every metric.
@@ -192,7 +194,7 @@ func metricRow(m analysis.MetricComparison) (forestRow, bool) {
 		band = *m.Threshold
 	}
 	return forestRow{label: m.Metric, primary: m.Primary, est: *m.Estimate, lo: *m.Low, hi: *m.High, band: band,
-		change: string(m.Change), detail: changeCell(m)}, true
+		change: string(m.Change), detail: changeCell(m), share: isShare(m)}, true
 }
 
 // comparisonCharts draws the comparison's metrics: relative changes in one forest plot, error
@@ -252,11 +254,29 @@ func comparisonCharts(c *analysis.Comparison) string {
 	}
 	if len(pts) > 0 {
 		rows, extra := more(pts)
-		b.WriteString(figure("chart forest", forestChart("error-rate difference of each scenario with its 95% interval", "difference in failed requests (percentage points)", rows, false, "pt"),
-			esc("Error rates are compared as differences in percentage points (near zero a ratio explodes); each band is ±δ of the baseline's rate, at least 0.1 points. A metric with no errors on either side sits at 0 and cannot change."+extra)))
+		title, axis, caption := "error-rate difference of each scenario with its 95% interval", "difference in failed requests (percentage points)",
+			"Error rates are compared as differences in percentage points (near zero a ratio explodes); each band is ±δ of the baseline's rate, at least 0.1 points. A metric with no errors on either side sits at 0 and cannot change."
+		if sharesCharted(pts) {
+			// Check pass rates and custom Rates are shares in percent too, charted beside
+			// the error rates on the same points scale.
+			title, axis = "difference of error rates, check pass rates and custom Rates with 95% intervals", "difference (percentage points)"
+			caption = "Error rates, check pass rates and custom Rates are compared as differences in percentage points (near zero a ratio explodes); each band is ±δ of the baseline's share (for a pass rate, of its fails), at least 0.1 points. A metric that is constant on both sides sits at 0 and cannot change."
+		}
+		b.WriteString(figure("chart forest", forestChart(title, axis, rows, false, "pt"), esc(caption+extra)))
 	}
 	for _, reason := range reasons {
 		fmt.Fprintf(&b, `<p class="note">Not charted, no interval: %s (%s).</p>`, esc(strings.Join(uncharted[reason], ", ")), esc(reason))
 	}
 	return b.String()
+}
+
+// sharesCharted is true when a points chart holds check pass rates or custom Rates beside the
+// error rates.
+func sharesCharted(rows []forestRow) bool {
+	for _, r := range rows {
+		if r.share {
+			return true
+		}
+	}
+	return false
 }

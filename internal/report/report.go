@@ -205,6 +205,11 @@ func method(c *analysis.Comparison) string {
 	fmt.Fprintf(&b, " A metric is Regressed or Improved only when its whole 95 %% interval lies beyond ±%g %% (the minimum meaningful change), "+
 		"NoMeaningfulChange when it lies inside ±%g %%, otherwise Inconclusive; error rates use ±%g %% of the baseline's rate but at least 0.1 "+
 		"percentage points. p tests no change and is a detail.", c.MinChangePercent, c.MinChangePercent, c.MinChangePercent)
+	if customCompared(c) {
+		b.WriteString(" Check pass rates and custom Rates are shares in percent, compared in points like error rates (δ of the rarer side: " +
+			"a check's fails); k6 writes them without counts, so one run per side cannot decide them. Custom Gauges are compared as ratios " +
+			"across repeated runs. A Rate's or Gauge's direction (is higher better?) is taken from an objective that bounds it.")
+	}
 	if c.Multiplicity != "" {
 		fmt.Fprintf(&b, " The headline is decided on the primary metrics with %s (a primary metric without errors on either side cannot change and is not counted); other metrics never change it.", c.Multiplicity)
 	}
@@ -220,6 +225,10 @@ func method(c *analysis.Comparison) string {
 // rates.
 func changeCell(mc analysis.MetricComparison) string {
 	if mc.Estimate == nil || mc.Low == nil || mc.High == nil {
+		if isShare(mc) && mc.Delta != nil {
+			// A pass rate's or a Rate's difference reads in points, as its interval would.
+			return signed(mc.Delta, 2) + " pt"
+		}
 		if mc.DeltaPercent != nil {
 			return signed(mc.DeltaPercent, 1) + " %"
 		}
@@ -622,4 +631,23 @@ func signedBytes(v *float64) string {
 		s = "+" + s
 	}
 	return s
+}
+
+// isShare is a check's pass rate or a custom Rate's share: percent, compared in points.
+func isShare(mc analysis.MetricComparison) bool {
+	return mc.Kind == perfexpv1alpha1.MetricPassRate || mc.Kind == perfexpv1alpha1.MetricPercent
+}
+
+// customCompared is true when a comparison has check, custom Rate or Gauge rows.
+func customCompared(c *analysis.Comparison) bool {
+	for _, mc := range c.Metrics {
+		switch mc.Kind {
+		case perfexpv1alpha1.MetricPassRate, perfexpv1alpha1.MetricPercent, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricLast:
+			return true
+		}
+		if mc.Kind == perfexpv1alpha1.MetricMax && strings.Contains(mc.Metric, " gauge ") {
+			return true
+		}
+	}
+	return false
 }

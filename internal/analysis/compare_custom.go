@@ -1,0 +1,275 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Checks, custom Rates and custom Gauges are compared with the baseline as secondary rows:
+// never primary, so they never decide the headline nor enter its multiplicity family.
+//
+// A single run cannot decide them. k6 writes a Rate (a check is one) as a ratio since each
+// runner began with no count beside it, so there is nothing per interval to resample; a
+// Gauge's min, max or last is one value per run. So a single-run row shows the baseline, the
+// value and the difference and is Unknown with that reason, as a custom query's row is.
+// Repeated runs give one value per run, and the rows are decided like the request metrics:
+// a pass rate or a Rate's share on the points scale of error rates (δ of the rarer side's
+// share, at least 0.1 points), a Gauge on the log scale of ratios.
+//
+// Higher is better for a pass rate. For a script's own Rate or Gauge only the script knows
+// (a Rate of errors, a Gauge of free connections), so an objective that bounds it says which:
+// max only means lower is better, min only higher. Without one, a change beyond ±δ is
+// reported Inconclusive with its interval and the reason.
+
+// maxCustomCompared is how many checks, and how many Rates and Gauges, are compared per
+// scenario (the first by name of those in both runs); the report lists up to maxCustomNames.
+const maxCustomCompared = 10
+
+// customRow names one compared check, Rate or Gauge statistic of a scenario.
+type customRow struct {
+	scenario string
+	// kind is kindCheck, kindRate or kindGauge; name the check's or metric's name.
+	kind, name string
+	metric     perfexpv1alpha1.ObjectiveMetric
+}
+
+func (w customRow) label() string {
+	name := w.name
+	if w.kind == kindCheck {
+		// A check's name is free text, spaces included.
+		name = fmt.Sprintf("%q", w.name)
+	}
+	return fmt.Sprintf("%s %s %s %s", w.scenario, w.kind, name, strings.ToLower(string(w.metric)))
+}
+
+// value is the row's value in a run, nil when the run has none.
+func (w customRow) value(r *Result) *float64 {
+	var v *float64
+	switch w.kind {
+	case kindCheck:
+		v, _ = r.checkPassRate(w.scenario, w.name)
+	case kindRate:
+		v, _ = r.ratePercent(w.scenario, w.name)
+	case kindGauge:
+		v, _ = r.gaugeValue(w.scenario, w.name, w.metric)
+	}
+	return v
+}
+
+func (w customRow) unit() string {
+	if w.kind == kindGauge {
+		return "" // the script's own
+	}
+	return "%"
+}
+
+// singleRunWhy is why a single run cannot decide the row.
+func (w customRow) singleRunWhy() string {
+	switch w.kind {
+	case kindCheck:
+		return "k6 writes a check's pass rate as a ratio since each runner began, without counts: nothing per interval to decide on; repeated runs compare it run by run"
+	case kindRate:
+		return "k6 writes a Rate as a ratio since each runner began, without counts: nothing per interval to decide on; repeated runs compare it run by run"
+	}
+	return fmt.Sprintf("a Gauge's %s is one value per run: no interval to decide on; repeated runs compare it run by run", strings.ToLower(string(w.metric)))
+}
+
+// customRows are the checks, Rates and Gauges of r found in base too, the first
+// maxCustomCompared of each kind per scenario, and a note naming what the cap left out.
+func customRows(r, base *Result) ([]customRow, string) {
+	var out []customRow
+	var left []string
+	both := func(w customRow) bool { return w.value(r) != nil && w.value(base) != nil }
+	for _, s := range r.Scenarios {
+		take := func(kind string, names []string, metrics ...perfexpv1alpha1.ObjectiveMetric) {
+			n := 0
+			for _, name := range names {
+				var ws []customRow
+				for _, m := range metrics {
+					if w := (customRow{scenario: s.Name, kind: kind, name: name, metric: m}); both(w) {
+						ws = append(ws, w)
+					}
+				}
+				if len(ws) == 0 {
+					continue
+				}
+				if n == maxCustomCompared {
+					left = append(left, fmt.Sprintf("%s %s %s", s.Name, kind, name))
+					continue
+				}
+				n++
+				out = append(out, ws...)
+			}
+		}
+		var checks, rates, gauges []string
+		for _, c := range s.Checks {
+			checks = append(checks, c.Name)
+		}
+		for _, c := range s.Rates {
+			rates = append(rates, c.Name)
+		}
+		for _, g := range s.Gauges {
+			gauges = append(gauges, g.Name)
+		}
+		take(kindCheck, checks, perfexpv1alpha1.MetricPassRate)
+		take(kindRate, rates, perfexpv1alpha1.MetricPercent)
+		take(kindGauge, gauges, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricMax, perfexpv1alpha1.MetricLast)
+	}
+	if len(left) == 0 {
+		return out, ""
+	}
+	return out, fmt.Sprintf("checks, custom Rates and Gauges: the first %d of each kind per scenario (by name) are compared; not compared: %s",
+		maxCustomCompared, shortList(left, 5))
+}
+
+func newCustomComparison(w customRow) MetricComparison {
+	return MetricComparison{Metric: w.label(), Scenario: w.scenario, Kind: w.metric, Unit: w.unit()}
+}
+
+// compareCustom adds the single-run rows of checks, Rates and Gauges to a comparison.
+func compareCustom(c *Comparison, r, base *Result) {
+	ws, note := customRows(r, base)
+	for _, w := range ws {
+		mc := newCustomComparison(w)
+		mc.Value, mc.Baseline = w.value(r), w.value(base)
+		fillDelta(&mc)
+		mc.setUnknown(w.singleRunWhy())
+		c.Metrics = append(c.Metrics, mc)
+	}
+	if note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+}
+
+// compareCustomRuns adds the rows of checks, Rates and Gauges of repeated runs, decided run by
+// run, to a comparison; the first run of each side names them.
+func compareCustomRuns(c *Comparison, cur, base []*Result, o CompareOptions) {
+	ws, note := customRows(cur[0], base[0])
+	for _, w := range ws {
+		mc := newCustomComparison(w)
+		vc, vb := customRunValues(cur, w), customRunValues(base, w)
+		mc.Value, mc.Baseline = mean(vc), mean(vb)
+		fillDelta(&mc)
+		switch {
+		case len(vc) < len(cur) || len(vb) < len(base):
+			mc.setUnknown(fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+		case w.kind == kindGauge && (logs(vc) == nil || logs(vb) == nil):
+			mc.setUnknown("a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
+		case w.kind == kindGauge:
+			mc.fill(runEffect(vc, vb, w.metric, o.MinChangePercent), MethodRuns, "runs")
+			orient(&mc, direction(w, o.Objectives))
+		default:
+			mc.fill(shareEffect(vc, vb, o.MinChangePercent), MethodRuns, "runs")
+			orient(&mc, direction(w, o.Objectives))
+		}
+		c.Metrics = append(c.Metrics, mc)
+	}
+	if note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+}
+
+func customRunValues(rs []*Result, w customRow) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if v := w.value(r); v != nil && finite(*v) {
+			out = append(out, *v)
+		}
+	}
+	return out
+}
+
+// shareEffect compares per-run shares in percent (pass rates, Rates) as a difference in points,
+// as error rates are: δ is taken of the rarer side's share (a check passing 99 % is judged on
+// its 1 % of fails, so a fall to 98 % is a doubling of the fails, not a 1 % change).
+func shareEffect(cur, base []float64, minChange float64) *effect {
+	flip := *mean(base) > 50
+	if flip {
+		cur, base = complement(cur), complement(base)
+	}
+	e := runEffect(cur, base, perfexpv1alpha1.MetricErrorRate, minChange)
+	if flip {
+		// The p-values and the symmetric ±δ are unchanged by turning the axis round.
+		e.point, e.low, e.high = -e.point, -e.high, -e.low
+	}
+	return e
+}
+
+func complement(vs []float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = 100 - v
+	}
+	return out
+}
+
+// Directions of a compared value.
+const (
+	betterLower   = -1
+	betterUnknown = 0
+	betterHigher  = 1
+)
+
+// direction says whether higher is better for a row: always for a pass rate; for a Rate or a
+// Gauge as the experiment's objectives on it say (max only: lower; min only: higher), unknown
+// when they say nothing or disagree.
+func direction(w customRow, objectives []perfexpv1alpha1.Objective) int {
+	if w.kind == kindCheck {
+		return betterHigher
+	}
+	d, seen := betterUnknown, false
+	for _, o := range objectives {
+		if o.Scenario != w.scenario || w.kind == kindRate && o.Rate != w.name || w.kind == kindGauge && o.Gauge != w.name {
+			continue
+		}
+		od := betterUnknown
+		switch {
+		case o.Max != nil && o.Min == nil:
+			od = betterLower
+		case o.Min != nil && o.Max == nil:
+			od = betterHigher
+		}
+		if seen && od != d {
+			return betterUnknown
+		}
+		d, seen = od, true
+	}
+	return d
+}
+
+// orient turns a verdict decided as "lower is better" (how decide reads every kind here) to
+// the row's direction.
+func orient(mc *MetricComparison, dir int) {
+	swap := func(c perfexpv1alpha1.Change) perfexpv1alpha1.Change {
+		switch c {
+		case perfexpv1alpha1.ChangeRegressed:
+			return perfexpv1alpha1.ChangeImproved
+		case perfexpv1alpha1.ChangeImproved:
+			return perfexpv1alpha1.ChangeRegressed
+		}
+		return c
+	}
+	switch dir {
+	case betterHigher:
+		mc.Change, mc.Unadjusted = swap(mc.Change), swap(mc.Unadjusted)
+	case betterUnknown:
+		if mc.Change != perfexpv1alpha1.ChangeRegressed && mc.Change != perfexpv1alpha1.ChangeImproved {
+			return
+		}
+		unit := scaleUnit(mc.Scale)
+		mc.Change = perfexpv1alpha1.ChangeInconclusive
+		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say: an objective with max (lower is better) or min (higher is better) on it gives the direction",
+			orZero(mc.Threshold), unit, orZero(mc.Low), orZero(mc.High), unit)
+		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
+	}
+}
+
+// scaleUnit is how a change on a scale is written after its number.
+func scaleUnit(scale string) string {
+	if scale == ScalePoints {
+		return " points"
+	}
+	return "%"
+}
