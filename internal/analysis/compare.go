@@ -486,6 +486,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 				break
 			}
 			mc.fill(e, MethodBlockBootstrap, "intervals")
+			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}

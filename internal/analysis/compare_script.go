@@ -13,10 +13,43 @@ import (
 // with the same machinery as the request rate: the ratio of the two runs' rates on a log
 // scale, δ on either side, the block bootstrap over per-interval increments for one run per
 // side and the runs' rates for repeats. Its kind is Count, so a relative objective on the
-// Counter (`metric: Count, maxIncreasePercent: 20`) is judged on it, and an increase is called
-// Regressed, as for latency and errors: a script's Counter mostly counts events to watch
-// (stuck refreshes, retries, timeouts), and the load shape, which a baseline must share, fixes
-// the amount of work. The rows are secondary: never primary, never in the headline.
+// Counter (`metric: Count, maxIncreasePercent: 20`) is judged on it. Whether an increase is a
+// regression is the script's to say (more stuck refreshes is worse, more baskets better): an
+// objective bounding the Counter gives the direction (orientCounter), and without one a change
+// beyond ±δ reads Inconclusive with why. The rows are secondary: never primary, never in the
+// headline.
+
+// orientCounter turns a Counter row's verdict, decided as "an increase is worse", to the
+// direction the experiment's objectives on that Counter give (max or maxIncreasePercent: lower
+// is better; min or maxDecreasePercent: higher is better). Without one, or when they disagree,
+// a change beyond ±δ is not called Regressed or Improved: whether more is worse is the
+// script's to say (more stuck refreshes is worse, more baskets better), as for a custom Rate or
+// Gauge (compare_custom.go). Other rows are left as they are.
+func (w row) orientCounter(mc *MetricComparison, objectives []perfexpv1alpha1.Objective) {
+	if w.counter == "" {
+		return
+	}
+	d, seen := betterUnknown, false
+	for _, o := range objectives {
+		if o.Metric != perfexpv1alpha1.MetricCount || o.Scenario != w.scenario || o.Counter != w.counter {
+			continue
+		}
+		lower, higher := o.Max != nil || o.MaxIncreasePercent != nil, o.Min != nil || o.MaxDecreasePercent != nil
+		od := betterUnknown
+		switch {
+		case lower && !higher:
+			od = betterLower
+		case higher && !lower:
+			od = betterHigher
+		}
+		if seen && od != d {
+			d = betterUnknown
+			break
+		}
+		d, seen = od, true
+	}
+	orient(mc, d)
+}
 
 // counterUnit is the unit of a Counter's compared rate: the Counter's own unit per second.
 const counterUnit = "/s"

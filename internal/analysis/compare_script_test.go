@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
@@ -71,20 +73,31 @@ func TestScriptRowsSingleRun(t *testing.T) {
 	same := *base
 	same.Experiment, same.TestID = "same", "same"
 	any := []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeNoMeaningfulChange, perfexpv1alpha1.ChangeInconclusive}
+	regressed, improved := []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeRegressed}, []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeImproved}
+	inconclusive := []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeInconclusive}
+	ten := int32(10)
+	// An objective bounding the Counter says which way is better: max (or maxIncreasePercent)
+	// lower, min (or maxDecreasePercent) higher; without one a change is not called either.
+	atMost := []perfexpv1alpha1.Objective{{Metric: perfexpv1alpha1.MetricCount, Scenario: "s", Counter: "stuck", Max: resource.NewQuantity(100000, resource.DecimalSI)}}
+	noFewer := []perfexpv1alpha1.Objective{{Metric: perfexpv1alpha1.MetricCount, Scenario: "s", Counter: "stuck", MaxDecreasePercent: &ten}}
+	slower, halved := sim.run(rng, "slower", 1.3, 1.6), sim.run(rng, "halved", 1, 0.5)
 	tests := []struct {
 		name        string
 		cur         *Result
+		objectives  []perfexpv1alpha1.Objective
 		iter, count []perfexpv1alpha1.Change
 	}{
-		{"iterations 30% slower, Counter x1.6", sim.run(rng, "slower", 1.3, 1.6),
-			[]perfexpv1alpha1.Change{perfexpv1alpha1.ChangeRegressed}, []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeRegressed}},
-		{"Counter halved", sim.run(rng, "halved", 1, 0.5), any, []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeImproved}},
-		{"the same data", &same,
+		{"iterations 30% slower, Counter x1.6, no objective on it", slower, nil, regressed, inconclusive},
+		{"iterations 30% slower, Counter x1.6 under a max", slower, atMost, regressed, regressed},
+		{"Counter x1.6 under maxDecreasePercent (more is better)", slower, noFewer, regressed, improved},
+		{"Counter halved under a max", halved, atMost, any, improved},
+		{"Counter halved under maxDecreasePercent", halved, noFewer, any, regressed},
+		{"the same data", &same, nil,
 			[]perfexpv1alpha1.Change{perfexpv1alpha1.ChangeNoMeaningfulChange}, []perfexpv1alpha1.Change{perfexpv1alpha1.ChangeNoMeaningfulChange}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := single(tc.cur, base, CompareOptions{})
+			c := single(tc.cur, base, CompareOptions{Objectives: tc.objectives})
 			if c.Message != "" {
 				t.Fatalf("comparison refused: %s", c.Message)
 			}
@@ -99,6 +112,9 @@ func TestScriptRowsSingleRun(t *testing.T) {
 				if !slices.Contains(want.changes, mc.Change) || mc.Primary || mc.Unit != want.unit || mc.Method != MethodBlockBootstrap {
 					t.Errorf("%s: %s [%v, %v]%% (primary %v, unit %q, method %s): %s; want one of %v, secondary, %s",
 						want.label, mc.Change, deref(mc.Low), deref(mc.High), mc.Primary, mc.Unit, mc.Method, mc.Why, want.changes, want.unit)
+				}
+				if want.label == counterRow && tc.objectives == nil && mc.Change == perfexpv1alpha1.ChangeInconclusive && !strings.Contains(mc.Why, "the script's to say") {
+					t.Errorf("%s: Inconclusive without saying the direction is unknown: %s", want.label, mc.Why)
 				}
 				t.Logf("%s: %s [%+.1f, %+.1f] %%", want.label, mc.Change, deref(mc.Low), deref(mc.High))
 			}
@@ -174,9 +190,11 @@ func TestCountObjectiveRelativeToTheBaseline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mc := comparedRow(tc.c, counterRow)
-			if mc == nil || mc.Change != perfexpv1alpha1.ChangeRegressed || mc.Kind != perfexpv1alpha1.MetricCount || mc.Unit != counterUnit ||
+			// The objectives bound it both ways (maxIncreasePercent and maxDecreasePercent), so
+			// they give no direction: the row is Inconclusive, its interval around +60 %.
+			if mc == nil || mc.Change != perfexpv1alpha1.ChangeInconclusive || mc.Kind != perfexpv1alpha1.MetricCount || mc.Unit != counterUnit ||
 				mc.Low == nil || *mc.Low < 30 || *mc.High > 95 {
-				t.Fatalf("counter row %+v [%v, %v]; want Regressed around +60%%", mc, deref(mc.Low), deref(mc.High))
+				t.Fatalf("counter row %+v [%v, %v]; want Inconclusive around +60%%", mc, deref(mc.Low), deref(mc.High))
 			}
 			r := *curs[0]
 			r.Comparison = tc.c
@@ -188,6 +206,11 @@ func TestCountObjectiveRelativeToTheBaseline(t *testing.T) {
 		})
 	}
 }
+
+// atMostStuck bounds the Counter from above, so its row is decided with lower as better (an
+// objective gives a Counter's direction; without one a change is never called, which would
+// make the simulation below pass trivially).
+var atMostStuck = []perfexpv1alpha1.Objective{{Metric: perfexpv1alpha1.MetricCount, Scenario: "s", Counter: "stuck", Max: resource.NewQuantity(1000000, resource.DecimalSI)}}
 
 // Simulation, known truth "no change": one run per side drawn independently from the same
 // configuration (within-run noise only). The iteration and Counter rows must claim a change
@@ -203,7 +226,7 @@ func TestSimulatedScriptRowsFalseRate(t *testing.T) {
 		rng := rand.New(rand.NewPCG(24, uint64(perInterval)))
 		claims := map[string]tally{iterP95Row: {}, iterAvgRow: {}, counterRow: {}}
 		for p := range pairs {
-			c := single(sim.run(rng, fmt.Sprint("c", p), 1, 1), sim.run(rng, fmt.Sprint("b", p), 1, 1), CompareOptions{})
+			c := single(sim.run(rng, fmt.Sprint("c", p), 1, 1), sim.run(rng, fmt.Sprint("b", p), 1, 1), CompareOptions{Objectives: atMostStuck})
 			for label, t := range claims {
 				if mc := comparedRow(c, label); mc != nil {
 					t[mc.Change]++

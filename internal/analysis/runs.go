@@ -85,6 +85,7 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		default:
 			e := runEffect(vc, vb, w.kind, o.MinChangePercent)
 			mc.fill(e, MethodRuns, "runs")
+			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
