@@ -47,10 +47,12 @@ func BenchmarkQueueStatusWriteFloor(b *testing.B) {
 		{"after-burst/4-writers", 4, false},
 		{"during-burst/4-writers", 4, true},
 	}
+	runs := 0 // each run writes in a namespace of its own
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				ns := env.Namespace(b, "floor")
+				runs++
+				ns := env.Namespace(b, fmt.Sprintf("floor-%d", runs))
 				api := newAPICounter(env.Scheme)
 				cfg := rest.CopyConfig(env.Config)
 				cfg.QPS = -1 // as the operator: no client-side throttling
