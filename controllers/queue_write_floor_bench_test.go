@@ -33,8 +33,9 @@ import (
 //   - after-burst/1-writer: the burst is applied, then the writes go one after another: the
 //     floor of the floor, one request in flight.
 //   - after-burst/4-writers: the same, from 4 goroutines (the operator's 4 workers).
-//   - during-burst/4-writers: each experiment is written as soon as its create returned, by 4
-//     goroutines, while the burst is still being applied, as the reconciler's writes are.
+//   - during-burst/1-writer, during-burst/4-writers: each experiment is written as soon as its
+//     create returned, by 1 or 4 goroutines, while the burst is still being applied, as the
+//     reconciler's writes are (with 1 worker, or the operator's 4).
 func BenchmarkQueueStatusWriteFloor(b *testing.B) {
 	n := benchExperiments(b)
 	env := testenv.Start(b)
@@ -45,6 +46,7 @@ func BenchmarkQueueStatusWriteFloor(b *testing.B) {
 	}{
 		{"after-burst/1-writer", 1, false},
 		{"after-burst/4-writers", 4, false},
+		{"during-burst/1-writer", 1, true},
 		{"during-burst/4-writers", 4, true},
 	}
 	runs := 0 // each run writes in a namespace of its own
