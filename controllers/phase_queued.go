@@ -20,24 +20,11 @@ import (
 // when it is first in line and the lock is free (or its holder is gone).
 func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope) (ctrl.Result, error) {
 	exp := s.exp
-	name := QueueName(exp)
-	mates, err := r.queueMembers(ctx, name)
+	p, err := r.placeInQueue(ctx, exp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	holder, err := r.Lock.Holder(ctx, name)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-
-	waiting := []queue.Member{}
-	for _, m := range mates {
-		if isWaiting(m) {
-			waiting = append(waiting, member(m))
-		}
-	}
-	queue.Order(waiting)
-	position := queue.Position(waiting, exp.UID)
+	name, mates, holder, position := p.queue, p.mates, p.holder, p.position
 
 	acquired := holder.UID == exp.UID // a restart after taking the lock but before saying so
 	if !acquired && position == 1 {
@@ -70,12 +57,7 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 		}
 	}
 	if !acquired {
-		shown := queue.ShownPosition(exp.Status.QueuePosition, position)
-		exp.Status.QueuePosition = shown
-		msg := queuedMessage(shown, name, holderName(mates, holder.UID))
-		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "%s", msg)
-		exp.Status.Message = msg
-		return ctrl.Result{RequeueAfter: waitingRecheckAt(shown)}, nil
+		return ctrl.Result{RequeueAfter: waitingRecheckAt(showWaiting(exp, p))}, nil
 	}
 
 	// The finalizer goes on before the status says Preparing, so before anything is patched.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -346,6 +349,76 @@ func TestQueue(t *testing.T) {
 		}
 	})
 
+	// Joining the queue is one status write: the write that says Queued carries the position,
+	// its condition and message, as Queued's own reconciles would write them. Written apart, a
+	// burst of n applies cost 2n status writes, and everyone watching saw each experiment Queued
+	// without a place first.
+	t.Run("each experiment of a burst joins its queue in one status write, at its place", func(t *testing.T) {
+		const n = 15 // beyond the exact places, so approximate ones are written at once too
+		c := env.Client
+		ns := env.Namespace(t, "join")
+		lab := newLab()
+		startOperator(t, env, lab)
+		mustCreate(t, c, experiment(ns, "holder", "join", 0))
+		waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+
+		versions := watchExperiments(t, env, ns)
+		names := make([]string, n)
+		for i := range names {
+			// One client, in name order: each arrival goes behind every earlier one (same or
+			// later creation second, later name), so no arrival moves an earlier member and
+			// each experiment has exactly one place to show.
+			names[i] = fmt.Sprintf("exp-%02d", i)
+			mustCreate(t, c, experiment(ns, names[i], "join", 0))
+		}
+		expectPositions(t, c, ns, "holder", names)
+		// Queued's recheck and the wake-ups of members behind the exact places come within
+		// positionBatchDelay; a second write of the place would come by then.
+		time.Sleep(3 * time.Second)
+
+		seen := versions()
+		for i, name := range names {
+			want := fmt.Sprintf("position %d in queue join; %s/holder is running", i+1, ns)
+			if i+1 > queue.ExactPositions {
+				want = fmt.Sprintf("about position %d in queue join", i+1)
+			}
+			var writes []string
+			for _, v := range seen[name][1:] { // [0] is the creation
+				writes = append(writes, fmt.Sprintf("%s at %d (%q)", v.Status.Phase, v.Status.QueuePosition, v.Status.Message))
+			}
+			if len(writes) != 1 {
+				t.Errorf("%s: %d writes while it joined and waited, want 1: %v", name, len(writes), writes)
+				continue
+			}
+			got := seen[name][1]
+			cond := condition(&got, perfexpv1alpha1.ConditionQueued)
+			if got.Status.Phase != perfexpv1alpha1.PhaseQueued || got.Status.QueuePosition != int32(i+1) || got.Status.Message != want ||
+				cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != perfexpv1alpha1.ReasonWaitingForQueue || cond.Message != want {
+				t.Errorf("%s joined as %s at %d (%q), Queued condition %+v; want Queued at %d, %q", name,
+					got.Status.Phase, got.Status.QueuePosition, got.Status.Message, cond, i+1, want)
+			}
+		}
+		// The transition's event is unchanged: it says what happened, not the place.
+		eventually(t, 10*time.Second, "one Queued event per experiment", func() error {
+			list := &eventsv1.EventList{}
+			if err := c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			queued := map[string]string{}
+			for _, e := range list.Items {
+				if e.Reason == string(perfexpv1alpha1.PhaseQueued) {
+					queued[e.Regarding.Name] = e.Note
+				}
+			}
+			for _, name := range names {
+				if queued[name] != "waiting in queue join" {
+					return fmt.Errorf("%s: Queued event %q", name, queued[name])
+				}
+			}
+			return nil
+		})
+	})
+
 	t.Run("the queue defaults to the target namespace", func(t *testing.T) {
 		c := env.Client
 		ns := env.Namespace(t, "default-queue")
@@ -364,6 +437,41 @@ func TestQueue(t *testing.T) {
 		}
 		expectPositions(t, c, ns, "a", []string{"b"})
 	})
+}
+
+// watchExperiments records every version of every experiment of ns from now on, as a watch
+// delivers them; the function it returns gives them by name, oldest first.
+func watchExperiments(t *testing.T, env *testenv.Env, ns string) func() map[string][]perfexpv1alpha1.PerfExperiment {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(t.Context(), &perfexpv1alpha1.PerfExperimentList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	seen := map[string][]perfexpv1alpha1.PerfExperiment{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if exp, ok := ev.Object.(*perfexpv1alpha1.PerfExperiment); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				mu.Lock()
+				seen[exp.Name] = append(seen[exp.Name], *exp.DeepCopy())
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() map[string][]perfexpv1alpha1.PerfExperiment {
+		mu.Lock()
+		defer mu.Unlock()
+		out := make(map[string][]perfexpv1alpha1.PerfExperiment, len(seen))
+		for k, v := range seen {
+			out[k] = slices.Clone(v)
+		}
+		return out
+	}
 }
 
 // expectPositions waits until running holds the queue and the waiting experiments have the
