@@ -87,7 +87,7 @@ PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_
 endef
 
 .PHONY: bench-queue
-bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, and into queues of 10.
+bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, into queues of 10, and the bare status-write floor.
 	$(run-bench-queue)
 
 .PHONY: bench-e2e
