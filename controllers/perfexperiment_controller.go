@@ -327,9 +327,31 @@ func (r *PerfExperimentReconciler) lockTakers() handler.EventHandler {
 		}
 		q.Add(ctrl.Request{NamespacedName: key})
 	}
+	// released wakes the head of the queue whose lock the old holder gave up. A holder's own
+	// status change wakes its queue too (wakeQueue), but a holder whose status writes are
+	// refused releases the lock without one, and its head would wait for its recheck (30 s).
+	released := func(ctx context.Context, e event.UpdateEvent, q queueT) {
+		old, ok := e.ObjectOld.(*coordinationv1.Lease)
+		cur, ok2 := e.ObjectNew.(*coordinationv1.Lease)
+		if !ok || !ok2 || queue.HolderOf(cur).UID != "" {
+			return
+		}
+		h := queue.HolderOf(old)
+		if h.Name == "" {
+			return // no holder before, or one without its name: the members' rechecks find it
+		}
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: h.Name}, exp); err != nil || exp.UID != h.UID {
+			return // gone: its deletion woke the queue
+		}
+		r.wakeQueue(ctx, exp, false, q)
+	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queueT) { wake(ctx, e.Object, q) },
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) { wake(ctx, e.ObjectNew, q) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) {
+			wake(ctx, e.ObjectNew, q)
+			released(ctx, e, q)
+		},
 	}
 }
 

@@ -97,7 +97,8 @@ func TestStatusRefusedWhilePatched(t *testing.T) {
 	// The load ends: Running -> Restoring is the first status write, and it is refused.
 	lab.finishLoad("stuck")
 
-	eventually(t, 30*time.Second, "stuck is restored and its queue freed though its status cannot be written", func() error {
+	// Well within the queue's 30 s recheck: the Lease's release wakes the head at once.
+	eventually(t, 15*time.Second, "stuck is restored and its queue freed though its status cannot be written", func() error {
 		if lab.restores("stuck") == 0 {
 			return fmt.Errorf("not restored")
 		}
