@@ -113,6 +113,11 @@ func waitingRecheckAt(shown int32) time.Duration {
 	return farWaitingRecheck
 }
 
+// sweepRunsCreatedWithin bounds how long a sweep's run waits for its baseline run to be
+// created, whatever --baseline-arrival-grace says: the sweep creates all its runs within one
+// reconcile, so a baseline still missing after this was refused (the sweep says why).
+const sweepRunsCreatedWithin = 30 * time.Second
+
 // queuedBaselineRecheck is how often an experiment first in line looks again at a baseline that
 // has not run yet.
 const queuedBaselineRecheck = 2 * time.Second
@@ -125,23 +130,31 @@ func (r *PerfExperimentReconciler) waitForBaseline(ctx context.Context, s *scope
 	if exp.Spec.Baseline == nil || exp.Spec.Baseline.Name == exp.Name {
 		return "", nil // a self-reference is the precheck's to refuse
 	}
-	if sweepOrdered(exp) {
-		return "", nil
-	}
 	var reader client.Reader = r.Client
 	if r.APIReader != nil {
 		reader = r.APIReader
+	}
+	grace := r.BaselineArrivalGrace
+	if sweepOrdered(exp) {
+		// A sweep creates its runs one by one in one reconcile, in its plan's order, and a
+		// randomized plan may put a variant before its baseline: the variant, first in line,
+		// must not fail for a baseline its sweep is about to create.
+		grace = max(grace, sweepRunsCreatedWithin)
 	}
 	b := &perfexpv1alpha1.PerfExperiment{}
 	err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Spec.Baseline.Name}, b)
 	switch {
 	case apierrors.IsNotFound(err):
-		if s.now.Sub(exp.CreationTimestamp.Time) < r.BaselineArrivalGrace {
-			return fmt.Sprintf("waiting up to %s for its baseline %s to be created", r.BaselineArrivalGrace, exp.Spec.Baseline.Name), nil
+		if s.now.Sub(exp.CreationTimestamp.Time) < grace {
+			return fmt.Sprintf("waiting up to %s for its baseline %s to be created", grace, exp.Spec.Baseline.Name), nil
 		}
 		return "", nil // the precheck fails it: BaselineNotFound
 	case err != nil:
 		return "", fmt.Errorf("reading baseline %s: %w", exp.Spec.Baseline.Name, err)
+	case sweepOrdered(exp):
+		// The sweep's plan orders its runs; a baseline that runs later is waited for in the
+		// analysis.
+		return "", nil
 	case isWaiting(b) && !leadsBackTo(ctx, reader, b, exp):
 		return fmt.Sprintf("waiting for its baseline %s to run first", b.Name), nil
 	}

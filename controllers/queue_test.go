@@ -349,6 +349,38 @@ func TestQueue(t *testing.T) {
 		}
 	})
 
+	// A sweep creates its runs one by one in its plan's order, and a randomized plan may put a
+	// variant first and its baseline later: the variant, first in line, waits for its sweep to
+	// create the baseline even when the operator allows no arrival grace, and runs before it as
+	// the plan says. Before, it failed with BaselineNotFound in the moment between the two
+	// creations (seen in a CI rehearsal of the randomized sweep story).
+	t.Run("a sweep's run first in line waits for the baseline its sweep creates after it", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "sweep-late")
+		lab := newLab()
+		startOperatorOpts(t, env, operatorOptions{workers: 4}, lab, lab, lab) // no arrival grace
+		variant := experiment(ns, "variant", "sweep-late", 0)
+		variant.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: "base"}
+		variant.Annotations = map[string]string{queue.AnnotationSequence: "1"}
+		mustCreate(t, c, variant)
+		eventually(t, 10*time.Second, "variant waits for its baseline to be created", func() error {
+			if cond := condition(get(t, c, ns, "variant"), perfexpv1alpha1.ConditionQueued); cond == nil || cond.Reason != perfexpv1alpha1.ReasonWaitingForBaseline {
+				return fmt.Errorf("Queued condition %+v", cond)
+			}
+			return nil
+		})
+		base := experiment(ns, "base", "sweep-late", 0)
+		base.Annotations = map[string]string{queue.AnnotationSequence: "2"}
+		mustCreate(t, c, base)
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("variant")
+		lab.finishLoad("base")
+		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseSucceeded)
+		if got, want := lab.order(), []string{"variant", "base"}; !slices.Equal(got, want) {
+			t.Errorf("order %v, want the plan's %v", got, want)
+		}
+	})
+
 	// Joining the queue is one status write: the write that says Queued carries the position,
 	// its condition and message, as Queued's own reconciles would write them. Written apart, a
 	// burst of n applies cost 2n status writes, and everyone watching saw each experiment Queued
