@@ -77,10 +77,10 @@ func BenchmarkQueueBurst(b *testing.B) {
 		for i := range names {
 			names[i] = fmt.Sprintf("exp-%04d", i)
 		}
-		createAll(b, env.Client, ns, names, func(string) string { return "burst" })
+		createAll(b, env.Client, ns, names, func(string) string { return "burst" }, nil)
 		// Polled every second: a list of 1,000 experiments in the benchmark's own process costs
 		// heap and CPU that are counted with the manager's.
-		eventuallyEvery(b, 10*time.Minute, time.Second, "the burst's positions settle", func() error {
+		testenv.EventuallyEvery(b, 10*time.Minute, time.Second, "the burst's positions settle", func() error {
 			return positionsSettled(b, env.Client, ns, n)
 		})
 		api.settle(2*time.Second, 10*time.Minute)
@@ -141,8 +141,8 @@ func BenchmarkQueueMany(b *testing.B) {
 			lab.finishLoad(names[i])
 		}
 		start := time.Now()
-		createAll(b, env.Client, ns, names, func(name string) string { return queueOf[name] })
-		eventuallyEvery(b, 15*time.Minute, 2*time.Second, "every experiment succeeds", func() error {
+		createAll(b, env.Client, ns, names, func(name string) string { return queueOf[name] }, nil)
+		testenv.EventuallyEvery(b, 15*time.Minute, 2*time.Second, "every experiment succeeds", func() error {
 			return allSucceeded(b, env.Client, ns)
 		})
 		elapsed := api.lastStatusWrite().Sub(start)
@@ -201,8 +201,9 @@ func startCountedOperator(b *testing.B, env *testenv.Env, lab *lab) *apiCounter 
 }
 
 // createAll creates the named experiments at once, as `kubectl apply` of a directory does, from
-// a few clients in parallel, roughly in name order.
-func createAll(b *testing.B, c client.Client, ns string, names []string, queueOf func(string) string) {
+// a few clients in parallel, roughly in name order. With created, each experiment is handed to
+// it as soon as the API server answered.
+func createAll(b *testing.B, c client.Client, ns string, names []string, queueOf func(string) string, created chan<- *perfexpv1alpha1.PerfExperiment) {
 	b.Helper()
 	const clients = 8
 	var wg sync.WaitGroup
@@ -211,8 +212,13 @@ func createAll(b *testing.B, c client.Client, ns string, names []string, queueOf
 	for range clients {
 		wg.Go(func() {
 			for name := range next {
-				if err := c.Create(context.Background(), experiment(ns, name, queueOf(name), 0)); err != nil {
+				exp := experiment(ns, name, queueOf(name), 0)
+				if err := c.Create(context.Background(), exp); err != nil {
 					errs <- err
+					continue
+				}
+				if created != nil {
+					created <- exp
 				}
 			}
 		})
@@ -283,22 +289,7 @@ func mustCreateB(b *testing.B, c client.Client, obj client.Object) {
 
 func eventuallyB(b *testing.B, timeout time.Duration, what string, check func() error) {
 	b.Helper()
-	eventuallyEvery(b, timeout, 200*time.Millisecond, what, check)
-}
-
-func eventuallyEvery(b *testing.B, timeout, every time.Duration, what string, check func() error) {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(every)
-	}
+	testenv.EventuallyEvery(b, timeout, 200*time.Millisecond, what, check)
 }
 
 func waitPhaseB(b *testing.B, c client.Client, ns, name string, want perfexpv1alpha1.Phase, timeout time.Duration) {

@@ -92,11 +92,11 @@ func BenchmarkQueueStatusWriteFloor(b *testing.B) {
 				if bc.during {
 					done := make(chan struct{})
 					go func() { defer close(done); write() }()
-					createEach(b, env.Client, ns, names, created)
+					createAll(b, env.Client, ns, names, func(string) string { return "floor" }, created)
 					close(created)
 					<-done
 				} else {
-					createEach(b, env.Client, ns, names, created)
+					createAll(b, env.Client, ns, names, func(string) string { return "floor" }, created)
 					close(created)
 					write()
 				}
@@ -109,37 +109,6 @@ func BenchmarkQueueStatusWriteFloor(b *testing.B) {
 				b.Logf("%d experiments, %d writers, during the burst %v: %s; load average %s", n, bc.writers, bc.during, counts, loadAverage())
 			}
 		})
-	}
-}
-
-// createEach creates the named experiments in one queue from 8 clients at once, as createAll
-// does, and hands each to created as soon as the API server answered.
-func createEach(b *testing.B, c client.Client, ns string, names []string, created chan<- *perfexpv1alpha1.PerfExperiment) {
-	b.Helper()
-	const clients = 8
-	var wg sync.WaitGroup
-	errs := make(chan error, len(names))
-	next := make(chan string)
-	for range clients {
-		wg.Go(func() {
-			for name := range next {
-				exp := experiment(ns, name, "floor", 0)
-				if err := c.Create(context.Background(), exp); err != nil {
-					errs <- err
-					continue
-				}
-				created <- exp
-			}
-		})
-	}
-	for _, name := range names {
-		next <- name
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
 	}
 }
 

@@ -213,22 +213,31 @@ const (
 )
 
 // direction says whether higher is better for a row: always for a pass rate; for a Rate or a
-// Gauge as the experiment's objectives on it say (max only: lower; min only: higher), unknown
-// when they say nothing or disagree.
+// Gauge as the experiment's objectives on it say (boundDirection).
 func direction(w customRow, objectives []perfexpv1alpha1.Objective) int {
 	if w.kind == kindCheck {
 		return betterHigher
 	}
+	return boundDirection(objectives, func(o perfexpv1alpha1.Objective) bool {
+		return o.Scenario == w.scenario && (w.kind == kindRate && o.Rate == w.name || w.kind == kindGauge && o.Gauge == w.name)
+	})
+}
+
+// boundDirection is which way the objectives that match bound a value: lower is better when
+// they bound it from above only (max, maxIncreasePercent), higher when from below only (min,
+// maxDecreasePercent), unknown when none does or they disagree.
+func boundDirection(objectives []perfexpv1alpha1.Objective, match func(perfexpv1alpha1.Objective) bool) int {
 	d, seen := betterUnknown, false
 	for _, o := range objectives {
-		if o.Scenario != w.scenario || w.kind == kindRate && o.Rate != w.name || w.kind == kindGauge && o.Gauge != w.name {
+		if !match(o) {
 			continue
 		}
+		lower, higher := o.Max != nil || o.MaxIncreasePercent != nil, o.Min != nil || o.MaxDecreasePercent != nil
 		od := betterUnknown
 		switch {
-		case o.Max != nil && o.Min == nil:
+		case lower && !higher:
 			od = betterLower
-		case o.Min != nil && o.Max == nil:
+		case higher && !lower:
 			od = betterHigher
 		}
 		if seen && od != d {

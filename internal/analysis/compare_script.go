@@ -29,26 +29,9 @@ func (w row) orientCounter(mc *MetricComparison, objectives []perfexpv1alpha1.Ob
 	if w.counter == "" {
 		return
 	}
-	d, seen := betterUnknown, false
-	for _, o := range objectives {
-		if o.Metric != perfexpv1alpha1.MetricCount || o.Scenario != w.scenario || o.Counter != w.counter {
-			continue
-		}
-		lower, higher := o.Max != nil || o.MaxIncreasePercent != nil, o.Min != nil || o.MaxDecreasePercent != nil
-		od := betterUnknown
-		switch {
-		case lower && !higher:
-			od = betterLower
-		case higher && !lower:
-			od = betterHigher
-		}
-		if seen && od != d {
-			d = betterUnknown
-			break
-		}
-		d, seen = od, true
-	}
-	orient(mc, d)
+	orient(mc, boundDirection(objectives, func(o perfexpv1alpha1.Objective) bool {
+		return o.Metric == perfexpv1alpha1.MetricCount && o.Scenario == w.scenario && o.Counter == w.counter
+	}))
 }
 
 // counterUnit is the unit of a Counter's compared rate: the Counter's own unit per second.

@@ -222,6 +222,12 @@ func (e *Env) namespace(t testing.TB, name string, labels map[string]string) str
 // last error once timeout has passed.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
+	EventuallyEvery(t, timeout, 100*time.Millisecond, what, check)
+}
+
+// EventuallyEvery is Eventually retrying every every.
+func EventuallyEvery(t testing.TB, timeout, every time.Duration, what string, check func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := check()
@@ -231,6 +237,6 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s: %v", what, timeout, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
