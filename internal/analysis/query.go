@@ -72,6 +72,9 @@ func (e *QueryError) Unwrap() error { return e.Err }
 
 // classify sorts a client error into one the caller may retry and one it may not.
 func classify(query string, err error) error {
+	if answerTooLarge(err) {
+		return &QueryError{Query: query, Err: err}
+	}
 	var apiErr *promv1.Error
 	if errors.As(err, &apiErr) {
 		switch apiErr.Type {
@@ -96,6 +99,24 @@ func instant(ctx context.Context, q Querier, query string, ts time.Time) (model.
 	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(query, err)
+	}
+	if err := checkAnswer(query, v, maxAnswerSeries); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// customInstant is instant for a user's custom query, under the custom queries' caps: at most
+// MaxCustomAnswerBytes, and MaxCustomSeries series (a Prometheus that knows the limit
+// parameter stops at one more; another sends them all, within the byte cap).
+func customInstant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
+	ctx = withAnswerLimit(ctx, MaxCustomAnswerBytes)
+	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout), promv1.WithLimit(MaxCustomSeries+1))
+	if err != nil {
+		return nil, classify(query, err)
+	}
+	if err := checkAnswer(query, v, MaxCustomSeries); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -129,6 +150,9 @@ func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (
 	if err != nil {
 		return nil, classify(query, err)
 	}
+	if err := checkAnswer(query, v, maxAnswerSeries); err != nil {
+		return nil, err
+	}
 	m, ok := v.(model.Matrix)
 	if !ok {
 		return nil, &QueryError{Query: query, Err: fmt.Errorf("expected a matrix, got %s", v.Type())}
@@ -142,6 +166,9 @@ func seriesIn(ctx context.Context, q Querier, selector string, from, to time.Tim
 	sets, _, err := q.Series(ctx, []string{selector}, from, to, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(selector, err)
+	}
+	if len(sets) > maxAnswerSeries {
+		return nil, &QueryError{Query: selector, Err: &AnswerTooLargeError{What: "series", Limit: maxAnswerSeries}}
 	}
 	return sets, nil
 }
