@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/common/model"
 )
@@ -47,6 +48,54 @@ func (e *AnswerTooLargeError) Error() string {
 
 type answerLimitKey struct{}
 
+// largeAnswerBytes is the size past which an answer is large: it may be read only while it
+// holds one of the manager's largeAnswers slots. A capped answer costs about four times its
+// bytes while it is read and decoded (the client's growing buffer, its copy of the data, the
+// decoded values), so a few large answers at once, from several analyses, would add up past
+// the manager's memory limit where one at a time stays well inside it.
+const largeAnswerBytes = 4 << 20
+
+// largeAnswers are the slots, one per large answer being read or decoded, process-wide.
+var largeAnswers = make(chan struct{}, 1)
+
+type answerSlotKey struct{}
+
+// answerSlot is a query's claim on a largeAnswers slot. The reader of the answer takes it
+// when the answer grows large; whoever made the query releases it once the answer is decoded
+// (a query made without one releases it when the body is closed, before decoding).
+type answerSlot struct {
+	mu   sync.Mutex
+	held bool
+}
+
+// withAnswerSlot returns ctx carrying a new slot and the function that frees the slot if the
+// answer took it: call it once the answer is decoded.
+func withAnswerSlot(ctx context.Context) (context.Context, func()) {
+	slot := &answerSlot{}
+	return context.WithValue(ctx, answerSlotKey{}, slot), slot.release
+}
+
+func (s *answerSlot) take(ctx context.Context) error {
+	select {
+	case largeAnswers <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *answerSlot) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		s.held = false
+		<-largeAnswers
+	}
+}
+
 // withAnswerLimit lowers the byte cap of the answers to the queries made with ctx.
 func withAnswerLimit(ctx context.Context, maxBytes int64) context.Context {
 	return context.WithValue(ctx, answerLimitKey{}, maxBytes)
@@ -77,18 +126,35 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		_ = resp.Body.Close()
 		return nil, &AnswerTooLargeError{What: "bytes", Limit: limit}
 	}
-	resp.Body = &limitedBody{body: resp.Body, left: limit, limit: limit}
+	body := &limitedBody{body: resp.Body, left: limit, limit: limit, ctx: req.Context()}
+	if slot, ok := req.Context().Value(answerSlotKey{}).(*answerSlot); ok {
+		body.slot = slot
+	} else {
+		body.slot, body.ownSlot = &answerSlot{}, true
+	}
+	resp.Body = body
 	return resp, nil
 }
 
-// limitedBody reads at most limit bytes of body and fails on the byte after.
+// limitedBody reads at most limit bytes of body and fails on the byte after. Past
+// largeAnswerBytes it waits for a largeAnswers slot.
 type limitedBody struct {
-	body  io.ReadCloser
-	left  int64
-	limit int64
+	body    io.ReadCloser
+	left    int64
+	limit   int64
+	ctx     context.Context
+	slot    *answerSlot
+	ownSlot bool // released on Close: no caller releases it after decoding
+	large   bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
+	if !b.large && b.limit-b.left >= largeAnswerBytes {
+		if err := b.slot.take(b.ctx); err != nil {
+			return 0, err
+		}
+		b.large = true
+	}
 	if b.left <= 0 {
 		// One byte more tells a body of exactly limit bytes from a longer one.
 		var one [1]byte
@@ -106,7 +172,12 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *limitedBody) Close() error { return b.body.Close() }
+func (b *limitedBody) Close() error {
+	if b.ownSlot {
+		b.slot.release()
+	}
+	return b.body.Close()
+}
 
 // checkAnswer refuses a decoded answer with more than maxSeries series or maxAnswerSamples
 // samples.

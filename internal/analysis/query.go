@@ -96,6 +96,8 @@ func shorten(s string, n int) string {
 const queryTimeout = 2 * time.Minute
 
 func instant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(query, err)
@@ -110,7 +112,8 @@ func instant(ctx context.Context, q Querier, query string, ts time.Time) (model.
 // MaxCustomAnswerBytes, and MaxCustomSeries series (a Prometheus that knows the limit
 // parameter stops at one more; another sends them all, within the byte cap).
 func customInstant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
-	ctx = withAnswerLimit(ctx, MaxCustomAnswerBytes)
+	ctx, release := withAnswerSlot(withAnswerLimit(ctx, MaxCustomAnswerBytes))
+	defer release()
 	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout), promv1.WithLimit(MaxCustomSeries+1))
 	if err != nil {
 		return nil, classify(query, err)
@@ -146,6 +149,8 @@ func matrix(ctx context.Context, q Querier, query string, ts time.Time) (model.M
 }
 
 func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (model.Matrix, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	v, _, err := q.QueryRange(ctx, query, r, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(query, err)
@@ -163,6 +168,8 @@ func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (
 // seriesIn lists the series of selector with samples in [from, to]. Prometheus answers from
 // its index, without reading a sample, where count_over_time would decode every one.
 func seriesIn(ctx context.Context, q Querier, selector string, from, to time.Time) ([]model.LabelSet, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	sets, _, err := q.Series(ctx, []string{selector}, from, to, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(selector, err)
