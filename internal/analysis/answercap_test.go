@@ -49,7 +49,7 @@ func fakeProm(t testing.TB, n int, announce bool) *httptest.Server {
 // cappedAPI is the client the manager builds (internal/analyzer), with a byte cap.
 func cappedAPI(t testing.TB, url string, maxBytes int64) promv1.API {
 	t.Helper()
-	transport := http.RoundTripper(api.DefaultRoundTripper)
+	transport := api.DefaultRoundTripper
 	if maxBytes > 0 {
 		transport = LimitAnswers(transport, maxBytes)
 	}
