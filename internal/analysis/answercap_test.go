@@ -150,6 +150,10 @@ func TestCustomQueryCaps(t *testing.T) {
 			if qr.Error != "" || len(qr.Series) != tt.wantKept || qr.SeriesDropped != tt.wantDropd {
 				t.Fatalf("kept %d, dropped %d, error %q; want %d and %d", len(qr.Series), qr.SeriesDropped, qr.Error, tt.wantKept, tt.wantDropd)
 			}
+			res := &Result{Queries: got}
+			if st, _ := res.Status(); st.Queries[0].Series != int32(tt.series) {
+				t.Fatalf("status.results.queries[0].series = %d, want every series counted: %d", st.Queries[0].Series, tt.series)
+			}
 			if tt.wantDropd > 0 {
 				// The kept ones are the largest values: tt.series-1 down to tt.series-50.
 				for _, s := range qr.Series {
