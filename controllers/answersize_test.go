@@ -35,7 +35,8 @@ func endlessProm(t *testing.T) (*httptest.Server, *atomic.Int64) {
 
 // A custom query whose answer never ends is tried before the run while another queue's
 // experiment goes through its phases: the operator reads at most its cap of the answer, its
-// heap stays far below the manager's 256 MiB limit, and both experiments go on. Before the
+// heap stays far below the manager's 256 MiB limit, both experiments start and the other one
+// restores and succeeds. Before the
 // caps the pre-run check read the answer for its whole 10 s, gigabytes.
 func TestHugeAnswerBeforeTheRun(t *testing.T) {
 	env := testenv.Start(t)
@@ -58,6 +59,8 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 	mustCreate(t, c, experiment(ns, "other", "other", 0))
 	waitPhase(t, c, ns, "other", perfexpv1alpha1.PhaseRunning)
 	waitPhase(t, c, ns, "greedy", perfexpv1alpha1.PhaseRunning)
+	lab.finishLoad("other")
+	waitPhase(t, c, ns, "other", perfexpv1alpha1.PhaseSucceeded) // restored, its queue released
 	close(stop)
 
 	heap := <-peak
