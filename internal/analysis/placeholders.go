@@ -24,7 +24,7 @@ const minPlaceholder = len("{{.End}}")
 
 // MaxRenderedLength bounds RenderQuery's output: the query's text plus, for each placeholder
 // (at most MaxQueryLength/minPlaceholder of them), a value of at most maxPlaceholderValue
-// bytes. About 150 KB: the expansion is linear in the query and nothing in it repeats.
+// bytes. About 130 KB: the expansion is linear in the query and nothing in it repeats.
 const MaxRenderedLength = MaxQueryLength + MaxQueryLength/minPlaceholder*maxPlaceholderValue
 
 // RenderQuery puts data's values in place of the placeholders {{.Namespace}}, {{.TestID}},
