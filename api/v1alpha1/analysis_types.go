@@ -21,9 +21,10 @@ type Analysis struct {
 	// +kubebuilder:validation:MaxItems=16
 	Observe []ObservedWorkloads `json:"observe,omitempty"`
 
-	// queries are named custom PromQL queries evaluated over the window. A query is a Go
-	// template that may use {{.Namespace}}, {{.TestID}}, {{.Start}}, {{.End}} (RFC 3339),
-	// {{.Window}} (a PromQL range such as 1800s) and {{.WarmUpEnd}}.
+	// queries are named custom PromQL queries evaluated over the window. A query may use the
+	// placeholders {{.Namespace}}, {{.TestID}}, {{.Start}}, {{.End}} (RFC 3339), {{.Window}}
+	// (a PromQL range such as 1800s) and {{.WarmUpEnd}}, which are replaced by their values;
+	// nothing else may stand between {{ and }}.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -115,6 +116,10 @@ type ObservedWorkloads struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// QueryPattern is the rule a custom query is admitted by (the CEL rule on CustomQuery.Query
+// repeats it): every {{ opens one of the placeholders, nothing else.
+const QueryPattern = `^([^{]|[{][^{]|[{]$|[{][{][[:space:]]*[.](Namespace|TestID|Start|End|WarmUpEnd|Window)[[:space:]]*[}][}])*$`
+
 // CustomQuery is a named PromQL query reported with the results.
 type CustomQuery struct {
 	// name of the query, used in reports and objectives.
@@ -124,10 +129,14 @@ type CustomQuery struct {
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9]([-_a-zA-Z0-9]*[a-zA-Z0-9])?$`
 	Name string `json:"name"`
 
-	// query is the PromQL template, evaluated once at the end of the window (or of a slice).
+	// query is the PromQL, evaluated once at the end of the window (or of a slice), after
+	// its placeholders ({{.Namespace}}, {{.TestID}}, {{.Start}}, {{.End}}, {{.WarmUpEnd}},
+	// {{.Window}}; spaces inside the braces allowed) are replaced by their values. It is not
+	// a template: any other {{ is refused.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([^{]|[{][^{]|[{]$|[{][{][[:space:]]*[.](Namespace|TestID|Start|End|WarmUpEnd|Window)[[:space:]]*[}][}])*$')",message="a query may use only the placeholders {{.Namespace}}, {{.TestID}}, {{.Start}}, {{.End}}, {{.WarmUpEnd}} and {{.Window}}; nothing else may stand between {{ and }}"
 	Query string `json:"query"`
 
 	// unit of the result, for reports: e.g. cores, bytes, connections, ms, percent.

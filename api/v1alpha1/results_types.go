@@ -264,7 +264,8 @@ type QueryResult struct {
 	// unit of the value.
 	// +optional
 	Unit string `json:"unit,omitempty"`
-	// series is the number of series the query returned; every series is in the report.
+	// series is the number of series the query returned; the report lists the 50 of the
+	// largest values (fewer when it must be cut to fit its ConfigMap) and counts the rest.
 	// +optional
 	Series int32 `json:"series,omitempty"`
 	// error explains a failed query.

@@ -97,6 +97,17 @@ func TestValidation(t *testing.T) {
 		}
 	})
 
+	t.Run("custom queries with every placeholder, spaced or not, are accepted", func(t *testing.T) {
+		exp := minimal(ns, "placeholders")
+		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{
+			{Name: "all", Query: `x{ns="{{.Namespace}}",t="{{ .TestID }}"} @ {{.Start}} {{.End}} {{.WarmUpEnd}} [{{` + "\t.Window\n" + `}}]`},
+			{Name: "braces", Query: `sum(x{a="}}"}) + y{} + z{a="{"}`},
+		}}
+		if err := env.Client.Create(t.Context(), exp, client.DryRunAll); err != nil {
+			t.Fatalf("valid queries refused: %v", err)
+		}
+	})
+
 	t.Run("the spec is immutable once the experiment left the queue, except abort", func(t *testing.T) {
 		ctx := t.Context()
 		exp := minimal(ns, "immutable")

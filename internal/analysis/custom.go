@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
-	"strings"
-	"text/template"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -41,19 +40,6 @@ func templateData(namespace, testID string, start, measuredStart, end time.Time)
 	}
 }
 
-// RenderQuery expands a custom query's template.
-func RenderQuery(query string, data TemplateData) (string, error) {
-	tpl, err := template.New("query").Option("missingkey=error").Parse(query)
-	if err != nil {
-		return "", fmt.Errorf("bad template: %w", err)
-	}
-	var b strings.Builder
-	if err := tpl.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("bad template: %w", err)
-	}
-	return b.String(), nil
-}
-
 // runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
 // reported in its result; an unavailable Prometheus is returned as an error.
 func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]QueryResult, error) {
@@ -67,7 +53,7 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 			continue
 		}
 		qr.Query = rendered
-		v, err := instant(ctx, q, rendered, at)
+		v, err := customInstant(ctx, q, rendered, at)
 		var qe *QueryError
 		switch {
 		case errors.As(err, &qe):
@@ -82,26 +68,39 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 	return out, nil
 }
 
+// Bounds of what one custom query keeps in the results, so that a query returning thousands
+// of series (by pod, by path) still leaves a report that fits its ConfigMap and results that
+// reach the status and the history: the largest values are kept, the rest counted.
+const (
+	// MaxQuerySeriesKept is the most series of one custom query kept in the results.
+	MaxQuerySeriesKept = 50
+	// maxQueryLabels is the most labels kept per series, by name.
+	maxQueryLabels = 32
+	// maxQueryLabelValue is the most bytes kept of one label value.
+	maxQueryLabelValue = 200
+)
+
 func fillQueryResult(qr *QueryResult, v model.Value) {
 	switch val := v.(type) {
 	case *model.Scalar:
 		qr.Value = num(float64(val.Value))
 	case model.Vector:
-		for _, s := range val {
-			labels := map[string]string{}
-			for k, lv := range s.Metric {
-				labels[string(k)] = string(lv)
-			}
+		kept := largestFirst(val)
+		if len(kept) > MaxQuerySeriesKept {
+			qr.SeriesDropped = len(kept) - MaxQuerySeriesKept
+			kept = kept[:MaxQuerySeriesKept]
+		}
+		for _, s := range kept {
 			var value *float64
 			if s.Histogram == nil {
 				value = num(float64(s.Value))
 			}
-			qr.Series = append(qr.Series, QuerySeries{Labels: labels, Value: value})
+			qr.Series = append(qr.Series, QuerySeries{Labels: keptLabels(s.Metric), Value: value})
 		}
 		sort.Slice(qr.Series, func(i, j int) bool {
 			return fmt.Sprint(qr.Series[i].Labels) < fmt.Sprint(qr.Series[j].Labels)
 		})
-		if len(qr.Series) == 1 {
+		if len(qr.Series) == 1 && qr.SeriesDropped == 0 {
 			qr.Value = qr.Series[0].Value
 		}
 	case model.Matrix:
@@ -109,4 +108,46 @@ func fillQueryResult(qr *QueryResult, v model.Value) {
 	default:
 		qr.Error = fmt.Sprintf("the query returns a %s; a scalar or an instant vector is needed", v.Type())
 	}
+}
+
+// largestFirst orders a vector's samples by value, largest first (histograms and NaN last),
+// then by labels, so the series a capped result keeps do not depend on Prometheus' order.
+func largestFirst(vec model.Vector) model.Vector {
+	out := append(model.Vector(nil), vec...)
+	rank := func(s *model.Sample) (float64, bool) {
+		if s.Histogram != nil || math.IsNaN(float64(s.Value)) {
+			return 0, false
+		}
+		return float64(s.Value), true
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, aok := rank(out[i])
+		b, bok := rank(out[j])
+		switch {
+		case aok != bok:
+			return aok
+		case a != b:
+			return a > b
+		}
+		return out[i].Metric.Before(out[j].Metric)
+	})
+	return out
+}
+
+// keptLabels is a series' labels as the results keep them: at most maxQueryLabels, each value
+// at most maxQueryLabelValue bytes.
+func keptLabels(m model.Metric) map[string]string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, string(k))
+	}
+	sort.Strings(names)
+	if len(names) > maxQueryLabels {
+		names = names[:maxQueryLabels]
+	}
+	labels := make(map[string]string, len(names))
+	for _, k := range names {
+		labels[k] = clip(string(m[model.LabelName(k)]), maxQueryLabelValue)
+	}
+	return labels
 }

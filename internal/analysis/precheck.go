@@ -47,7 +47,7 @@ func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.Cust
 			problems = append(problems, QueryProblem{Name: spec.Name, Message: err.Error()})
 			continue
 		}
-		v, err := instant(ctx, q, rendered, now)
+		v, err := customInstant(ctx, q, rendered, now)
 		var refused *QueryError
 		var apiErr *promv1.Error
 		switch {

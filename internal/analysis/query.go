@@ -72,6 +72,9 @@ func (e *QueryError) Unwrap() error { return e.Err }
 
 // classify sorts a client error into one the caller may retry and one it may not.
 func classify(query string, err error) error {
+	if answerTooLarge(err) {
+		return &QueryError{Query: query, Err: err}
+	}
 	var apiErr *promv1.Error
 	if errors.As(err, &apiErr) {
 		switch apiErr.Type {
@@ -93,9 +96,30 @@ func shorten(s string, n int) string {
 const queryTimeout = 2 * time.Minute
 
 func instant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(query, err)
+	}
+	if err := checkAnswer(query, v, maxAnswerSeries); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// customInstant is instant for a user's custom query, under the custom queries' caps: at most
+// MaxCustomAnswerBytes, and MaxCustomSeries series (a Prometheus that knows the limit
+// parameter stops at one more; another sends them all, within the byte cap).
+func customInstant(ctx context.Context, q Querier, query string, ts time.Time) (model.Value, error) {
+	ctx, release := withAnswerSlot(withAnswerLimit(ctx, MaxCustomAnswerBytes))
+	defer release()
+	v, _, err := q.Query(ctx, query, ts, promv1.WithTimeout(queryTimeout), promv1.WithLimit(MaxCustomSeries+1))
+	if err != nil {
+		return nil, classify(query, err)
+	}
+	if err := checkAnswer(query, v, MaxCustomSeries); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -125,9 +149,14 @@ func matrix(ctx context.Context, q Querier, query string, ts time.Time) (model.M
 }
 
 func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (model.Matrix, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	v, _, err := q.QueryRange(ctx, query, r, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(query, err)
+	}
+	if err := checkAnswer(query, v, maxAnswerSeries); err != nil {
+		return nil, err
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
@@ -139,9 +168,14 @@ func rangeMatrix(ctx context.Context, q Querier, query string, r promv1.Range) (
 // seriesIn lists the series of selector with samples in [from, to]. Prometheus answers from
 // its index, without reading a sample, where count_over_time would decode every one.
 func seriesIn(ctx context.Context, q Querier, selector string, from, to time.Time) ([]model.LabelSet, error) {
+	ctx, release := withAnswerSlot(ctx)
+	defer release()
 	sets, _, err := q.Series(ctx, []string{selector}, from, to, promv1.WithTimeout(queryTimeout))
 	if err != nil {
 		return nil, classify(selector, err)
+	}
+	if len(sets) > maxAnswerSeries {
+		return nil, &QueryError{Query: selector, Err: &AnswerTooLargeError{What: "series", Limit: maxAnswerSeries}}
 	}
 	return sets, nil
 }

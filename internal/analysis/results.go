@@ -271,7 +271,9 @@ type QueryResult struct {
 	Query       string        `json:"query"`
 	Value       *float64      `json:"value,omitempty"`
 	Series      []QuerySeries `json:"series,omitempty"`
-	Error       string        `json:"error,omitempty"`
+	// SeriesDropped counts the series left out of Series: the largest MaxQuerySeriesKept are kept.
+	SeriesDropped int    `json:"seriesDropped,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // QuerySeries is one labelled value of a custom query.

@@ -63,7 +63,7 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 			break
 		}
 		out.Queries = append(out.Queries, perfexpv1alpha1.QueryResult{Name: q.Name, Value: fixed(q.Value, 6), Unit: q.Unit,
-			Series: int32(len(q.Series)), Error: truncate(q.Error, statusMaxMessage)})
+			Series: int32(len(q.Series) + q.SeriesDropped), Error: truncate(q.Error, statusMaxMessage)})
 	}
 	for i, o := range r.Objectives {
 		if i == 32 {

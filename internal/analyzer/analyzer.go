@@ -69,6 +69,10 @@ type PrometheusAnalyzer struct {
 	// DefaultPrometheusTimeout. A Prometheus that accepts and never answers then counts as
 	// unavailable and analysis retries later, instead of holding the reconciler.
 	Timeout time.Duration
+	// MaxAnswerBytes caps each answer read from Prometheus, after decompression; zero means
+	// analysis.DefaultMaxAnswerBytes. A larger answer fails its query with a message that
+	// says so (analysis.AnswerTooLargeError) instead of growing the manager's memory.
+	MaxAnswerBytes int64
 	// CAdvisorMaxAge is how old a container's newest cAdvisor sample may be for it to count as
 	// running; zero means analysis.DefaultCAdvisorMaxAge. Raise it for scrape intervals above
 	// 30 s.
@@ -183,7 +187,12 @@ func (a *PrometheusAnalyzer) newAPI(url string) (promv1.API, error) {
 	}
 	// The client's own timeout covers the whole exchange, reading the body included, which a
 	// context deadline set by the caller would too, but every caller would have to remember it.
-	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Timeout: timeout, Transport: api.DefaultRoundTripper}})
+	maxBytes := a.MaxAnswerBytes
+	if maxBytes <= 0 {
+		maxBytes = analysis.DefaultMaxAnswerBytes
+	}
+	transport := analysis.LimitAnswers(api.DefaultRoundTripper, maxBytes)
+	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Timeout: timeout, Transport: transport}})
 	if err != nil {
 		return nil, err
 	}

@@ -74,9 +74,12 @@ func backoff(exp *perfexpv1alpha1.PerfExperiment, now time.Time) time.Duration {
 func queryFailed(err error, url string, wait time.Duration) (step.Result, error) {
 	var unavailable *analysis.UnavailableError
 	var refused *analysis.QueryError
+	var tooLarge *analysis.AnswerTooLargeError
 	switch {
 	case errors.As(err, &unavailable):
 		return step.Wait(wait, "Prometheus at %s to answer: %v", url, unavailable.Err), nil
+	case errors.As(err, &refused) && errors.As(err, &tooLarge):
+		return step.Fail(perfexpv1alpha1.ReasonAnalysisFailed, "Prometheus at %s answered with more than perfexp reads: %v", url, refused), nil
 	case errors.As(err, &refused):
 		return step.Fail(perfexpv1alpha1.ReasonAnalysisFailed, "Prometheus at %s refused a query: %v", url, refused), nil
 	}

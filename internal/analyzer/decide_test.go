@@ -127,10 +127,13 @@ func TestQueryFailed(t *testing.T) {
 		err        error
 		wantWait   bool
 		wantReason string
+		wantMsg    string
 		wantErr    bool
 	}{
 		{name: "Prometheus does not answer: wait", err: fmt.Errorf("reading: %w", &analysis.UnavailableError{Query: "up", Err: errors.New("connection refused")}), wantWait: true},
 		{name: "Prometheus refuses a query: fail", err: &analysis.QueryError{Query: "up{", Err: errors.New("parse error")}, wantReason: perfexpv1alpha1.ReasonAnalysisFailed},
+		{name: "an answer over a cap: fail, saying which", err: fmt.Errorf("reading: %w", &analysis.QueryError{Query: "sum by (pod) (x)", Err: &analysis.AnswerTooLargeError{What: "series", Limit: 50000}}),
+			wantReason: perfexpv1alpha1.ReasonAnalysisFailed, wantMsg: "answered with more than perfexp reads: query \"sum by (pod) (x)\" failed: the answer has more than 50000 series; perfexp reads at most 50000 series of one answer"},
 		{name: "anything else: the caller's error", err: other, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -148,6 +151,9 @@ func TestQueryFailed(t *testing.T) {
 			default:
 				if err != nil || r.Failure == nil || r.Failure.Reason != tt.wantReason || !strings.Contains(r.Failure.Message, "http://prom:9090") {
 					t.Errorf("got %+v, %v", r, err)
+				}
+				if r.Failure != nil && !strings.Contains(r.Failure.Message, tt.wantMsg) {
+					t.Errorf("message %q, want %q", r.Failure.Message, tt.wantMsg)
 				}
 			}
 		})

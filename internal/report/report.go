@@ -405,6 +405,10 @@ func (m *markdown) queries(queries []analysis.QueryResult) {
 		switch {
 		case q.Error != "":
 			value = "error: " + q.Error
+		case q.SeriesDropped > 0 && len(q.Series) > 0:
+			value = fmt.Sprintf("%d series (the %d largest below)", len(q.Series)+q.SeriesDropped, len(q.Series))
+		case q.SeriesDropped > 0:
+			value = fmt.Sprintf("%d series (not listed)", q.SeriesDropped)
 		case q.Value == nil && len(q.Series) > 1:
 			value = fmt.Sprintf("%d series (below)", len(q.Series))
 		}
@@ -412,12 +416,15 @@ func (m *markdown) queries(queries []analysis.QueryResult) {
 	}
 	m.printf("\n")
 	for _, q := range queries {
-		if len(q.Series) < 2 {
+		if len(q.Series) < 2 && q.SeriesDropped == 0 || len(q.Series) == 0 {
 			continue
 		}
 		m.printf("%s:\n\n| Series | Value |\n|---|---:|\n", q.Name)
 		for _, s := range q.Series {
 			m.printf("| %s | %s |\n", cell(labels(s.Labels)), num(s.Value, 6))
+		}
+		if q.SeriesDropped > 0 {
+			m.printf("| %d more series, not listed | |\n", q.SeriesDropped)
 		}
 		m.printf("\n")
 	}

@@ -1,0 +1,88 @@
+package controllers_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analyzer"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// endlessProm answers every query with an instant vector that never ends, as a custom query
+// over a label with millions of values would (sum by (request_id) ...), and counts the bytes
+// the client took before hanging up.
+func endlessProm(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		n, err := io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		sent.Add(int64(n))
+		for i := 0; err == nil; i++ {
+			n, err = fmt.Fprintf(w, `{"metric":{"request_id":"%012d"},"value":[1700000000,"1"]},`, i)
+			sent.Add(int64(n))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &sent
+}
+
+// A custom query whose answer never ends is tried before the run while another queue's
+// experiment goes through its phases: the operator reads at most its cap of the answer, its
+// heap stays far below the manager's 256 MiB limit, both experiments start and the other one
+// restores and succeeds. Before the
+// caps the pre-run check read the answer for its whole 10 s, gigabytes.
+func TestHugeAnswerBeforeTheRun(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, leaseNamespace)
+	c := env.Client
+	prom, sent := endlessProm(t)
+	ns := env.Namespace(t, "huge-answer")
+	lab := newLab()
+	startOperatorWith(t, env, lab, lab, labWithQueries{lab: lab, queries: &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: prom.URL}})
+
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() { peak <- watchHeap(stop) }()
+
+	greedy := experiment(ns, "greedy", "greedy", 0)
+	greedy.Spec.Analysis = &perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{
+		{Name: "by-request", Query: `sum by (request_id) (rate(http_requests_total{namespace="{{.Namespace}}"}[{{.Window}}]))`},
+	}}
+	mustCreate(t, c, greedy)
+	mustCreate(t, c, experiment(ns, "other", "other", 0))
+	waitPhase(t, c, ns, "other", perfexpv1alpha1.PhaseRunning)
+	waitPhase(t, c, ns, "greedy", perfexpv1alpha1.PhaseRunning)
+	lab.finishLoad("other")
+	waitPhase(t, c, ns, "other", perfexpv1alpha1.PhaseSucceeded) // restored, its queue released
+	close(stop)
+
+	heap := <-peak
+	t.Logf("the fake Prometheus sent %.1f MiB; the test process' heap peaked at %.1f MiB", float64(sent.Load())/(1<<20), float64(heap)/(1<<20))
+	if heap > 128<<20 {
+		t.Errorf("the heap peaked at %.1f MiB while the answer was read; want it far below the manager's 256 MiB", float64(heap)/(1<<20))
+	}
+}
+
+// watchHeap samples the heap every 5 ms until stop is closed and returns its largest size.
+func watchHeap(stop <-chan struct{}) uint64 {
+	var m runtime.MemStats
+	peak := uint64(0)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapAlloc)
+		select {
+		case <-stop:
+			return peak
+		case <-tick.C:
+		}
+	}
+}
