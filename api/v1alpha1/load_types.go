@@ -72,9 +72,10 @@ type WarmUp struct {
 }
 
 // Scenario is one k6 load scenario. Its shape is exactly one of: vus with duration, stages, or
-// arrivalRate. The shape given here overrides the script's own `options` for scenarios,
-// VUs, duration and stages.
-// +kubebuilder:validation:XValidation:rule="[has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, or arrivalRate"
+// arrivalRate; or fromScript. The shape given here overrides the script's own `options` for
+// scenarios, VUs, duration and stages; fromScript runs them as the script declares them.
+// +kubebuilder:validation:XValidation:rule="(has(self.fromScript) && self.fromScript) ? [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 0 : [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, arrivalRate, or fromScript (which takes none of the others)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.fromScript) && self.fromScript && has(self.exec))",message="exec names the function of the experiment's load shape; with fromScript the script's own scenarios name theirs"
 // +kubebuilder:validation:XValidation:rule="has(self.vus) == has(self.duration)",message="vus and duration go together"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.vus) || self.vus >= self.parallelism",message="vus must be at least parallelism, so every runner pod gets a virtual user"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.arrivalRate) || self.arrivalRate.preAllocatedVUs >= self.parallelism",message="arrivalRate.preAllocatedVUs must be at least parallelism, so every runner pod gets a virtual user"
@@ -90,6 +91,22 @@ type Scenario struct {
 	// script is the k6 script to run, from a ConfigMap or inline.
 	// +required
 	Script ScriptSource `json:"script"`
+
+	// exec names the function of the script the scenario runs (k6's exec), instead of its default
+	// function, e.g. "checkout" for `export function checkout() {...}`.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_$][A-Za-z0-9_$]*$`
+	Exec string `json:"exec,omitempty"`
+
+	// fromScript runs the script's own execution options as it declares them: its
+	// options.scenarios (executors, exec functions, startTime, tags, per-scenario options), or
+	// its vus/duration/stages/iterations. perfexp still tags every sample with the test id, splits
+	// the load over parallelism pods with k6 execution segments and reports each k6 scenario of
+	// the script as a scenario of its own. The scenario then takes no vus, duration, stages or
+	// arrivalRate.
+	// +optional
+	FromScript bool `json:"fromScript,omitempty"`
 
 	// vus is the number of virtual users, with duration.
 	// +optional
@@ -365,6 +382,13 @@ type ScenarioStatus struct {
 	// completionTime is when the last k6 pod of the scenario ended.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// k6Scenarios are the k6 scenarios of a fromScript scenario's script, as its runner pods'
+	// summaries name them; the analysis reports each as a scenario of its own.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	K6Scenarios []string `json:"k6Scenarios,omitempty"`
 	// exitCodes lists each runner pod's k6 exit code, by pod index; -1 while a pod has not ended.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64

@@ -1629,6 +1629,11 @@ func (in *ScenarioStatus) DeepCopyInto(out *ScenarioStatus) {
 		in, out := &in.CompletionTime, &out.CompletionTime
 		*out = (*in).DeepCopy()
 	}
+	if in.K6Scenarios != nil {
+		in, out := &in.K6Scenarios, &out.K6Scenarios
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ExitCodes != nil {
 		in, out := &in.ExitCodes, &out.ExitCodes
 		*out = make([]int32, len(*in))

@@ -324,6 +324,20 @@ func TestInputFrom(t *testing.T) {
 			t.Errorf("input %+v", in)
 		}
 	})
+	t.Run("a fromScript scenario is reported as its script's k6 scenarios", func(t *testing.T) {
+		exp := base()
+		exp.Spec.Load.Scenarios[1].FromScript = true
+		exp.Status.Load = &perfexpv1alpha1.LoadStatus{Scenarios: []perfexpv1alpha1.ScenarioStatus{
+			{Name: "checkout", K6Scenarios: []string{"news", "contacts"}},
+		}}
+		in, err := inputFrom(exp, settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(in.Scenarios, ","); got != "browse,news,contacts" {
+			t.Errorf("scenarios %s, want browse,news,contacts", got)
+		}
+	})
 }
 
 func TestWorkloadsOfTheRun(t *testing.T) {

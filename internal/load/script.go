@@ -256,7 +256,7 @@ const SummaryFrame = "perfexp-summary/v1"
 // summaryWrapper is the entry script's handleSummary. Without a handleSummary of the script's
 // own it returns nothing: k6 prints its text summary and writes the --summary-export JSON, and
 // nothing of the script reaches standard output. With one, it adds perfexp's summary (the
-// --summary-export format, plus the script's k6 scenarios) after the script's own output.
+// --summary-export format) after the script's own output.
 const summaryWrapper = `
 function perfexpSummary(data) {
   const metrics = {};
@@ -274,11 +274,7 @@ function perfexpSummary(data) {
     }
     metrics[name] = m;
   }
-  const doc = { metrics: metrics };
-  if (shape === null) {
-    doc.scenarios = own.scenarios || null;
-  }
-  const text = JSON.stringify(doc);
+  const text = JSON.stringify({ metrics: metrics });
   const size = 2000;
   const n = Math.max(1, Math.ceil(text.length / size));
   const run = Date.now().toString(36) + Math.random().toString(36).slice(2, 8);

@@ -176,3 +176,120 @@ export function handleSummary(data) {
 		}
 	}
 }
+
+// Three multi-scenario scripts modelled on k6's documentation run unchanged with fromScript over
+// two pods with execution segments: k6 runs each script's own scenarios (executors, exec
+// functions, startTime, env, tags, thresholds), every sample carries the test id, and the
+// requests per k6 scenario in the pods' own end-of-test summaries equal the tagged samples they
+// wrote, scenario by scenario.
+func TestRealK6RunsScriptsWithTheirOwnScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three k6 scripts for about three minutes")
+	}
+	k6 := k6Binary(t)
+	tests := []struct {
+		script    string
+		scenarios []string
+		// exact are the request counts the script declares, where its executors fix them.
+		exact map[string]int64
+	}{
+		{script: "scenarios-overview.js", scenarios: []string{"shared_iter_scenario", "per_vu_scenario"},
+			exact: map[string]int64{"shared_iter_scenario": 100, "per_vu_scenario": 100}},
+		{script: "combine-scenarios.js", scenarios: []string{"contacts", "news"}, exact: map[string]int64{"news": 5000}},
+		{script: "scenario-env-and-tags.js", scenarios: []string{"my_web_test", "my_api_test_1", "my_api_test_2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script, func(t *testing.T) {
+			srv, _ := pathServer(t)
+			source, err := os.ReadFile(filepath.Join("testdata", "k6docs", tt.script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := unit{name: "docs", sc: &perfexpv1alpha1.Scenario{Name: "docs", FromScript: true}, parallelism: 2, fromScript: true}
+			testID := "docs-0a1b2c3d"
+			runs := runUnit(t, k6, u, map[string]string{"script.js": string(source)}, testID, "BASE_URL="+srv.URL)
+			summaries, samples := map[string]int64{}, map[string]int64{}
+			for i, r := range runs {
+				if r.exitCode != 0 {
+					t.Fatalf("pod %d exited with %d:\n%s", i, r.exitCode, r.log)
+				}
+				if len(r.testIDs) != 1 || !r.testIDs[testID] {
+					t.Errorf("pod %d wrote samples with test ids %v, want only %s", i, r.testIDs, testID)
+				}
+				for name, c := range r.summary.Scenarios() {
+					summaries[name] += c.Requests
+				}
+				for name, n := range r.samples {
+					samples[name] += n
+				}
+			}
+			t.Logf("requests per k6 scenario, pods' summaries: %v; tagged samples: %v", summaries, samples)
+			if len(summaries) != len(tt.scenarios) || len(samples) != len(tt.scenarios) {
+				t.Fatalf("scenarios in the summaries %v and samples %v; the script declares %v", summaries, samples, tt.scenarios)
+			}
+			for _, name := range tt.scenarios {
+				if summaries[name] == 0 || summaries[name] != samples[name] {
+					t.Errorf("scenario %s: the summaries count %d requests, the samples %d", name, summaries[name], samples[name])
+				}
+				if want, ok := tt.exact[name]; ok && summaries[name] != want {
+					t.Errorf("scenario %s made %d requests over the two pods; the script declares %d", name, summaries[name], want)
+				}
+			}
+		})
+	}
+}
+
+// The k6 features docs/load.md lists as working, in one script behind the entry script: groups,
+// custom metrics, tags, open() of a data file beside the script in its ConfigMap, SharedArray,
+// env vars, setup data, teardown and thresholds on a custom metric.
+func TestRealK6ScriptFeatures(t *testing.T) {
+	k6 := k6Binary(t)
+	srv, served := pathServer(t)
+	script := `import http from 'k6/http';
+import { group, check } from 'k6';
+import { Counter } from 'k6/metrics';
+import { SharedArray } from 'k6/data';
+const books = new SharedArray('books', () => JSON.parse(open('./books.json')));
+const raw = open('./books.json');
+const borrowed = new Counter('books_borrowed');
+export const options = { thresholds: { books_borrowed: ['count>0'], 'http_reqs{kind:book}': ['count>0'] } };
+export function setup() { return { base: __ENV.BASE_URL, total: JSON.parse(raw).length }; }
+export function borrow(data) {
+  group('borrow a book', () => {
+    const b = books[__ITER % books.length];
+    const res = http.get(data.base + '/books/' + b.id, { tags: { kind: 'book' } });
+    check(res, { 'status 200': (r) => r.status === 200 });
+    borrowed.add(1);
+  });
+}
+export function teardown(data) { console.log('teardown saw ' + data.total + ' books'); }
+`
+	sc := &perfexpv1alpha1.Scenario{Name: "features", Exec: "borrow", ArrivalRate: &perfexpv1alpha1.ArrivalRate{Rate: 10, Duration: dur(1e9), PreAllocatedVUs: 2}}
+	u := unit{name: "features", sc: sc, parallelism: 2, executor: Executor(sc)}
+	files := map[string]string{"script.js": script, "books.json": `[{"id": 1}, {"id": 2}, {"id": 3}]`}
+	runs := runUnit(t, k6, u, files, "features", "BASE_URL="+srv.URL)
+	var borrowed, checks, tagged int64
+	for i, r := range runs {
+		if r.exitCode != 0 {
+			t.Fatalf("pod %d exited with %d:\n%s", i, r.exitCode, r.log)
+		}
+		if !bytes.Contains(r.log, []byte("teardown saw 3 books")) {
+			t.Errorf("pod %d: teardown did not get setup's data:\n%s", i, r.log)
+		}
+		borrowed += count(r.summary, "books_borrowed", "count")
+		checks += count(r.summary, "checks", "passes")
+		tagged += count(r.summary, "http_reqs{kind:book}", "count")
+		if n := r.samples["features"]; n != count(r.summary, "http_reqs", "count") {
+			t.Errorf("pod %d: %d samples tagged scenario=features, %d requests", i, n, count(r.summary, "http_reqs", "count"))
+		}
+	}
+	var books int64
+	for p, n := range served() {
+		if strings.HasPrefix(p, "/books/") {
+			books += n
+		}
+	}
+	if borrowed == 0 || borrowed != books || checks != books || tagged != books {
+		t.Fatalf("custom counter %d, checks passed %d, tagged requests %d; the server saw %d book requests", borrowed, checks, tagged, books)
+	}
+}

@@ -56,6 +56,41 @@ func (m SummaryMetric) Value(stat string) (float64, bool) {
 	return v, true
 }
 
+// ScenarioCounts are the counts of one k6 scenario in a summary.
+type ScenarioCounts struct {
+	Requests, Failed, Iterations int64
+}
+
+// Scenarios returns the counts of each k6 scenario that the summary holds submetrics for
+// (http_reqs{scenario:NAME}, ...): every scenario of a script that runs its own execution
+// options, as the entry script declares them.
+func (s Summary) Scenarios() map[string]ScenarioCounts {
+	out := map[string]ScenarioCounts{}
+	for key, m := range s.Metrics {
+		metric, rest, ok := strings.Cut(key, "{scenario:")
+		if !ok || !strings.HasSuffix(rest, "}") {
+			continue
+		}
+		name := strings.TrimSuffix(rest, "}")
+		c := out[name]
+		switch metric {
+		case "http_reqs":
+			v, _ := m.Value("count")
+			c.Requests = int64(v)
+		case "http_req_failed":
+			v, _ := m.Value("passes")
+			c.Failed = int64(v)
+		case "iterations":
+			v, _ := m.Value("count")
+			c.Iterations = int64(v)
+		default:
+			continue
+		}
+		out[name] = c
+	}
+	return out
+}
+
 func parseSummary(data []byte) (Summary, error) {
 	var s Summary
 	err := json.Unmarshal(data, &s)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
 // frame cuts a summary into SummaryFrame lines as the entry script does.
@@ -51,5 +53,25 @@ func TestExtractSummaryFramed(t *testing.T) {
 	}
 	if tail := LogTail([]byte("a\n"+strings.Join(lines, "\n")+"\nb\n"), 10, 1000); tail != "a\nb" {
 		t.Fatalf("LogTail kept the summary's frame: %q", tail)
+	}
+}
+
+func TestRecordK6Scenarios(t *testing.T) {
+	summary := []byte(`{"metrics":{"http_reqs":{"count":9},"http_reqs{scenario:news}":{"count":5},` +
+		`"iterations{scenario:news}":{"count":5},"http_req_failed{scenario:contacts}":{"passes":1},` +
+		`"http_reqs{scenario:contacts}":{"count":4},"http_req_duration{scenario:news}":{"avg":3}}}`)
+	s, err := parseSummary(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Scenarios()
+	if got["news"] != (ScenarioCounts{Requests: 5, Iterations: 5}) || got["contacts"] != (ScenarioCounts{Requests: 4, Failed: 1}) || len(got) != 2 {
+		t.Fatalf("Scenarios() = %+v", got)
+	}
+	st := &perfexpv1alpha1.ScenarioStatus{K6Scenarios: []string{"news"}}
+	recordK6Scenarios(st, summary)
+	recordK6Scenarios(st, nil)
+	if strings.Join(st.K6Scenarios, ",") != "contacts,news" {
+		t.Fatalf("k6Scenarios = %v, want contacts,news once each", st.K6Scenarios)
 	}
 }
