@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testenv"
 )
 
 // unitRun is one runner pod's k6 run of runUnit: its exit code, log and the samples it wrote.
@@ -201,7 +202,7 @@ func TestRealK6RunsScriptsWithTheirOwnScenarios(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.script, func(t *testing.T) {
 			srv, _ := pathServer(t)
-			source, err := os.ReadFile(filepath.Join("testdata", "k6docs", tt.script))
+			source, err := os.ReadFile(filepath.Join(testenv.Root(), "scenarios", "k6-docs", tt.script))
 			if err != nil {
 				t.Fatal(err)
 			}
