@@ -26,6 +26,8 @@ type unitRun struct {
 	// samples are http_reqs samples by their scenario tag, and the test ids they carried.
 	samples map[string]int64
 	testIDs map[string]bool
+	// groups are the group tags of the http_reqs samples.
+	groups map[string]bool
 }
 
 // runUnit runs a unit the way its runner pods would, with files laid out as its script
@@ -64,7 +66,7 @@ func runUnit(t *testing.T, k6 string, u unit, files map[string]string, testID st
 			_ = cmd.Run()
 			runs[i].exitCode = cmd.ProcessState.ExitCode()
 			runs[i].log = log.Bytes()
-			runs[i].samples, runs[i].testIDs = readSamples(t, out)
+			runs[i].samples, runs[i].testIDs, runs[i].groups = readSamples(t, out)
 		}()
 	}
 	wg.Wait()
@@ -81,14 +83,14 @@ func runUnit(t *testing.T, k6 string, u unit, files map[string]string, testID st
 }
 
 // readSamples counts the http_reqs samples of k6's JSON output by scenario tag.
-func readSamples(t *testing.T, path string) (map[string]int64, map[string]bool) {
+func readSamples(t *testing.T, path string) (counts map[string]int64, ids, groups map[string]bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Errorf("reading k6's JSON output: %v", err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	defer func() { _ = f.Close() }()
-	counts, ids := map[string]int64{}, map[string]bool{}
+	counts, ids, groups = map[string]int64{}, map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -105,8 +107,9 @@ func readSamples(t *testing.T, path string) (map[string]int64, map[string]bool) 
 		}
 		counts[p.Data.Tags["scenario"]] += int64(p.Data.Value)
 		ids[p.Data.Tags["testid"]] = true
+		groups[p.Data.Tags["group"]] = true
 	}
-	return counts, ids
+	return counts, ids, groups
 }
 
 // pathServer answers every request and counts them by path.
@@ -280,6 +283,9 @@ export function teardown(data) { console.log('teardown saw ' + data.total + ' bo
 		borrowed += count(r.summary, "books_borrowed", "count")
 		checks += count(r.summary, "checks", "passes")
 		tagged += count(r.summary, "http_reqs{kind:book}", "count")
+		if len(r.groups) != 1 || !r.groups["::borrow a book"] {
+			t.Errorf("pod %d: requests carry the group tags %v, want ::borrow a book", i, r.groups)
+		}
 		if n := r.samples["features"]; n != count(r.summary, "http_reqs", "count") {
 			t.Errorf("pod %d: %d samples tagged scenario=features, %d requests", i, n, count(r.summary, "http_reqs", "count"))
 		}
