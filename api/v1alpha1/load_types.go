@@ -55,6 +55,14 @@ type WarmUp struct {
 	// +kubebuilder:validation:MaxLength=40
 	Scenario string `json:"scenario,omitempty"`
 
+	// exec names the function of the scenario's script the warm-up runs, instead of the
+	// scenario's exec or the script's default function; a fromScript scenario whose script has
+	// no default function needs it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_$][A-Za-z0-9_$]*$`
+	Exec string `json:"exec,omitempty"`
+
 	// vus is the number of virtual users during warm-up.
 	// +optional
 	// +kubebuilder:default=1

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -33,6 +34,18 @@ func TestFromScriptOnAPIServer(t *testing.T) {
 	if err := f.c.Create(t.Context(), refused); err == nil || !strings.Contains(err.Error(), "exec names the function") {
 		t.Fatalf("fromScript with exec: %v, want refused", err)
 	}
+
+	// Objectives may name the script's k6 scenarios, which the API cannot know.
+	objective := func(exp *perfexpv1alpha1.PerfExperiment) {
+		exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Objectives: []perfexpv1alpha1.Objective{{Name: "news p95", Metric: perfexpv1alpha1.ObjectiveMetric("P95"), Scenario: "news", Max: ptr.To(resource.MustParse("500"))}}}
+	}
+	named := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: "objective", Namespace: f.ns}}
+	named.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, VUs: ptr.To[int32](1), Duration: &metav1.Duration{Duration: time.Minute}}}
+	objective(named)
+	if err := f.c.Create(t.Context(), named); err == nil || !strings.Contains(err.Error(), "every objective's scenario must name one of load.scenarios") {
+		t.Fatalf("an objective on an unknown scenario: %v, want refused", err)
+	}
+	_ = f.experiment("objective", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true}}, objective)
 
 	exp := f.experiment("docs", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true, Parallelism: 2}})
 	if res := mustStep(t)(f.r.Run(t.Context(), exp)); res.Done || res.Failure != nil {

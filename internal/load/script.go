@@ -46,13 +46,15 @@ type unit struct {
 	startDelay time.Duration
 	// fromScript runs the script's own execution options instead of executor.
 	fromScript bool
+	// exec is the function of the script the executor runs; empty for the default function.
+	exec string
 }
 
 func scenarioUnits(exp *perfexpv1alpha1.PerfExperiment) []unit {
 	units := make([]unit, 0, len(exp.Spec.Load.Scenarios))
 	for i := range exp.Spec.Load.Scenarios {
 		sc := &exp.Spec.Load.Scenarios[i]
-		u := unit{name: sc.Name, sc: sc, executor: Executor(sc), parallelism: max(sc.Parallelism, 1), fromScript: sc.FromScript}
+		u := unit{name: sc.Name, sc: sc, executor: Executor(sc), parallelism: max(sc.Parallelism, 1), fromScript: sc.FromScript, exec: sc.Exec}
 		if sc.StartDelay != nil {
 			u.startDelay = sc.StartDelay.Duration
 		}
@@ -75,7 +77,7 @@ func warmUpUnit(exp *perfexpv1alpha1.PerfExperiment) (unit, bool) {
 		}
 	}
 	return unit{
-		name: WarmUpName, sc: sc, parallelism: 1,
+		name: WarmUpName, sc: sc, parallelism: 1, exec: orDefault(w.Exec, sc.Exec),
 		executor: map[string]any{keyExecutor: "constant-vus", keyVUs: max(w.VUs, 1), keyDuration: k6Duration(w.Duration.Duration)},
 	}, true
 }
@@ -167,8 +169,8 @@ func EntryScript(u unit, scriptKey string, segmented bool) (string, error) {
 		shape = []byte("null")
 	} else {
 		executor := u.executor
-		if u.sc != nil && u.sc.Exec != "" {
-			executor = withExec(executor, u.sc.Exec)
+		if u.exec != "" {
+			executor = withExec(executor, u.exec)
 		}
 		var err error
 		if shape, err = json.MarshalIndent(map[string]any{u.name: executor}, "", "  "); err != nil {

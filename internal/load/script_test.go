@@ -183,7 +183,7 @@ func TestEntryScript(t *testing.T) {
 		},
 		{
 			name: "exec names the function the scenario runs",
-			unit: unit{name: "import", parallelism: 1, sc: &perfexpv1alpha1.Scenario{Exec: "checkout"}, executor: u.executor},
+			unit: unit{name: "import", parallelism: 1, exec: "checkout", executor: u.executor},
 			want: []string{`"exec": "checkout"`, `"executor": "constant-vus"`},
 		},
 		{
