@@ -84,6 +84,7 @@ type WarmUp struct {
 // scenarios, VUs, duration and stages; fromScript runs them as the script declares them.
 // +kubebuilder:validation:XValidation:rule="(has(self.fromScript) && self.fromScript) ? [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 0 : [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, arrivalRate, or fromScript (which takes none of the others)"
 // +kubebuilder:validation:XValidation:rule="!(has(self.fromScript) && self.fromScript && has(self.exec))",message="exec names the function of the experiment's load shape; with fromScript the script's own scenarios name theirs"
+// +kubebuilder:validation:XValidation:rule="!has(self.scriptDuration) || (has(self.fromScript) && self.fromScript)",message="scriptDuration is how long a fromScript scenario's script runs; other scenarios take their duration from their load shape"
 // +kubebuilder:validation:XValidation:rule="has(self.vus) == has(self.duration)",message="vus and duration go together"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.vus) || self.vus >= self.parallelism",message="vus must be at least parallelism, so every runner pod gets a virtual user"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.arrivalRate) || self.arrivalRate.preAllocatedVUs >= self.parallelism",message="arrivalRate.preAllocatedVUs must be at least parallelism, so every runner pod gets a virtual user"
@@ -115,6 +116,17 @@ type Scenario struct {
 	// arrivalRate.
 	// +optional
 	FromScript bool `json:"fromScript,omitempty"`
+
+	// scriptDuration is how long a fromScript scenario's script runs, as `k6 inspect
+	// --execution-requirements` prints it (totalDuration). The load step is stopped and fails when
+	// it runs longer than this plus timeouts.loadGrace; without it only timeouts.overall bounds
+	// the script (k6 itself ends every executor at its duration or maxDuration). At most 168h.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="scriptDuration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
+	ScriptDuration *metav1.Duration `json:"scriptDuration,omitempty"`
 
 	// vus is the number of virtual users, with duration.
 	// +optional

@@ -1522,6 +1522,11 @@ func (in *RunnerPod) DeepCopy() *RunnerPod {
 func (in *Scenario) DeepCopyInto(out *Scenario) {
 	*out = *in
 	in.Script.DeepCopyInto(&out.Script)
+	if in.ScriptDuration != nil {
+		in, out := &in.ScriptDuration, &out.ScriptDuration
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.VUs != nil {
 		in, out := &in.VUs, &out.VUs
 		*out = new(int32)

@@ -47,7 +47,12 @@ func TestFromScriptOnAPIServer(t *testing.T) {
 	}
 	_ = f.experiment("objective", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true}}, objective)
 
-	exp := f.experiment("docs", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true, Parallelism: 2}})
+	refused.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, VUs: ptr.To[int32](1), Duration: &metav1.Duration{Duration: time.Minute}, ScriptDuration: &metav1.Duration{Duration: time.Minute}}}
+	if err := f.c.Create(t.Context(), refused); err == nil || !strings.Contains(err.Error(), "scriptDuration is how long a fromScript scenario's script runs") {
+		t.Fatalf("scriptDuration without fromScript: %v, want refused", err)
+	}
+
+	exp := f.experiment("docs", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true, Parallelism: 2, ScriptDuration: &metav1.Duration{Duration: 2 * time.Minute}}})
 	if res := mustStep(t)(f.r.Run(t.Context(), exp)); res.Done || res.Failure != nil {
 		t.Fatalf("Run() = %+v, want a wait for the pods", res)
 	}

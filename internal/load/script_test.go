@@ -111,6 +111,16 @@ func TestPlannedDuration(t *testing.T) {
 			warmUp:    &perfexpv1alpha1.WarmUp{VUs: 1, Duration: dur(5 * time.Minute)},
 			want:      10 * time.Minute,
 		},
+		{
+			name:      "a script that runs its own scenarios for the duration k6 inspect gives",
+			scenarios: []perfexpv1alpha1.Scenario{scenario("docs", time.Minute, perfexpv1alpha1.Scenario{FromScript: true, ScriptDuration: ptr.To(dur(2 * time.Minute))})},
+			want:      3 * time.Minute,
+		},
+		{
+			name:      "a script of unknown duration leaves only the overall timeout",
+			scenarios: []perfexpv1alpha1.Scenario{scenario("a", 0, vus), scenario("docs", 0, perfexpv1alpha1.Scenario{FromScript: true})},
+			want:      168 * time.Hour,
+		},
 	}
 	r := New(nil, Options{})
 	for _, tt := range tests {
