@@ -256,8 +256,8 @@ func withExec(executor map[string]any, fn string) map[string]any {
 const SummaryFrame = "perfexp-summary/v1"
 
 // summaryWrapper is the entry script's handleSummary. Without a handleSummary of the script's
-// own it returns nothing: k6 prints its text summary and writes the --summary-export JSON, and
-// nothing of the script reaches standard output. With one, it adds perfexp's summary (the
+// own, or when it returns nothing or throws, it returns nothing: k6 prints its text summary and
+// writes the --summary-export JSON, and nothing of the script reaches standard output. With one, it adds perfexp's summary (the
 // --summary-export format) after the script's own output.
 const summaryWrapper = `
 function perfexpSummary(data) {
@@ -291,11 +291,15 @@ export function handleSummary(data) {
   if (typeof script.handleSummary !== 'function') {
     return undefined;
   }
-  let result = {};
+  let result;
   try {
-    result = script.handleSummary(data) || {};
+    result = script.handleSummary(data);
   } catch (e) {
     console.error('handleSummary of the script failed: ' + e);
+  }
+  if (result === undefined || result === null) {
+    // As when the script has none: k6's own text summary, and the --summary-export JSON.
+    return undefined;
   }
   result = Object.assign({}, result);
   // One string for each stream, so its parts reach the log in this order.

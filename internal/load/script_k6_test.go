@@ -179,6 +179,23 @@ export function handleSummary(data) {
 			t.Fatalf("run %d: the script's own text summary is missing from the log:\n%s", i, runs[0].log)
 		}
 	}
+
+	// A handleSummary that returns nothing, or throws, leaves k6's own text summary, as without
+	// the entry script; perfexp's summary is the --summary-export JSON then.
+	for _, body := range []string{"return undefined;", "throw new Error('no summary today');"} {
+		quiet := strings.Replace(script, "return { stdout: textSummary(data), stderr: '{\\n' };", body, 1)
+		if quiet == script {
+			t.Fatal("the script's handleSummary was not replaced")
+		}
+		before := served()["/items"]
+		runs := runUnit(t, k6, u, map[string]string{"script.js": quiet, "k6-summary.js": textSummaryStandIn}, "summary", "BASE_URL="+srv.URL)
+		if got, want := count(runs[0].summary, "iterations", "count"), served()["/items"]-before; got != want || got <= 0 {
+			t.Fatalf("handleSummary %q: perfexp's summary counts %d iterations, the server saw %d", body, got, want)
+		}
+		if !bytes.Contains(runs[0].log, []byte("TOTAL RESULTS")) || bytes.Contains(runs[0].log, []byte(SummaryFrame)) {
+			t.Fatalf("handleSummary %q: want k6's own text summary and no framed lines:\n%s", body, runs[0].log)
+		}
+	}
 }
 
 // Three multi-scenario scripts modelled on k6's documentation run unchanged with fromScript over
