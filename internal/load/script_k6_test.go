@@ -286,7 +286,7 @@ export function borrow(data) {
 export function teardown(data) { console.log('teardown saw ' + data.total + ' books'); }
 `
 	sc := &perfexpv1alpha1.Scenario{Name: "features", Exec: "borrow", ArrivalRate: &perfexpv1alpha1.ArrivalRate{Rate: 10, Duration: dur(1e9), PreAllocatedVUs: 2}}
-	u := unit{name: "features", sc: sc, parallelism: 2, executor: Executor(sc)}
+	u := unit{name: "features", sc: sc, parallelism: 2, executor: Executor(sc), exec: sc.Exec}
 	files := map[string]string{"script.js": script, "books.json": `[{"id": 1}, {"id": 2}, {"id": 3}]`}
 	runs := runUnit(t, k6, u, files, "features", "BASE_URL="+srv.URL)
 	var borrowed, checks, tagged int64
