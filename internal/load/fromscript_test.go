@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -74,5 +75,22 @@ func TestFromScriptOnAPIServer(t *testing.T) {
 	}
 	if st := scenarioState(exp, "docs"); st == nil || strings.Join(st.K6Scenarios, ",") != "browse,checkout" {
 		t.Fatalf("status %+v, want k6Scenarios browse,checkout", st)
+	}
+
+	// k6-operator passes the execution segments on its runners' command line; the entry script
+	// keeps the script's scenarios all the same.
+	op := f.experiment("docs-operator", []perfexpv1alpha1.Scenario{{Name: "docs", Script: script, FromScript: true, Parallelism: 2}}, func(exp *perfexpv1alpha1.PerfExperiment) {
+		exp.Spec.Load.Runner = perfexpv1alpha1.RunnerK6Operator
+	})
+	if res := mustStep(t)(f.r.Run(t.Context(), op)); res.Done || res.Failure != nil {
+		t.Fatalf("Run() = %+v, want a wait for the TestRun", res)
+	}
+	tr := &unstructured.Unstructured{}
+	tr.SetGroupVersionKind(load.TestRunGVK)
+	if !f.get(load.UnitName(op, "docs"), tr) {
+		t.Fatal("no TestRun")
+	}
+	if !f.get(load.UnitName(op, "docs"), cm) || !strings.Contains(cm.Data[load.EntryKey], "const shape = null;") || !strings.Contains(cm.Data[load.EntryKey], "const segments = [];") {
+		t.Fatalf("the TestRun's entry script:\n%s", cm.Data[load.EntryKey])
 	}
 }
