@@ -55,6 +55,14 @@ type WarmUp struct {
 	// +kubebuilder:validation:MaxLength=40
 	Scenario string `json:"scenario,omitempty"`
 
+	// exec names the function of the scenario's script the warm-up runs, instead of the
+	// scenario's exec or the script's default function; a fromScript scenario whose script has
+	// no default function needs it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_$][A-Za-z0-9_$]*$`
+	Exec string `json:"exec,omitempty"`
+
 	// vus is the number of virtual users during warm-up.
 	// +optional
 	// +kubebuilder:default=1
@@ -72,9 +80,11 @@ type WarmUp struct {
 }
 
 // Scenario is one k6 load scenario. Its shape is exactly one of: vus with duration, stages, or
-// arrivalRate. The shape given here overrides the script's own `options` for scenarios,
-// VUs, duration and stages.
-// +kubebuilder:validation:XValidation:rule="[has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, or arrivalRate"
+// arrivalRate; or fromScript. The shape given here overrides the script's own `options` for
+// scenarios, VUs, duration and stages; fromScript runs them as the script declares them.
+// +kubebuilder:validation:XValidation:rule="(has(self.fromScript) && self.fromScript) ? [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 0 : [has(self.vus) || has(self.duration), has(self.stages), has(self.arrivalRate)].filter(x, x).size() == 1",message="a scenario takes exactly one load shape: vus with duration, stages, arrivalRate, or fromScript (which takes none of the others)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.fromScript) && self.fromScript && has(self.exec))",message="exec names the function of the experiment's load shape; with fromScript the script's own scenarios name theirs"
+// +kubebuilder:validation:XValidation:rule="!has(self.scriptDuration) || (has(self.fromScript) && self.fromScript)",message="scriptDuration is how long a fromScript scenario's script runs; other scenarios take their duration from their load shape"
 // +kubebuilder:validation:XValidation:rule="has(self.vus) == has(self.duration)",message="vus and duration go together"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.vus) || self.vus >= self.parallelism",message="vus must be at least parallelism, so every runner pod gets a virtual user"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || !has(self.arrivalRate) || self.arrivalRate.preAllocatedVUs >= self.parallelism",message="arrivalRate.preAllocatedVUs must be at least parallelism, so every runner pod gets a virtual user"
@@ -90,6 +100,33 @@ type Scenario struct {
 	// script is the k6 script to run, from a ConfigMap or inline.
 	// +required
 	Script ScriptSource `json:"script"`
+
+	// exec names the function of the script the scenario runs (k6's exec), instead of its default
+	// function, e.g. "checkout" for `export function checkout() {...}`.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_$][A-Za-z0-9_$]*$`
+	Exec string `json:"exec,omitempty"`
+
+	// fromScript runs the script's own execution options as it declares them: its
+	// options.scenarios (executors, exec functions, startTime, tags, per-scenario options), or
+	// its vus/duration/stages/iterations. perfexp still tags every sample with the test id, splits
+	// the load over parallelism pods with k6 execution segments and reports each k6 scenario of
+	// the script as a scenario of its own. The scenario then takes no vus, duration, stages or
+	// arrivalRate.
+	// +optional
+	FromScript bool `json:"fromScript,omitempty"`
+
+	// scriptDuration is how long a fromScript scenario's script runs, as `k6 inspect
+	// --execution-requirements` prints it (totalDuration). The load step is stopped and fails when
+	// it runs longer than this plus timeouts.loadGrace; without it only timeouts.overall bounds
+	// the script (k6 itself ends every executor at its duration or maxDuration). At most 168h.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('168h')",message="scriptDuration must be a positive duration of at most 168h (7 days), such as 90s or 1h30m"
+	ScriptDuration *metav1.Duration `json:"scriptDuration,omitempty"`
 
 	// vus is the number of virtual users, with duration.
 	// +optional
@@ -365,6 +402,13 @@ type ScenarioStatus struct {
 	// completionTime is when the last k6 pod of the scenario ended.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// k6Scenarios are the k6 scenarios of a fromScript scenario's script, as its runner pods'
+	// summaries name them; the analysis reports each as a scenario of its own.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	K6Scenarios []string `json:"k6Scenarios,omitempty"`
 	// exitCodes lists each runner pod's k6 exit code, by pod index; -1 while a pod has not ended.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64

@@ -12,7 +12,7 @@ import (
 // load to run against it and how to analyse the outcome.
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || has(self.baseline) || self.analysis.objectives.all(o, !has(o.maxIncreasePercent) && !has(o.maxDecreasePercent))",message="objectives relative to a baseline (maxIncreasePercent, maxDecreasePercent) need spec.baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="load.warmUp.scenario must name one of load.scenarios"
-// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, !has(o.scenario) || self.load.scenarios.exists(s, s.name == o.scenario))",message="every objective's scenario must name one of load.scenarios"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.load.scenarios.exists(s, has(s.fromScript) && s.fromScript) || self.analysis.objectives.all(o, !has(o.scenario) || self.load.scenarios.exists(s, s.name == o.scenario))",message="every objective's scenario must name one of load.scenarios (or, with a fromScript scenario, a k6 scenario of its script)"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, o.metric != 'Query' || (has(self.analysis.queries) && self.analysis.queries.exists(q, q.name == o.query)))",message="every objective with metric Query must name one of analysis.queries"
 type PerfExperimentSpec struct {
 	// queue names the environment lock this experiment waits for. Experiments with the same

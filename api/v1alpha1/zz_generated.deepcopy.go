@@ -1522,6 +1522,11 @@ func (in *RunnerPod) DeepCopy() *RunnerPod {
 func (in *Scenario) DeepCopyInto(out *Scenario) {
 	*out = *in
 	in.Script.DeepCopyInto(&out.Script)
+	if in.ScriptDuration != nil {
+		in, out := &in.ScriptDuration, &out.ScriptDuration
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.VUs != nil {
 		in, out := &in.VUs, &out.VUs
 		*out = new(int32)
@@ -1628,6 +1633,11 @@ func (in *ScenarioStatus) DeepCopyInto(out *ScenarioStatus) {
 	if in.CompletionTime != nil {
 		in, out := &in.CompletionTime, &out.CompletionTime
 		*out = (*in).DeepCopy()
+	}
+	if in.K6Scenarios != nil {
+		in, out := &in.K6Scenarios, &out.K6Scenarios
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.ExitCodes != nil {
 		in, out := &in.ExitCodes, &out.ExitCodes

@@ -17,7 +17,14 @@ type K6Summary struct {
 	// Duration holds http_req_duration's stats in milliseconds, keyed as k6 names them
 	// (avg, max, p(95), ...).
 	Duration map[string]float64
+	// Scenarios are the counts per k6 scenario, from the submetrics http_reqs{scenario:NAME} and
+	// http_req_failed{scenario:NAME} that the entry script declares for a script running its own
+	// scenarios (fromScript); empty otherwise.
+	Scenarios map[string]K6ScenarioCounts
 }
+
+// K6ScenarioCounts are one k6 scenario's requests and failed requests in a summary.
+type K6ScenarioCounts struct{ Requests, Failed int64 }
 
 // ParseK6Summary reads a --summary-export document.
 func ParseK6Summary(b []byte) (K6Summary, error) {
@@ -40,11 +47,19 @@ func ParseK6Summary(b []byte) (K6Summary, error) {
 			d[k] = v
 		}
 	}
+	sc := map[string]K6ScenarioCounts{}
+	for key := range doc.Metrics {
+		if name, ok := strings.CutPrefix(key, "http_reqs{scenario:"); ok && strings.HasSuffix(name, "}") {
+			name = strings.TrimSuffix(name, "}")
+			sc[name] = K6ScenarioCounts{Requests: int64(stat(key, "count")), Failed: int64(stat("http_req_failed{scenario:"+name+"}", "passes"))}
+		}
+	}
 	return K6Summary{
 		Requests:   int64(stat("http_reqs", "count")),
 		Failed:     int64(stat("http_req_failed", "passes")),
 		Iterations: int64(stat("iterations", "count")),
 		Duration:   d,
+		Scenarios:  sc,
 	}, nil
 }
 
@@ -52,24 +67,43 @@ func ParseK6Summary(b []byte) (K6Summary, error) {
 // index>.json, and returns a note for every scenario whose counts differ, and how many
 // summaries of declared scenarios were compared. The summaries cover the whole scenario; the
 // scenarios' series start after the warm-up, so the counts must be equal.
+//
+// A summary with counts per k6 scenario (a script running its own scenarios) is compared per k6
+// scenario; compared counts each summary once however many of its scenarios were compared.
 func CrossCheck(r *Result, summaries map[string]K6Summary) (notes []string, compared int) {
-	type sums struct{ reqs, failed, pods int64 }
+	type sums struct {
+		reqs, failed int64
+		keys         []string
+	}
 	per := map[string]*sums{}
-	for key, s := range summaries {
-		scenario := scenarioOfSummaryKey(key)
+	add := func(scenario, key string, reqs, failed int64) {
 		if per[scenario] == nil {
 			per[scenario] = &sums{}
 		}
-		per[scenario].reqs += s.Requests
-		per[scenario].failed += s.Failed
-		per[scenario].pods++
+		per[scenario].reqs += reqs
+		per[scenario].failed += failed
+		per[scenario].keys = append(per[scenario].keys, key)
 	}
+	for key, s := range summaries {
+		if len(s.Scenarios) == 0 {
+			add(scenarioOfSummaryKey(key), key, s.Requests, s.Failed)
+		}
+		for name, c := range s.Scenarios {
+			add(name, key, c.Requests, c.Failed)
+		}
+	}
+	seen := map[string]bool{}
 	for _, sc := range r.Scenarios {
 		want := per[sc.Name]
 		if want == nil || sc.RequestStats.Requests == nil {
 			continue
 		}
-		compared += int(want.pods)
+		for _, k := range want.keys {
+			if !seen[k] {
+				seen[k] = true
+				compared++
+			}
+		}
 		if *sc.RequestStats.Requests != want.reqs || (sc.Errors != nil && *sc.Errors != want.failed) {
 			errs := "absent"
 			if sc.Errors != nil {

@@ -233,13 +233,32 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 	if exp.Spec.Analysis != nil {
 		in.Analysis = *exp.Spec.Analysis
 	}
-	for _, s := range exp.Spec.Load.Scenarios {
-		in.Scenarios = append(in.Scenarios, s.Name)
-	}
+	in.Scenarios = reportedScenarios(exp)
 	for _, p := range exp.Status.PhaseHistory {
 		in.Phases = append(in.Phases, analysis.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
 	}
 	return in, nil
+}
+
+// reportedScenarios are the scenario names the samples carry: a scenario's own, or for a
+// fromScript scenario the k6 scenarios of its script (k6's scenario tag replaces perfexp's on
+// every sample made within them), as the load step recorded them.
+func reportedScenarios(exp *perfexpv1alpha1.PerfExperiment) []string {
+	var names []string
+	for _, s := range exp.Spec.Load.Scenarios {
+		if !s.FromScript {
+			names = append(names, s.Name)
+			continue
+		}
+		if exp.Status.Load != nil {
+			for _, st := range exp.Status.Load.Scenarios {
+				if st.Name == s.Name {
+					names = append(names, st.K6Scenarios...)
+				}
+			}
+		}
+	}
+	return names
 }
 
 // touchedWorkloads are the Deployments and StatefulSets the variant touched, once each, with

@@ -298,6 +298,27 @@ func TestCrossCheckNotes(t *testing.T) {
 	}
 }
 
+// A fromScript run's summaries count each k6 scenario of the script; the results report each k6
+// scenario, and the two are compared scenario by scenario.
+func TestCrossCheckPerK6Scenario(t *testing.T) {
+	perScenario := func(news, contacts int64) string {
+		return fmt.Sprintf(`{"metrics":{"http_reqs":{"count":%d},"http_reqs{scenario:news}":{"count":%d},"http_reqs{scenario:contacts}":{"count":%d},`+
+			`"http_req_failed{scenario:news}":{"passes":0},"http_req_failed{scenario:contacts}":{"passes":0}}}`, news+contacts, news, contacts)
+	}
+	read := summaryData{kept: true, data: map[string]string{"docs-0.json": perScenario(3, 2), "docs-1.json": perScenario(2, 2)}}
+	notes := crossCheckNotes(measured(map[string]int64{"news": 5, "contacts": 4}), read)
+	if len(notes) != 1 || !strings.Contains(notes[0], "equal the sum of the 2 k6 runners' own summaries") {
+		t.Errorf("notes %q, want the counts equal over the 2 summaries", notes)
+	}
+	notes = crossCheckNotes(measured(map[string]int64{"news": 5, "contacts": 3}), read)
+	if len(notes) != 1 || !strings.Contains(notes[0], "scenario contacts: Prometheus holds 3 requests (0 failed), the k6 runners' summaries 4 (0 failed)") {
+		t.Errorf("notes %q, want contacts named short", notes)
+	}
+	if sums := earlySummaries(read); !countsComplete(measured(map[string]int64{"news": 5, "contacts": 4}), sums) {
+		t.Error("counts equal per k6 scenario are not complete")
+	}
+}
+
 func TestInputFrom(t *testing.T) {
 	base := func() *perfexpv1alpha1.PerfExperiment {
 		exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "e"}}
@@ -328,6 +349,20 @@ func TestInputFrom(t *testing.T) {
 			!in.WarmUpEnd.Equal(t0.Add(time.Minute)) || len(in.Scenarios) != 2 || len(in.Phases) != 1 ||
 			in.CAdvisorMatchers != `job="cadvisor"` || in.MaxListedWorkloads != 7 || in.RunnerPods == "" {
 			t.Errorf("input %+v", in)
+		}
+	})
+	t.Run("a fromScript scenario is reported as its script's k6 scenarios", func(t *testing.T) {
+		exp := base()
+		exp.Spec.Load.Scenarios[1].FromScript = true
+		exp.Status.Load = &perfexpv1alpha1.LoadStatus{Scenarios: []perfexpv1alpha1.ScenarioStatus{
+			{Name: "checkout", K6Scenarios: []string{"news", "contacts"}},
+		}}
+		in, err := inputFrom(exp, settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(in.Scenarios, ","); got != "browse,news,contacts" {
+			t.Errorf("scenarios %s, want browse,news,contacts", got)
 		}
 	})
 }

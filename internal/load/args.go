@@ -10,7 +10,10 @@ import (
 
 // SummaryPath is where k6 writes its end-of-test summary (--summary-export): the container's
 // standard output, so the summary reaches the pod log next to k6's text summary without a shell
-// in the image. perfexp reads it back from the log when the pod has ended.
+// in the image. perfexp reads it back from the log when the pod has ended. It is perfexp's
+// summary only when the script has no handleSummary of its own, and then nothing of the script
+// reaches standard output; otherwise the entry script prints perfexp's summary as framed lines
+// (SummaryFrame), which the log reading prefers.
 const SummaryPath = "/dev/stdout"
 
 // ScriptDir is where a Job's runner pods mount the unit's script ConfigMap.

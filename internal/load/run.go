@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,7 +188,7 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 			out.failure = &step.Failure{Reason: uv.failureReason, Message: msg}
 			return out, nil
 		}
-		pendingSummaries, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now)
+		pendingSummaries, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now, st)
 		if err != nil {
 			return out, err
 		}
@@ -237,9 +238,10 @@ func (r *Runner) failureMessage(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 	return msg
 }
 
-// keepSummaries reads the summaries of ended pods that are not kept yet and keeps them. It
-// returns how many it is still waiting for (a log that could not be read yet).
-func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, unit string, ended []podView, now time.Time) (int, error) {
+// keepSummaries reads the summaries of ended pods that are not kept yet and keeps them, and
+// records the k6 scenarios they count (a fromScript scenario's) in st. It returns how many it is
+// still waiting for (a log that could not be read yet).
+func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, unit string, ended []podView, now time.Time, st *perfexpv1alpha1.ScenarioStatus) (int, error) {
 	if r.opts.Logs == nil || len(ended) == 0 {
 		return 0, nil
 	}
@@ -267,6 +269,7 @@ func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 			log.FromContext(ctx).Info("Found no k6 summary in a pod's log", "pod", v.name, "exitCode", v.exitCode)
 			summary = nil
 		}
+		recordK6Scenarios(st, summary)
 		kept, err := store.put(ctx, key, summary)
 		if err != nil {
 			return pending, err
@@ -276,6 +279,23 @@ func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 		}
 	}
 	return pending, nil
+}
+
+// recordK6Scenarios adds the k6 scenarios a summary counts to a scenario's status, in order.
+func recordK6Scenarios(st *perfexpv1alpha1.ScenarioStatus, summary []byte) {
+	if summary == nil {
+		return
+	}
+	s, err := parseSummary(summary)
+	if err != nil {
+		return
+	}
+	for name := range s.Scenarios() {
+		if !slices.Contains(st.K6Scenarios, name) && len(st.K6Scenarios) < 32 {
+			st.K6Scenarios = append(st.K6Scenarios, name)
+		}
+	}
+	slices.Sort(st.K6Scenarios)
 }
 
 // scriptFiles reads a scenario's script: inline, or every key of its ConfigMap.

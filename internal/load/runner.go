@@ -97,6 +97,10 @@ func New(c client.Client, opts Options) *Runner {
 	return &Runner{c: c, opts: opts}
 }
 
+// unknownScriptDuration stands for the duration of a fromScript scenario without a
+// scriptDuration: the longest the API allows, so that only timeouts.overall bounds the load.
+const unknownScriptDuration = 168 * time.Hour
+
 // PlannedDuration is the longest start delay plus load shape over the scenarios. The warm-up
 // and k6's graceful stop are not included: the reconciler adds its load grace on top.
 func (r *Runner) PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Duration {
@@ -104,6 +108,9 @@ func (r *Runner) PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Durat
 	for i := range exp.Spec.Load.Scenarios {
 		sc := &exp.Spec.Load.Scenarios[i]
 		d := ShapeDuration(sc)
+		if sc.FromScript && sc.ScriptDuration == nil {
+			d = unknownScriptDuration
+		}
 		if sc.StartDelay != nil {
 			d += sc.StartDelay.Duration
 		}
@@ -113,9 +120,14 @@ func (r *Runner) PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Durat
 }
 
 // ShapeDuration is how long a scenario's load shape lasts: its duration, the sum of its stages,
-// or its arrival-rate duration.
+// or its arrival-rate duration; a fromScript scenario's scriptDuration, zero when unknown.
 func ShapeDuration(sc *perfexpv1alpha1.Scenario) time.Duration {
 	switch {
+	case sc.FromScript:
+		if sc.ScriptDuration != nil {
+			return sc.ScriptDuration.Duration
+		}
+		return 0
 	case sc.Duration != nil:
 		return sc.Duration.Duration
 	case sc.ArrivalRate != nil:

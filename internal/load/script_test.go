@@ -111,6 +111,16 @@ func TestPlannedDuration(t *testing.T) {
 			warmUp:    &perfexpv1alpha1.WarmUp{VUs: 1, Duration: dur(5 * time.Minute)},
 			want:      10 * time.Minute,
 		},
+		{
+			name:      "a script that runs its own scenarios for the duration k6 inspect gives",
+			scenarios: []perfexpv1alpha1.Scenario{scenario("docs", time.Minute, perfexpv1alpha1.Scenario{FromScript: true, ScriptDuration: ptr.To(dur(2 * time.Minute))})},
+			want:      3 * time.Minute,
+		},
+		{
+			name:      "a script of unknown duration leaves only the overall timeout",
+			scenarios: []perfexpv1alpha1.Scenario{scenario("a", 0, vus), scenario("docs", 0, perfexpv1alpha1.Scenario{FromScript: true})},
+			want:      168 * time.Hour,
+		},
 	}
 	r := New(nil, Options{})
 	for _, tt := range tests {
@@ -160,6 +170,7 @@ func TestEntryScript(t *testing.T) {
 	tests := []struct {
 		name      string
 		segmented bool
+		unit      unit
 		want      []string
 	}{
 		{
@@ -168,7 +179,8 @@ func TestEntryScript(t *testing.T) {
 			want: []string{
 				`import * as script from "./import.js";`,
 				`export * from "./import.js";`,
-				`export { default } from "./import.js";`,
+				// A function rather than a re-export, so that scripts without one load too.
+				`export default function (data) {`,
 				`const segments = ["0:1/3","1/3:2/3","2/3:1"];`,
 				`const sequence = "0,1/3,2/3,1";`,
 				`"import": {`,
@@ -179,10 +191,29 @@ func TestEntryScript(t *testing.T) {
 			name: "k6-operator passes segments itself",
 			want: []string{`const segments = [];`, `const sequence = "";`},
 		},
+		{
+			name: "exec names the function the scenario runs",
+			unit: unit{name: "import", parallelism: 1, exec: "checkout", executor: u.executor},
+			want: []string{`"exec": "checkout"`, `"executor": "constant-vus"`},
+		},
+		{
+			name:      "fromScript keeps the script's scenarios and counts each one",
+			segmented: true,
+			unit:      unit{name: "import", parallelism: 2, fromScript: true},
+			want: []string{
+				`const shape = null;`, `const segments = ["0:1/2","1/2:1"];`,
+				`for (const name of Object.keys(own.scenarios || { default: {} })) {`,
+				`["http_reqs", "http_req_failed", "iterations"]`,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EntryScript(u, "import.js", tt.segmented)
+			unit := u
+			if tt.unit.name != "" {
+				unit = tt.unit
+			}
+			got, err := EntryScript(unit, "import.js", tt.segmented)
 			if err != nil {
 				t.Fatal(err)
 			}

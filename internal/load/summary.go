@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,17 +56,58 @@ func (m SummaryMetric) Value(stat string) (float64, bool) {
 	return v, true
 }
 
+// ScenarioCounts are the counts of one k6 scenario in a summary.
+type ScenarioCounts struct {
+	Requests, Failed, Iterations int64
+}
+
+// Scenarios returns the counts of each k6 scenario that the summary holds submetrics for
+// (http_reqs{scenario:NAME}, ...): every scenario of a script that runs its own execution
+// options, as the entry script declares them.
+func (s Summary) Scenarios() map[string]ScenarioCounts {
+	out := map[string]ScenarioCounts{}
+	for key, m := range s.Metrics {
+		metric, rest, ok := strings.Cut(key, "{scenario:")
+		if !ok || !strings.HasSuffix(rest, "}") {
+			continue
+		}
+		name := strings.TrimSuffix(rest, "}")
+		c := out[name]
+		switch metric {
+		case "http_reqs":
+			v, _ := m.Value("count")
+			c.Requests = int64(v)
+		case "http_req_failed":
+			v, _ := m.Value("passes")
+			c.Failed = int64(v)
+		case "iterations":
+			v, _ := m.Value("count")
+			c.Iterations = int64(v)
+		default:
+			continue
+		}
+		out[name] = c
+	}
+	return out
+}
+
 func parseSummary(data []byte) (Summary, error) {
 	var s Summary
 	err := json.Unmarshal(data, &s)
 	return s, err
 }
 
-// ExtractSummary finds the JSON summary k6 wrote to its standard output in a log and returns it
-// compacted. k6 prints its text summary and the JSON (which starts with a line holding only
-// "{") in either order, and console.log lines are logfmt, so the last line that is exactly "{"
-// starts the summary.
+// ExtractSummary finds perfexp's summary of a k6 run in its log and returns it as compact JSON
+// (the --summary-export format). Framed lines (SummaryFrame), which the entry script prints when
+// the script has a handleSummary of its own, come first: they hold together whatever the script
+// prints around them. Without them the log holds k6's --summary-export JSON, and nothing of the
+// script on standard output: k6 prints its text summary and the JSON (which starts with a line
+// holding only "{") in either order, and console.log lines are logfmt, so the last line that is
+// exactly "{" starts the summary.
 func ExtractSummary(log []byte) ([]byte, error) {
+	if framed, ok := framedSummary(log); ok {
+		return framed, nil
+	}
 	lines := bytes.Split(log, []byte("\n"))
 	offset := len(log)
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -80,19 +123,75 @@ func ExtractSummary(log []byte) ([]byte, error) {
 		if err := dec.Decode(&raw); err != nil {
 			continue
 		}
-		var probe struct {
-			Metrics map[string]json.RawMessage `json:"metrics"`
+		if out, ok := summaryJSON(raw); ok {
+			return out, nil
 		}
-		if json.Unmarshal(raw, &probe) != nil || probe.Metrics == nil {
-			continue
-		}
-		var out bytes.Buffer
-		if err := json.Compact(&out, raw); err != nil {
-			return nil, err
-		}
-		return out.Bytes(), nil
 	}
 	return nil, errNoSummary
+}
+
+// summaryJSON compacts a summary document, if raw is one (an object with metrics).
+func summaryJSON(raw []byte) ([]byte, bool) {
+	var probe struct {
+		Metrics map[string]json.RawMessage `json:"metrics"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || probe.Metrics == nil {
+		return nil, false
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, raw); err != nil {
+		return nil, false
+	}
+	return out.Bytes(), true
+}
+
+// framedSummary puts together the last run's complete set of SummaryFrame lines.
+func framedSummary(log []byte) ([]byte, bool) {
+	type run struct {
+		chunks map[int]string
+		n      int
+	}
+	runs := map[string]*run{}
+	var order []string
+	prefix := []byte(SummaryFrame + " ")
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		i := bytes.Index(line, prefix)
+		if i < 0 {
+			continue
+		}
+		fields := strings.SplitN(string(bytes.TrimRight(line[i+len(prefix):], "\r")), " ", 4)
+		if len(fields) != 4 {
+			continue
+		}
+		idx, err1 := strconv.Atoi(fields[1])
+		n, err2 := strconv.Atoi(fields[2])
+		if err1 != nil || err2 != nil || n < 1 || idx < 0 || idx >= n {
+			continue
+		}
+		r := runs[fields[0]]
+		if r == nil {
+			r = &run{chunks: map[int]string{}, n: n}
+			runs[fields[0]] = r
+			order = append(order, fields[0])
+		}
+		if r.n == n {
+			r.chunks[idx] = fields[3]
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		r := runs[order[i]]
+		if len(r.chunks) != r.n {
+			continue
+		}
+		var b strings.Builder
+		for j := 0; j < r.n; j++ {
+			b.WriteString(r.chunks[j])
+		}
+		if out, ok := summaryJSON([]byte(b.String())); ok {
+			return out, true
+		}
+	}
+	return nil, false
 }
 
 // LogTail is the end of a log for a failure message: its last lines, without k6's JSON
@@ -107,6 +206,7 @@ func LogTail(log []byte, lines, limit int) string {
 		}
 	}
 	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	all = slices.DeleteFunc(all, func(l string) bool { return strings.Contains(l, SummaryFrame+" ") })
 	if len(all) > lines {
 		all = all[len(all)-lines:]
 	}

@@ -123,7 +123,9 @@ func keepApplicableObjectives(exp *perfexpv1alpha1.PerfExperiment) {
 		if relative && exp.Spec.Baseline == nil {
 			continue
 		}
-		if o.Scenario != "" && !slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.Name == o.Scenario }) {
+		// A fromScript scenario's k6 scenarios are named only by its script: keep objectives then.
+		fromScript := slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.FromScript })
+		if o.Scenario != "" && !fromScript && !slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.Name == o.Scenario }) {
 			continue
 		}
 		kept = append(kept, o)

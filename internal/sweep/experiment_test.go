@@ -91,3 +91,25 @@ func TestExperimentOfARun(t *testing.T) {
 		}
 	})
 }
+
+// A fromScript scenario's k6 scenarios are named by its script only, so objectives on them stay.
+func TestExperimentKeepsObjectivesOnAScriptsOwnScenarios(t *testing.T) {
+	s := newSweep(withArms(envArm("pool-10", "10")), func(s *perfexpv1alpha1.PerfSweep) {
+		sc := &s.Spec.Template.Load.Scenarios[0]
+		sc.FromScript, sc.VUs, sc.Duration = true, nil, nil
+		s.Spec.Template.Analysis = &perfexpv1alpha1.Analysis{Objectives: []perfexpv1alpha1.Objective{
+			{Name: "news p95", Metric: perfexpv1alpha1.MetricP95, Scenario: "news"},
+		}}
+	})
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := p.Experiment(s, p.Runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := exp.Spec.Analysis.Objectives; len(o) != 1 || o[0].Scenario != "news" {
+		t.Fatalf("objectives %+v, want the one on the script's k6 scenario news", o)
+	}
+}
