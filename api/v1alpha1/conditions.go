@@ -39,6 +39,13 @@ const (
 	// missed, Unknown when one could not be judged.
 	ConditionObjectivesMet = "ObjectivesMet"
 
+	// ConditionSpecChangeRefused is True when the spec changed after the experiment (or sweep)
+	// had ended and the change was not acted on: an ended run is not run again, and
+	// spec.abort cannot undo a result. Reason ExperimentEnded; the message names the
+	// generation and, for spec.abort, says the results stand. Absent otherwise. The change is
+	// observed all the same (status.observedGeneration follows it).
+	ConditionSpecChangeRefused = "SpecChangeRefused"
+
 	// ConditionReady is True when the experiment succeeded, False when it failed or was
 	// aborted, Unknown while it is in progress. It summarises the others.
 	ConditionReady = "Ready"
@@ -70,6 +77,7 @@ const (
 	ReasonLoadTimedOut          = "LoadTimedOut"
 	ReasonScriptError           = "ScriptError"
 	ReasonThresholdsCrossed     = "ThresholdsCrossed"
+	ReasonExperimentEnded       = "ExperimentEnded"
 	ReasonWaitingForPrometheus  = "WaitingForPrometheus"
 	ReasonWaitingForBaseline    = "WaitingForBaseline"
 	ReasonAnalysisTimedOut      = "AnalysisTimedOut"
