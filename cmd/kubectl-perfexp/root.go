@@ -223,7 +223,7 @@ func openInBrowser(path string) error {
 func printReport(ctx context.Context, out io.Writer, conn *connection, name, key string) error {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return err
+		return notFoundIn(err, "perfexperiment", name, conn.namespace)
 	}
 	if exp.Status.ReportRef == nil {
 		return fmt.Errorf("experiment %s/%s has no report yet (phase %s)", conn.namespace, name, phaseOf(exp))
@@ -273,17 +273,37 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 				opts = append(opts, client.InNamespace(conn.namespace))
 			}
 			if err := conn.client.List(cmd.Context(), list, opts...); err != nil {
-				return err
+				return unreachable(err, conn.rest)
 			}
 			queue := ""
 			if len(args) == 1 {
 				queue = args[0]
+			}
+			if !waiting(list.Items, queue) {
+				// As kubectl get says it, on standard error, so a script reading the table
+				// reads nothing.
+				where := "No resources found"
+				if !all {
+					where += " in " + conn.namespace + " namespace"
+				}
+				_, err := fmt.Fprintln(cmd.ErrOrStderr(), where+".")
+				return err
 			}
 			return printQueue(cmd.OutOrStdout(), list.Items, queue, time.Now())
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list experiments of every namespace")
 	return cmd
+}
+
+// waiting says whether an experiment of the queue (any queue when "") has not ended.
+func waiting(items []perfexpv1alpha1.PerfExperiment, queue string) bool {
+	for _, e := range items {
+		if !e.Status.Phase.IsTerminal() && (queue == "" || e.Status.Queue == queue) {
+			return true
+		}
+	}
+	return false
 }
 
 // printQueue lists unfinished experiments: those holding their queue first, then the waiting
@@ -352,7 +372,7 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			exp.Namespace, exp.Name = conn.namespace, args[0]
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
 			if err := conn.client.Patch(cmd.Context(), exp, patch); err != nil {
-				return err
+				return notFoundIn(err, "perfexperiment", exp.Name, exp.Namespace)
 			}
 			// The abort is recorded once the patch succeeded; a confirmation line that could
 			// not be written must not make it look as if it failed.
