@@ -53,7 +53,9 @@ var failOnOutcomes = []struct {
 	hit  func(*perfexpv1alpha1.PerfExperiment) bool
 }{
 	{"fail", exitFail, func(e *perfexpv1alpha1.PerfExperiment) bool { return e.Status.Verdict == perfexpv1alpha1.VerdictFail }},
-	{"invalid", exitInvalid, func(e *perfexpv1alpha1.PerfExperiment) bool { return e.Status.Verdict == perfexpv1alpha1.VerdictInvalid }},
+	{"invalid", exitInvalid, func(e *perfexpv1alpha1.PerfExperiment) bool {
+		return e.Status.Verdict == perfexpv1alpha1.VerdictInvalid
+	}},
 	{"regressed", exitRegressed, func(e *perfexpv1alpha1.PerfExperiment) bool {
 		return e.Status.Comparison != nil && e.Status.Comparison.Change == perfexpv1alpha1.ChangeRegressed
 	}},

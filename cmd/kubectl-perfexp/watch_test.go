@@ -222,7 +222,9 @@ func TestWatch(t *testing.T) {
 		if err := env.Client.Create(ctx, newExperiment(ns, "slow")); err != nil {
 			t.Fatal(err)
 		}
-		update(t, "slow", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2 })
+		update(t, "slow", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2
+		})
 		out, wait := start(t, "watch", "slow", "--timeout", "300ms", "--prometheus-url", "none")
 		err := wait()
 		if exitCode(err) != exitTimedOut || !strings.Contains(err.Error(), "had not ended after --timeout 300ms (phase Queued)") {
