@@ -144,6 +144,8 @@ func unreachable(err error, cfg *rest.Config) error {
 	return &wrapped{msg: fmt.Sprintf("The connection to %s was refused - did you specify the right host or port?", host), err: err}
 }
 
+func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
+
 func isNoSuchHost(err error) bool {
 	return strings.Contains(err.Error(), "no such host")
 }
