@@ -68,7 +68,7 @@ var failOnOutcomes = []struct {
 // inconclusive.
 func parseFailOn(list []string) (map[string]bool, error) {
 	known := map[string]bool{}
-	var names []string
+	names := make([]string, 0, len(failOnOutcomes))
 	for _, o := range failOnOutcomes {
 		known[o.name] = true
 		names = append(names, o.name)
@@ -116,11 +116,11 @@ func comparisonOf(exp *perfexpv1alpha1.PerfExperiment) string {
 
 // notFoundIn names the namespace a missing object was looked for in, as kubectl users expect
 // to read it; the API error stays underneath (apierrors.IsNotFound still holds).
-func notFoundIn(err error, kind, name, namespace string) error {
+func notFoundIn(err error, name, namespace string) error {
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	return &wrapped{msg: fmt.Sprintf("%s %q not found in namespace %q", kind, name, namespace), err: err}
+	return &wrapped{msg: fmt.Sprintf("perfexperiment %q not found in namespace %q", name, namespace), err: err}
 }
 
 type wrapped struct {
@@ -131,10 +131,15 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
+// isUnreachable says whether err is a refused or unresolvable connection.
+func isUnreachable(err error) bool {
+	return err != nil && (utilnet.IsConnectionRefused(err) || isNoSuchHost(err))
+}
+
 // unreachable turns a refused or unresolvable connection to the API server into kubectl's
 // own message; other errors pass unchanged.
 func unreachable(err error, cfg *rest.Config) error {
-	if err == nil || !(utilnet.IsConnectionRefused(err) || isNoSuchHost(err)) {
+	if !isUnreachable(err) {
 		return err
 	}
 	host := "the server"

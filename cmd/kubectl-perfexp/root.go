@@ -227,7 +227,7 @@ func openInBrowser(path string) error {
 func printReport(ctx context.Context, out io.Writer, conn *connection, name, key string) error {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return notFoundIn(err, "perfexperiment", name, conn.namespace)
+		return notFoundIn(err, name, conn.namespace)
 	}
 	if exp.Status.ReportRef == nil {
 		return fmt.Errorf("experiment %s/%s has no report yet (phase %s)", conn.namespace, name, phaseOf(exp))
@@ -392,7 +392,7 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			exp.Namespace, exp.Name = conn.namespace, args[0]
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
 			if err := conn.client.Patch(cmd.Context(), exp, patch); err != nil {
-				return notFoundIn(err, "perfexperiment", exp.Name, exp.Namespace)
+				return notFoundIn(err, exp.Name, exp.Namespace)
 			}
 			// The abort is recorded once the patch succeeded; a confirmation line that could
 			// not be written must not make it look as if it failed.

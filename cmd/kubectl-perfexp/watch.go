@@ -133,10 +133,10 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 			case ctx.Err() != nil:
 				return nil
 			case apierrors.IsNotFound(err):
-				return notFoundIn(err, "perfexperiment", w.name, w.conn.namespace)
+				return notFoundIn(err, w.name, w.conn.namespace)
 			case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 				return err
-			case !w.seen && unreachable(err, w.conn.rest) != err:
+			case !w.seen && isUnreachable(err):
 				// Nothing answers where the kubeconfig points: say so at once, as kubectl
 				// does, instead of retrying a server that was never there.
 				return unreachable(err, w.conn.rest)

@@ -51,10 +51,10 @@ func TestJUnit(t *testing.T) {
 		cases[c.Classname+"/"+c.Name] = c
 	}
 	for key, want := range map[string]string{
-		"perfexp.release-42/verdict":                               "k6 threshold crossed: http_req_duration p(95)<500",
-		"perfexp.release-42.objectives/errors under 1 %":           "objective missed: error rate 2.5 % > 1 %",
+		"perfexp.release-42/verdict":                                "k6 threshold crossed: http_req_duration p(95)<500",
+		"perfexp.release-42.objectives/errors under 1 %":            "objective missed: error rate 2.5 % > 1 %",
 		"perfexp.release-42.thresholds/http_req_duration p(95)<500": "k6 threshold crossed in scenario browse",
-		"perfexp.release-42.comparison/browse p95":                 "Regressed against release-41: +12.5 % [+8.1, +17.0]",
+		"perfexp.release-42.comparison/browse p95":                  "Regressed against release-41: +12.5 % [+8.1, +17.0]",
 	} {
 		c, ok := cases[key]
 		if !ok || c.Failure == nil || !strings.Contains(c.Failure.Message+c.Failure.Text, want) {
