@@ -142,15 +142,16 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 				return unreachable(err, w.conn.rest)
 			case failingSince.IsZero():
 				failingSince = w.set.now()
+				// A soak runs for hours; one dropped connection must not end the watch. One
+				// line says so, below the last block, which is then left as it is; the
+				// retries that follow print nothing until the server answers again.
+				if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying for up to %s: %v\n", w.conn.namespace, w.name, shortDuration(apiGrace), err); werr != nil {
+					return werr
+				}
+				w.drawnLines, w.lastKey = 0, ""
 			case w.set.now().Sub(failingSince) > apiGrace:
 				return fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
 			}
-			// A soak runs for hours; one dropped connection must not end the watch. The
-			// message goes below the last block, which is then left as it is.
-			if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying: %v\n", w.conn.namespace, w.name, err); werr != nil {
-				return werr
-			}
-			w.drawnLines, w.lastKey = 0, ""
 		} else {
 			failingSince = time.Time{}
 			if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
