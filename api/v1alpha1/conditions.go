@@ -16,7 +16,8 @@ const (
 	ConditionLoadCompleted = "LoadCompleted"
 
 	// ConditionThresholdsCrossed is True when k6 reported crossed thresholds (exit code 99).
-	// The experiment goes on to analysis.
+	// The experiment goes on to analysis, which makes the verdict Fail and names each crossed
+	// threshold in this condition's message.
 	ConditionThresholdsCrossed = "ThresholdsCrossed"
 
 	// ConditionEnvironmentRestored is True once every touched object is back as it was (or
