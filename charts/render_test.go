@@ -287,6 +287,10 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 			want = append(want, "--"+f.flag+"="+f.arg)
 		}
 	}
+	if all.Lookup("fail-on-regression") != nil {
+		values["failOnRegression"] = true
+		want = append(want, "--fail-on-regression")
+	}
 
 	values["grafana"] = map[string]any{"url": "https://grafana.example.com", "dashboards": map[string]any{
 		"enabled": true, "namespace": "monitoring", "label": "team_dashboard", "labelValue": "perf",

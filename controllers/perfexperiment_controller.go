@@ -157,6 +157,7 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return r.reconcileDelete(ctx, s)
 	}
 	if exp.Status.Phase.IsTerminal() {
+		refuseSpecChange(exp)
 		return ctrl.Result{}, nil
 	}
 
@@ -181,11 +182,13 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return phase(ctx, s)
 }
 
-// writeStatus patches the status when it changed, trimmed to the object budget first (see
-// status_budget.go). The optimistic lock makes a write from a stale copy fail (and the request
+// writeStatus patches the status when it changed or its observedGeneration lags the spec, so
+// every generation is acknowledged, an ended experiment's too (kstatus and Argo CD read a
+// lagging observedGeneration as in progress). The status is trimmed to the object budget first
+// (see status_budget.go). The optimistic lock makes a write from a stale copy fail (and the request
 // retry) instead of undoing another writer's progress.
 func (r *PerfExperimentReconciler) writeStatus(ctx context.Context, original, exp *perfexpv1alpha1.PerfExperiment) error {
-	if equalStatus(original, exp) {
+	if equalStatus(original, exp) && exp.Status.ObservedGeneration == exp.Generation {
 		return nil
 	}
 	exp.Status.ObservedGeneration = exp.Generation

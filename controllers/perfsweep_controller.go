@@ -34,6 +34,10 @@ type PerfSweepReconciler struct {
 
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
+
+	// FailOnRegression is the default of spec.analysis.failOnRegression: a sweep with a
+	// Regressed arm ends with verdict Fail.
+	FailOnRegression bool
 }
 
 // sweepScope is what one reconcile of one sweep works on.
@@ -106,6 +110,12 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		sw.Status.Phase = perfexpv1alpha1.SweepRunning
 	}
 
+	if sw.Spec.Abort && original.Status.Phase == perfexpv1alpha1.SweepSucceeded {
+		// Nothing is left to stop, and aborting cannot undo the report: say so and keep it.
+		setSweepCondition(sw, perfexpv1alpha1.ConditionSpecChangeRefused, metav1.ConditionTrue, perfexpv1alpha1.ReasonExperimentEnded,
+			"spec.abort was set at generation %d after the sweep had Succeeded; nothing was aborted and the report stands", sw.Generation)
+		return ctrl.Result{}, nil
+	}
 	if sw.Spec.Abort {
 		return r.reconcileSweepAbort(ctx, s)
 	}

@@ -61,6 +61,10 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		best = "best arm " + result.BestArm
 	}
 	sw.Status.Message = fmt.Sprintf("%d runs ended (%d failed); %s; report in ConfigMap %s", sw.Status.Done, sw.Status.Failed, best, cm.Name)
+	sw.Status.Verdict = sweepVerdict(sw, analysis.FailOnRegression(sw.Spec.Template.Analysis, r.FailOnRegression))
+	if sw.Status.Verdict == perfexpv1alpha1.VerdictFail {
+		sw.Status.Message = "verdict Fail (an arm Regressed and failOnRegression is set); " + sw.Status.Message
+	}
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionTrue, perfexpv1alpha1.ReasonReported, "report in ConfigMap %s", cm.Name)
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "%s", sw.Status.Message)
 	if r.Recorder != nil {
@@ -124,4 +128,17 @@ func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfex
 		return nil, fmt.Errorf("writing the sweep report ConfigMap %s: %w", cm.Name, err)
 	}
 	return cm, nil
+}
+
+// sweepVerdict is Fail when regressions fail (failOnRegression) and an arm Regressed, else
+// Pass.
+func sweepVerdict(sw *perfexpv1alpha1.PerfSweep, failOnRegression bool) perfexpv1alpha1.Verdict {
+	if failOnRegression {
+		for _, a := range sw.Status.Arms {
+			if a.Change == perfexpv1alpha1.ChangeRegressed {
+				return perfexpv1alpha1.VerdictFail
+			}
+		}
+	}
+	return perfexpv1alpha1.VerdictPass
 }

@@ -104,3 +104,18 @@ func eventType(p perfexpv1alpha1.Phase) string {
 	}
 	return corev1.EventTypeNormal
 }
+
+// refuseSpecChange records, on an experiment that has ended, that a spec change it has not
+// observed yet will not be acted on: an ended experiment does not run again, and spec.abort
+// cannot undo a result. The status write that follows acknowledges the generation.
+func refuseSpecChange(exp *perfexpv1alpha1.PerfExperiment) {
+	if exp.Status.ObservedGeneration == 0 || exp.Generation <= exp.Status.ObservedGeneration {
+		return
+	}
+	msg := fmt.Sprintf("the spec changed at generation %d after the experiment had ended (%s); an ended experiment does not run again: apply a new experiment to measure the change",
+		exp.Generation, exp.Status.Phase)
+	if exp.Spec.Abort && exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
+		msg = fmt.Sprintf("spec.abort was set at generation %d after the experiment had Succeeded; nothing was aborted and the results stand", exp.Generation)
+	}
+	setCondition(exp, perfexpv1alpha1.ConditionSpecChangeRefused, metav1.ConditionTrue, perfexpv1alpha1.ReasonExperimentEnded, "%s", msg)
+}

@@ -3,8 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -78,8 +80,32 @@ func (r *PerfExperimentReconciler) finish(s *scope) {
 		r.enter(s, phase, "%s", c.Message)
 		return
 	}
-	setCondition(exp, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "the experiment ran and was analysed; verdict %s", verdictOrNone(exp))
-	r.enter(s, perfexpv1alpha1.PhaseSucceeded, "succeeded; verdict %s", verdictOrNone(exp))
+	why := verdictWhy(exp)
+	setCondition(exp, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "the experiment ran and was analysed; verdict %s%s", verdictOrNone(exp), why)
+	r.enter(s, perfexpv1alpha1.PhaseSucceeded, "succeeded; verdict %s%s", verdictOrNone(exp), why)
+}
+
+// verdictWhy says, for a Fail verdict, what failed it, from what the analysis recorded: the
+// objectives missed, the k6 thresholds crossed, a Regressed comparison. The message is what
+// Argo CD's health check and kstatus show, so a red light says why at a glance.
+func verdictWhy(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Status.Verdict != perfexpv1alpha1.VerdictFail {
+		return ""
+	}
+	var why []string
+	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionObjectivesMet); c != nil && c.Status == metav1.ConditionFalse {
+		why = append(why, c.Message)
+	}
+	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionThresholdsCrossed); c != nil && c.Status == metav1.ConditionTrue {
+		why = append(why, "k6 thresholds "+strings.TrimSuffix(c.Message, "; the verdict is Fail"))
+	}
+	if cmp := exp.Status.Comparison; cmp != nil && cmp.Change == perfexpv1alpha1.ChangeRegressed {
+		why = append(why, "the comparison with the baseline Regressed")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(why, "; ")
 }
 
 func verdictOrNone(exp *perfexpv1alpha1.PerfExperiment) string {

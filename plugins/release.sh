@@ -35,7 +35,7 @@ for platform in $platforms; do
   os=${platform%/*}
   arch=${platform#*/}
   mkdir -p "$work/$os-$arch"
-  (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" \
+  (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.version=$version" \
     -o "$work/$os-$arch/kubectl-perfexp" ./cmd/kubectl-perfexp)
   cp "$license" "$work/$os-$arch/LICENSE"
   archive=$dist/kubectl-perfexp_${version}_${os}_${arch}.tar.gz

@@ -75,6 +75,15 @@ type Analysis struct {
 	// +kubebuilder:validation:MaxItems=16
 	PrimaryMetrics []PrimaryMetric `json:"primaryMetrics,omitempty"`
 
+	// failOnRegression makes a Regressed comparison headline (status.comparison.change) fail
+	// the verdict, so Argo CD shows the experiment Degraded, kstatus Failed, and
+	// `kubectl perfexp watch --fail-on fail` stops a pipeline. Unset takes the operator's
+	// default (--fail-on-regression, Helm value failOnRegression; false unless set). In a
+	// PerfSweep it applies to every run and makes the sweep's verdict Fail when an arm
+	// Regressed.
+	// +optional
+	FailOnRegression *bool `json:"failOnRegression,omitempty"`
+
 	// historyKey names the PerfHistory this run's record is appended to, instead of one chosen
 	// by the fingerprint of the run (target namespace, scenarios, script hashes, load shape,
 	// variant). Give runs the same key to follow them as one series even though a script

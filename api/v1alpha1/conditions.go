@@ -16,7 +16,8 @@ const (
 	ConditionLoadCompleted = "LoadCompleted"
 
 	// ConditionThresholdsCrossed is True when k6 reported crossed thresholds (exit code 99).
-	// The experiment goes on to analysis.
+	// The experiment goes on to analysis, which makes the verdict Fail and names each crossed
+	// threshold in this condition's message.
 	ConditionThresholdsCrossed = "ThresholdsCrossed"
 
 	// ConditionEnvironmentRestored is True once every touched object is back as it was (or
@@ -38,6 +39,13 @@ const (
 	// ConditionObjectivesMet is True when every objective was met, False when at least one was
 	// missed, Unknown when one could not be judged.
 	ConditionObjectivesMet = "ObjectivesMet"
+
+	// ConditionSpecChangeRefused is True when the spec changed after the experiment (or sweep)
+	// had ended and the change was not acted on: an ended run is not run again, and
+	// spec.abort cannot undo a result. Reason ExperimentEnded; the message names the
+	// generation and, for spec.abort, says the results stand. Absent otherwise. The change is
+	// observed all the same (status.observedGeneration follows it).
+	ConditionSpecChangeRefused = "SpecChangeRefused"
 
 	// ConditionReady is True when the experiment succeeded, False when it failed or was
 	// aborted, Unknown while it is in progress. It summarises the others.
@@ -70,6 +78,7 @@ const (
 	ReasonLoadTimedOut          = "LoadTimedOut"
 	ReasonScriptError           = "ScriptError"
 	ReasonThresholdsCrossed     = "ThresholdsCrossed"
+	ReasonExperimentEnded       = "ExperimentEnded"
 	ReasonWaitingForPrometheus  = "WaitingForPrometheus"
 	ReasonWaitingForBaseline    = "WaitingForBaseline"
 	ReasonAnalysisTimedOut      = "AnalysisTimedOut"

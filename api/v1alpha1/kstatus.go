@@ -18,7 +18,8 @@ const (
 
 	// ConditionStalled is True when the experiment ended without a usable result: phase Failed
 	// or Aborted (reason: Ready's reason), or Succeeded with verdict Fail or Invalid (reason
-	// VerdictFail, VerdictInvalid); for a sweep, phase Failed or Aborted. Absent otherwise.
+	// VerdictFail, VerdictInvalid); for a sweep, phase Failed or Aborted, or Succeeded with
+	// verdict Fail (an arm Regressed under failOnRegression). Absent otherwise.
 	ConditionStalled = "Stalled"
 )
 
@@ -52,8 +53,11 @@ func (s *PerfSweep) SetKStatusConditions() {
 		phase = SweepPending
 	}
 	stalled := ""
-	if phase == SweepFailed || phase == SweepAborted {
+	switch {
+	case phase == SweepFailed || phase == SweepAborted:
 		stalled = string(phase)
+	case phase == SweepSucceeded && st.Verdict == VerdictFail:
+		stalled = "Verdict" + string(st.Verdict)
 	}
 	setKStatus(&st.Conditions, s.Generation, !phase.IsTerminal(), string(phase), stalled, st.Message)
 }

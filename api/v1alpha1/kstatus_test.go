@@ -111,3 +111,13 @@ func TestSweepKStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestSweepKStatusVerdictFail(t *testing.T) {
+	s := &perfexpv1alpha1.PerfSweep{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	s.Status.ObservedGeneration = 1
+	s.Status.Phase, s.Status.Verdict = perfexpv1alpha1.SweepSucceeded, perfexpv1alpha1.VerdictFail
+	s.SetKStatusConditions()
+	if got := kstatusOf(s.Generation, s.Status.ObservedGeneration, s.Status.Conditions); got != "Failed" {
+		t.Errorf("a Succeeded sweep with verdict Fail reads %s in kstatus, want Failed", got)
+	}
+}

@@ -454,6 +454,13 @@ type PerfSweepStatus struct {
 	// +optional
 	ReportRef *LocalObjectReference `json:"reportRef,omitempty"`
 
+	// verdict is the sweep's judgement once its report is written: Fail when
+	// spec.analysis.failOnRegression (or the operator's default) is in force and an arm
+	// Regressed, Pass otherwise. Argo CD's health check and kstatus read Fail as Degraded /
+	// Failed.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+
 	// message is a one-line human summary of the current state or outcome.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -469,6 +476,7 @@ type PerfSweepStatus struct {
 // +kubebuilder:printcolumn:name="Done",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentArm`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.bestArm`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PerfSweep struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -140,6 +140,12 @@ func TestValidation(t *testing.T) {
 			t.Fatalf("changing a running experiment: got %v, want a refusal", err)
 		}
 		t.Logf("refused as expected: %v", err)
+		// The teardown too: it runs after the load, so a change would act on this run.
+		changed = exp.DeepCopy()
+		changed.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "busybox"}
+		if err := env.Client.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
+			t.Fatalf("changing a running experiment's teardown: got %v, want a refusal", err)
+		}
 		exp.Spec.Abort = true
 		if err := env.Client.Update(ctx, exp); err != nil {
 			t.Fatalf("aborting a running experiment: %v", err)

@@ -76,7 +76,7 @@ average and p95, the change of p95 against the baseline and the arm's verdict.`,
 func experimentResult(ctx context.Context, conn *connection, name string) (*analysis.Result, error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return nil, err
+		return nil, notFoundIn(err, name, conn.namespace)
 	}
 	if exp.Status.ReportRef != nil {
 		cm := &corev1.ConfigMap{}

@@ -10,6 +10,6 @@ import (
 
 func main() {
 	if err := newRootCommand(kubeconfigClient).Execute(); err != nil {
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

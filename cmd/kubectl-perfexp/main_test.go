@@ -112,8 +112,14 @@ func TestKubectlPerfexp(t *testing.T) {
 		{"the full results", []string{"report", "done", "-n", ns, "-o", "json"}, []string{`{"experiment":"done"}`}, ""},
 		{"the dashboard", []string{"report", "done", "-n", ns, "-o", "dashboard"}, []string{`"title":"x"`}, ""},
 		{"an unknown format", []string{"report", "done", "-n", ns, "-o", "pdf"}, nil, `unknown output "pdf"`},
+		{"JUnit for CI, rendered from results.json", []string{"report", "done", "-n", ns, "-o", "junit"},
+			[]string{`<?xml version="1.0" encoding="UTF-8"?>`, `<testsuites name="perfexp" tests="1" failures="0" skipped="0">`, `<testcase name="verdict" classname="perfexp.done"`}, ""},
+		{"the plugin's version", []string{"version", "--client"}, []string{"Client Version: ", "API perfexp.dev/v1alpha1"}, ""},
+		{"the operator's version, when there is none", []string{"version"}, []string{"Client Version: ", "Server Version: none (no Deployment labelled app.kubernetes.io/name=perfexp)"}, ""},
 		{"no report yet", []string{"report", "second", "-n", ns}, nil, "has no report yet (phase Queued)"},
 		{"no such experiment", []string{"report", "nope", "-n", ns}, nil, "not found"},
+		{"no such experiment, as kubectl would say it", []string{"report", "nope", "-n", ns}, nil, `perfexperiment "nope" not found in namespace "` + ns + `"`},
+		{"abort of no such experiment", []string{"abort", "nope", "-n", ns}, nil, `perfexperiment "nope" not found in namespace "` + ns + `"`},
 		{"the queue in run order", []string{"queue", "-n", ns}, []string{"running", "Running", "second", "third"}, ""},
 		{"abort", []string{"abort", "third", "-n", ns}, []string{"perfexperiment " + ns + "/third aborting"}, ""},
 	}
@@ -283,6 +289,12 @@ func TestKubeconfigFlags(t *testing.T) {
 		{"the current context's namespace", []string{"queue", "--kubeconfig", path}, "in-context-ns", "in-other-ns", ""},
 		{"-n over the context's", []string{"queue", "--kubeconfig", path, "-n", other}, "in-other-ns", "in-context-ns", ""},
 		{"--context picks another cluster", []string{"queue", "--kubeconfig", path, "--context", "elsewhere"}, "", "", "127.0.0.1:1"},
+		{"a cluster out of reach, said as kubectl says it", []string{"queue", "--kubeconfig", path, "--context", "elsewhere"}, "", "",
+			"The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
+		// Before, watch retried for a minute, a line every 2 s.
+		{"watch gives up at once on a cluster that was never there", []string{"watch", "x", "--kubeconfig", path, "--context", "elsewhere"}, "", "",
+			"The connection to the server 127.0.0.1:1 was refused"},
+		{"an empty queue, said as kubectl says it", []string{"queue", "--kubeconfig", path, "-n", "empty"}, "No resources found in empty namespace.", "QUEUE", ""},
 		{"an unknown context", []string{"queue", "--kubeconfig", path, "--context", "nope"}, "", "", `context "nope" does not exist`},
 		{"--as impersonates, and the API server says so", []string{"queue", "--kubeconfig", path, "--as", "someone"}, "", "", `"someone"`},
 	}

@@ -119,6 +119,7 @@ func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
 		compareCommand(connect, flags),
 		watchCommand(connect, flags, set),
 		historyCommand(connect, flags),
+		versionCommand(connect, flags),
 	)
 	return root
 }
@@ -133,7 +134,10 @@ const reportExamples = `  # The Markdown report of a finished experiment
   kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o json --file results.json
 
   # The Grafana dashboard JSON, to import by hand
-  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o dashboard > dashboard.json`
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o dashboard > dashboard.json
+
+  # JUnit XML for a CI system: one test case per objective, k6 threshold and primary comparison row
+  kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o junit --file perfexp-junit.xml`
 
 func reportCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
 	var output, file string
@@ -149,9 +153,9 @@ page to a file (--file, or one in the temporary directory) and opens it with xdg
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, ok := map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON,
-				"dashboard": report.KeyDashboard, "html": report.KeyHTML}[output]
+				"dashboard": report.KeyDashboard, "html": report.KeyHTML, "junit": keyJUnit}[output]
 			if !ok {
-				return fmt.Errorf("unknown output %q: use md, json, html or dashboard", output)
+				return fmt.Errorf("unknown output %q: use md, json, html, dashboard or junit", output)
 			}
 			if open && key != report.KeyHTML {
 				return fmt.Errorf("--open shows the HTML report: add -o html")
@@ -169,10 +173,10 @@ page to a file (--file, or one in the temporary directory) and opens it with xdg
 			return writeReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key, file, open, set.open)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json, html or dashboard")
+	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json, html, dashboard or junit (JUnit XML for CI: a test case per objective, k6 threshold and primary comparison row)")
 	cmd.Flags().StringVar(&file, "file", "", "write the report to this file instead of printing it")
 	cmd.Flags().BoolVar(&open, "open", false, "write the HTML report to a file and open it in the browser (with -o html)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "html", "dashboard"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "html", "dashboard", "junit"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -223,7 +227,7 @@ func openInBrowser(path string) error {
 func printReport(ctx context.Context, out io.Writer, conn *connection, name, key string) error {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return err
+		return notFoundIn(err, name, conn.namespace)
 	}
 	if exp.Status.ReportRef == nil {
 		return fmt.Errorf("experiment %s/%s has no report yet (phase %s)", conn.namespace, name, phaseOf(exp))
@@ -235,6 +239,19 @@ func printReport(ctx context.Context, out io.Writer, conn *connection, name, key
 		}
 		return err
 	}
+	if key == keyJUnit {
+		// Rendered here from results.json, so every published report has one.
+		res, err := report.ParseJSON([]byte(cm.Data[report.KeyJSON]))
+		if err != nil {
+			return fmt.Errorf("the report ConfigMap %s has no readable %s: %w", cm.Name, report.KeyJSON, err)
+		}
+		xml, err := report.JUnit(res)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(xml)
+		return err
+	}
 	data, ok := cm.Data[key]
 	if !ok {
 		return fmt.Errorf("the report ConfigMap %s has no %s", cm.Name, key)
@@ -242,6 +259,9 @@ func printReport(ctx context.Context, out io.Writer, conn *connection, name, key
 	_, err := io.WriteString(out, strings.TrimRight(data, "\n")+"\n")
 	return err
 }
+
+// keyJUnit selects the JUnit report, which is rendered from results.json rather than stored.
+const keyJUnit = "junit"
 
 func phaseOf(exp *perfexpv1alpha1.PerfExperiment) string {
 	if exp.Status.Phase == "" {
@@ -273,17 +293,37 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 				opts = append(opts, client.InNamespace(conn.namespace))
 			}
 			if err := conn.client.List(cmd.Context(), list, opts...); err != nil {
-				return err
+				return unreachable(err, conn.rest)
 			}
 			queue := ""
 			if len(args) == 1 {
 				queue = args[0]
+			}
+			if !waiting(list.Items, queue) {
+				// As kubectl get says it, on standard error, so a script reading the table
+				// reads nothing.
+				where := "No resources found"
+				if !all {
+					where += " in " + conn.namespace + " namespace"
+				}
+				_, err := fmt.Fprintln(cmd.ErrOrStderr(), where+".")
+				return err
 			}
 			return printQueue(cmd.OutOrStdout(), list.Items, queue, time.Now())
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list experiments of every namespace")
 	return cmd
+}
+
+// waiting says whether an experiment of the queue (any queue when "") has not ended.
+func waiting(items []perfexpv1alpha1.PerfExperiment, queue string) bool {
+	for _, e := range items {
+		if !e.Status.Phase.IsTerminal() && (queue == "" || e.Status.Queue == queue) {
+			return true
+		}
+	}
+	return false
 }
 
 // printQueue lists unfinished experiments: those holding their queue first, then the waiting
@@ -352,7 +392,7 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			exp.Namespace, exp.Name = conn.namespace, args[0]
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
 			if err := conn.client.Patch(cmd.Context(), exp, patch); err != nil {
-				return err
+				return notFoundIn(err, exp.Name, exp.Namespace)
 			}
 			// The abort is recorded once the patch succeeded; a confirmation line that could
 			// not be written must not make it look as if it failed.

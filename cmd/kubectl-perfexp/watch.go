@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +24,11 @@ const watchExamples = `  # Follow an experiment until it ends; the verdict is pr
   kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url http://localhost:9090
 
   # Phase and progress only, without asking Prometheus
-  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url none`
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --prometheus-url none
+
+  # In a pipeline: wait at most 2 hours, fail on a regression, a failed or an invalid verdict
+  # (exit codes: 3 Fail, 4 Invalid, 5 Regressed, 7 Failed, 8 Aborted, 9 timed out)
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h --fail-on regressed,fail,invalid`
 
 // logEvery is how often watch prints an unchanged experiment when its output is not a
 // terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.
@@ -34,6 +39,8 @@ const apiGrace = time.Minute
 
 func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
 	var promURL string
+	var timeout time.Duration
+	var failOnList []string
 	cmd := &cobra.Command{
 		Use:   "watch NAME",
 		Short: "Follow an experiment: phase, queue position, load progress and time left, live p95 and error rate, and the verdict at the end",
@@ -49,21 +56,44 @@ in that namespace); any other URL is asked directly. When Prometheus cannot be r
 numbers read n/a and watch goes on.
 
 On a terminal the block is redrawn in place; in a pipe or a CI log a new block is printed when
-the phase or a scenario changes, and every 30 s otherwise. watch exits 0 when the experiment
-succeeded (whatever its verdict), 1 when it failed or was aborted.`,
+the phase or a scenario changes, and every 30 s otherwise.
+
+Exit codes: 0 when the experiment succeeded and no outcome named in --fail-on applies (without
+--fail-on, whatever its verdict); 3 verdict Fail, 4 verdict Invalid, 5 comparison Regressed,
+6 verdict Inconclusive (each only when --fail-on names it; the first that applies in this
+order wins); 7 when it ended Failed, 8 Aborted; 9 when --timeout passed first; 1 for any
+other error (no such experiment, no cluster).`,
 		Example:           watchExamples,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			failOn, err := parseFailOn(failOnList)
+			if err != nil {
+				return err
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
 			}
-			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set}
-			return w.run(cmd.Context(), cmd.OutOrStdout())
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set, failOn: failOn}
+			err = w.run(ctx, cmd.OutOrStdout())
+			if err == nil && timeout > 0 && !w.ended && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return &outcomeError{exitTimedOut, fmt.Sprintf("experiment %s/%s had not ended after --timeout %s (phase %s)",
+					conn.namespace, args[0], timeout, orDash(w.lastPhase))}
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&promURL, "prometheus-url", "", `Prometheus to read live latency from ("none": do not ask); default: the experiment's, else the operator's, else `+defaultPrometheusURL)
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (a Go duration such as 2h) with exit code 9; 0 waits until the experiment ends")
+	cmd.Flags().StringSliceVar(&failOnList, "fail-on", nil, "outcomes of a succeeded experiment that fail watch, comma-separated: fail, invalid, regressed, inconclusive")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "invalid", "regressed", "inconclusive"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -73,6 +103,13 @@ type watcher struct {
 	name    string
 	promURL string
 	set     settings
+	// failOn are the outcomes of a succeeded experiment that fail watch (--fail-on).
+	failOn map[string]bool
+	// ended is set once the experiment was seen ended; lastPhase is the last phase seen;
+	// seen is set once the experiment was read at all.
+	ended     bool
+	lastPhase string
+	seen      bool
 
 	prom    *livePrometheus
 	promFor string
@@ -95,19 +132,26 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 			switch {
 			case ctx.Err() != nil:
 				return nil
-			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			case apierrors.IsNotFound(err):
+				return notFoundIn(err, w.name, w.conn.namespace)
+			case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 				return err
+			case !w.seen && isUnreachable(err):
+				// Nothing answers where the kubeconfig points: say so at once, as kubectl
+				// does, instead of retrying a server that was never there.
+				return unreachable(err, w.conn.rest)
 			case failingSince.IsZero():
 				failingSince = w.set.now()
+				// A soak runs for hours; one dropped connection must not end the watch. One
+				// line says so, below the last block, which is then left as it is; the
+				// retries that follow print nothing until the server answers again.
+				if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying for up to %s: %v\n", w.conn.namespace, w.name, shortDuration(apiGrace), err); werr != nil {
+					return werr
+				}
+				w.drawnLines, w.lastKey = 0, ""
 			case w.set.now().Sub(failingSince) > apiGrace:
 				return fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
 			}
-			// A soak runs for hours; one dropped connection must not end the watch. The
-			// message goes below the last block, which is then left as it is.
-			if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying: %v\n", w.conn.namespace, w.name, err); werr != nil {
-				return werr
-			}
-			w.drawnLines, w.lastKey = 0, ""
 		} else {
 			failingSince = time.Time{}
 			if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
@@ -125,6 +169,7 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 // show draws one refresh; done once the experiment has ended, with an error unless it
 // succeeded.
 func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.PerfExperiment, terminal bool) (done bool, err error) {
+	w.seen, w.lastPhase = true, phaseOf(exp)
 	frame := watchFrame{Now: w.set.now(), Exp: exp}
 	if exp.Status.Phase == perfexpv1alpha1.PhaseRunning {
 		frame.Live = w.live(ctx, exp, frame.Now)
@@ -135,10 +180,8 @@ func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.
 	if !exp.Status.Phase.IsTerminal() {
 		return false, nil
 	}
-	if exp.Status.Phase != perfexpv1alpha1.PhaseSucceeded {
-		return true, fmt.Errorf("experiment %s/%s ended %s", exp.Namespace, exp.Name, exp.Status.Phase)
-	}
-	return true, nil
+	w.ended = true
+	return true, endedError(exp, w.failOn)
 }
 
 // draw shows the frame: redrawn in place on a terminal, appended to a log otherwise.

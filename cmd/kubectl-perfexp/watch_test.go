@@ -185,8 +185,50 @@ func TestWatch(t *testing.T) {
 
 	t.Run("an unknown experiment", func(t *testing.T) {
 		out, wait := start(t, "watch", "nope")
-		if err := wait(); err == nil || !strings.Contains(err.Error(), "not found") {
-			t.Fatalf("error %v, want not found\n%s", err, out.String())
+		if err := wait(); err == nil || !strings.Contains(err.Error(), `perfexperiment "nope" not found in namespace "`+ns+`"`) || exitCode(err) != exitError {
+			t.Fatalf("error %v, want not found naming the namespace\n%s", err, out.String())
+		}
+	})
+
+	t.Run("in a pipeline: --fail-on gives each outcome its exit code", func(t *testing.T) {
+		if err := env.Client.Create(ctx, newExperiment(ns, "gated")); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "gated", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.Verdict = perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictFail
+			s.Comparison = &perfexpv1alpha1.Comparison{Change: perfexpv1alpha1.ChangeRegressed}
+		})
+		for _, tc := range []struct {
+			failOn string
+			code   int
+		}{{"", 0}, {"fail", exitFail}, {"regressed,fail,invalid", exitFail}, {"regressed", exitRegressed}, {"inconclusive", 0}} {
+			args := []string{"watch", "gated", "--prometheus-url", "none"}
+			if tc.failOn != "" {
+				args = append(args, "--fail-on", tc.failOn)
+			}
+			out, wait := start(t, args...)
+			err := wait()
+			if code := exitCode(err); (err == nil) != (tc.code == 0) || (err != nil && code != tc.code) {
+				t.Errorf("--fail-on %q: error %v (exit %d), want exit %d\n%s", tc.failOn, err, code, tc.code, out.String())
+			}
+		}
+		out, wait := start(t, "watch", "gated", "--fail-on", "slow")
+		if err := wait(); err == nil || !strings.Contains(err.Error(), `unknown --fail-on outcome "slow"`) {
+			t.Errorf("error %v\n%s", err, out.String())
+		}
+	})
+
+	t.Run("in a pipeline: --timeout ends a watch that waits too long with exit code 9", func(t *testing.T) {
+		if err := env.Client.Create(ctx, newExperiment(ns, "slow")); err != nil {
+			t.Fatal(err)
+		}
+		update(t, "slow", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2
+		})
+		out, wait := start(t, "watch", "slow", "--timeout", "300ms", "--prometheus-url", "none")
+		err := wait()
+		if exitCode(err) != exitTimedOut || !strings.Contains(err.Error(), "had not ended after --timeout 300ms (phase Queued)") {
+			t.Fatalf("error %v (exit %d), want exit 9\n%s", err, exitCode(err), out.String())
 		}
 	})
 
@@ -230,9 +272,10 @@ func TestWatch(t *testing.T) {
 			return out, cmd.ExecuteContext(wctx)
 		}
 		out, err := watchWith("watch", "flaky", "--prometheus-url", "none")
-		if err != nil || strings.Count(out.String(), "reading "+ns+"/flaky failed, retrying: connection reset by peer") != 2 ||
+		// One line per outage, not one per attempt.
+		if err != nil || strings.Count(out.String(), "reading "+ns+"/flaky failed, retrying for up to 1m00s: connection reset by peer") != 1 ||
 			!strings.Contains(out.String(), "Preparing") {
-			t.Fatalf("two failures should be retried, then the experiment shown (err %v):\n%s", err, out.String())
+			t.Fatalf("two failures should be retried under one line, then the experiment shown (err %v):\n%s", err, out.String())
 		}
 		mu.Lock()
 		failures = -1 // from now on, every read fails

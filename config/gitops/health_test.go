@@ -11,6 +11,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -124,6 +127,11 @@ func TestPerfExperimentHealth(t *testing.T) {
 		{name: "Succeeded, Inconclusive", exp: experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictInconclusive), want: "Healthy", wantMessage: "Verdict Inconclusive"},
 		{name: "Succeeded, no verdict", exp: experiment(perfexpv1alpha1.PhaseSucceeded, ""), want: "Healthy"},
 		{name: "Succeeded, Fail", exp: experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictFail), want: "Degraded", wantMessage: "Verdict Fail: msg"},
+		{name: "Succeeded, Regressed under failOnRegression", exp: experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictFail, regressedUnderGate),
+			want: "Degraded", wantMessage: "Verdict Fail"},
+		{name: "Succeeded, Regressed without failOnRegression", exp: experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictPass, func(e *perfexpv1alpha1.PerfExperiment) {
+			e.Status.Comparison = &perfexpv1alpha1.Comparison{Change: perfexpv1alpha1.ChangeRegressed}
+		}), want: "Healthy"},
 		{name: "Succeeded, Invalid", exp: experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictInvalid), want: "Degraded"},
 		{name: "Failed", exp: experiment(perfexpv1alpha1.PhaseFailed, ""), want: "Degraded", wantMessage: "Failed: msg"},
 		{name: "Failed with a verdict", exp: experiment(perfexpv1alpha1.PhaseFailed, perfexpv1alpha1.VerdictInvalid), want: "Degraded"},
@@ -173,6 +181,12 @@ func TestPerfSweepHealth(t *testing.T) {
 		{name: "Succeeded", sweep: sweep(perfexpv1alpha1.SweepSucceeded), want: "Healthy", wantMessage: "Succeeded: msg"},
 		{name: "Succeeded, some runs failed", sweep: sweep(perfexpv1alpha1.SweepSucceeded, func(s *perfexpv1alpha1.PerfSweep) { s.Status.Failed = 2 }),
 			want: "Healthy", wantMessage: "2 of 6 runs failed"},
+		{name: "Succeeded, an arm Regressed under failOnRegression", sweep: sweep(perfexpv1alpha1.SweepSucceeded, func(s *perfexpv1alpha1.PerfSweep) {
+			s.Status.Verdict = perfexpv1alpha1.VerdictFail
+			s.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "pool-50", Change: perfexpv1alpha1.ChangeRegressed}}
+		}), want: "Degraded", wantMessage: "Verdict Fail"},
+		{name: "Succeeded, verdict Pass", sweep: sweep(perfexpv1alpha1.SweepSucceeded, func(s *perfexpv1alpha1.PerfSweep) { s.Status.Verdict = perfexpv1alpha1.VerdictPass }),
+			want: "Healthy"},
 		{name: "Failed", sweep: sweep(perfexpv1alpha1.SweepFailed), want: "Degraded"},
 		{name: "Aborted", sweep: sweep(perfexpv1alpha1.SweepAborted), want: "Degraded"},
 	}
@@ -181,6 +195,60 @@ func TestPerfSweepHealth(t *testing.T) {
 			status, message := health(t, script, tt.sweep)
 			if status != tt.want || !strings.Contains(message, tt.wantMessage) {
 				t.Errorf("got %s %q, want %s with %q", status, message, tt.want, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// regressedUnderGate is an experiment whose comparison Regressed with failOnRegression set, as
+// the operator writes it: verdict Fail, the Stalled condition kstatus reads.
+func regressedUnderGate(e *perfexpv1alpha1.PerfExperiment) {
+	yes := true
+	e.Spec.Analysis = &perfexpv1alpha1.Analysis{FailOnRegression: &yes}
+	e.Status.Comparison = &perfexpv1alpha1.Comparison{Change: perfexpv1alpha1.ChangeRegressed}
+	e.SetKStatusConditions()
+}
+
+// TestRegressionFailsWherePipelinesLook: with failOnRegression, a Regressed experiment and a
+// sweep with a Regressed arm read Degraded in Argo CD's health check and Failed in kstatus
+// (sigs.k8s.io/cli-utils, as Flux uses it); without it they read Healthy and Current.
+func TestRegressionFailsWherePipelinesLook(t *testing.T) {
+	exp := experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictFail, regressedUnderGate)
+	sw := sweep(perfexpv1alpha1.SweepSucceeded, func(s *perfexpv1alpha1.PerfSweep) {
+		s.Status.Verdict = perfexpv1alpha1.VerdictFail
+		s.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "pool-50", Change: perfexpv1alpha1.ChangeRegressed}}
+		s.SetKStatusConditions()
+	})
+	passing := experiment(perfexpv1alpha1.PhaseSucceeded, perfexpv1alpha1.VerdictPass, func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Status.Comparison = &perfexpv1alpha1.Comparison{Change: perfexpv1alpha1.ChangeRegressed}
+		e.SetKStatusConditions()
+	})
+	tests := []struct {
+		name       string
+		obj        any
+		kind       string
+		wantHealth string
+		wantK      kstatus.Status
+	}{
+		{"experiment, failOnRegression", exp, "PerfExperiment", "Degraded", kstatus.FailedStatus},
+		{"sweep, failOnRegression", sw, "PerfSweep", "Degraded", kstatus.FailedStatus},
+		{"experiment, regressions do not fail", passing, "PerfExperiment", "Healthy", kstatus.CurrentStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, msg := health(t, healthScript(t, tt.kind), tt.obj); got != tt.wantHealth {
+				t.Errorf("Argo CD health %s (%s), want %s", got, msg, tt.wantHealth)
+			}
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tt.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := kstatus.Compute(&unstructured.Unstructured{Object: content})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.wantK {
+				t.Errorf("kstatus %s (%s), want %s", res.Status, res.Message, tt.wantK)
 			}
 		})
 	}

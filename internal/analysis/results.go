@@ -47,6 +47,11 @@ type Result struct {
 	Comparison *Comparison `json:"comparison,omitempty"`
 	// Objectives holds each objective's outcome.
 	Objectives []ObjectiveResult `json:"objectives,omitempty"`
+	// Thresholds are the script's k6 thresholds and whether each was crossed (see gate.go).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// VerdictReasons say why the verdict failed beside the objectives: a crossed threshold, a
+	// Regressed headline under failOnRegression.
+	VerdictReasons []string `json:"verdictReasons,omitempty"`
 	// Verdict is the overall judgement.
 	Verdict perfexpv1alpha1.Verdict `json:"verdict"`
 	// Timeline holds per-interval values over the measured window, for charts.

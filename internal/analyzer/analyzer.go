@@ -82,6 +82,8 @@ type PrometheusAnalyzer struct {
 	MaxListedWorkloads int
 	// Dashboards delivers each run's Grafana dashboard (dashboards.go); nil delivers none.
 	Dashboards *GrafanaDashboards
+	// FailOnRegression is the default of spec.analysis.failOnRegression.
+	FailOnRegression bool
 }
 
 // Analyze reads the results, compares them with the baseline (nil when none is set), judges
@@ -136,7 +138,9 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	if r := wait.more(res, early); r != nil {
 		return *r, nil
 	}
-	res.Notes = append(res.Notes, crossCheckNotes(res, a.summaries(ctx, exp))...)
+	sums := a.summaries(ctx, exp)
+	res.Notes = append(res.Notes, crossCheckNotes(res, sums)...)
+	analysis.ApplyGate(res, gateInput(exp, sums, a.FailOnRegression))
 
 	pageOpts := report.HTMLOptions{}
 	if in.Baseline != nil {

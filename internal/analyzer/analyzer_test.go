@@ -266,6 +266,40 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		}
 	})
 
+	t.Run("a crossed k6 threshold fails the verdict and is named in the condition and the report", func(t *testing.T) {
+		crossed := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "crossed-k6-summaries"}, Data: map[string]string{}}
+		for inst, c := range perInstance {
+			crossed.Data["checkinout-"+inst+".json"] = fmt.Sprintf(`{"metrics":{"http_reqs":{"count":%d,"rate":1},"http_req_failed":{"passes":%d,"fails":%d,"value":0,"thresholds":{"rate<0.01":false}},`+
+				`"http_req_duration":{"p(95)":30,"thresholds":{"p(95)<10":%t}}}}`, c[0], c[1], c[0]-c[1], inst == "1")
+		}
+		mustCreate(t, env.Client, crossed)
+		exp := newExperiment("crossed", testID)
+		exp.Status.Load = &perfexpv1alpha1.LoadStatus{ThresholdsCrossed: true, SummariesRef: &perfexpv1alpha1.LocalObjectReference{Name: crossed.Name}}
+		if res := analyze(t, exp); !res.Done {
+			t.Fatalf("not done: %+v", res)
+		}
+		if exp.Status.Verdict != perfexpv1alpha1.VerdictFail {
+			t.Errorf("verdict %s, want Fail: every objective was met but a threshold was crossed", exp.Status.Verdict)
+		}
+		c := condition(exp, perfexpv1alpha1.ConditionThresholdsCrossed)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "http_req_duration p(95)<10") || strings.Contains(c.Message, "rate<0.01") {
+			t.Errorf("ThresholdsCrossed %+v", c)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: exp.Status.ReportRef.Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		md := cm.Data[report.KeyMarkdown]
+		if !strings.Contains(md, "| http_req_duration | `p(95)<10` | **crossed** | checkinout |") ||
+			!strings.Contains(md, "| Why | k6 threshold crossed: http_req_duration p(95)<10 (scenario checkinout) |") {
+			t.Errorf("report.md does not name the crossed threshold:\n%s", md)
+		}
+		full, err := report.ParseJSON([]byte(cm.Data[report.KeyJSON]))
+		if err != nil || len(full.Thresholds) != 2 || full.Verdict != perfexpv1alpha1.VerdictFail {
+			t.Errorf("results.json thresholds %+v verdict %s (%v)", full.Thresholds, full.Verdict, err)
+		}
+	})
+
 	t.Run("without any k6 sample it waits, then reports the results invalid", func(t *testing.T) {
 		empty := newExperiment("no-samples", "never-written")
 		res := analyze(t, empty)

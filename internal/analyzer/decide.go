@@ -431,6 +431,7 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *analysis.Result, re
 	exp.Status.Results, exp.Status.Comparison = res.Status()
 	exp.Status.Verdict = res.Verdict
 	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
+	setGateConditions(exp, res)
 	status, reason, message := analysis.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,

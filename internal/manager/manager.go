@@ -60,6 +60,8 @@ type Options struct {
 	RunnerImages          []string
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
 	Dashboards analyzer.GrafanaDashboards
+	// FailOnRegression is the default of spec.analysis.failOnRegression.
+	FailOnRegression bool
 }
 
 // BindFlags registers the options' flags on fs with their defaults.
@@ -96,6 +98,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
+	fs.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "Default of spec.analysis.failOnRegression: a Regressed comparison headline makes an experiment's (and a sweep's) verdict Fail.")
 	fs.BoolVar(&o.Dashboards.Enabled, "grafana-dashboards", false, "Write each analysed experiment's Grafana dashboard into a ConfigMap labelled for Grafana's dashboard sidecar.")
 	fs.StringVar(&o.Dashboards.Namespace, "grafana-dashboard-namespace", "", "Namespace of the dashboard ConfigMaps; empty means each experiment's own (the sidecar must then search every namespace).")
 	fs.Func("grafana-dashboard-label", "The label key=value the Grafana sidecar looks for (its label and labelValue; default grafana_dashboard=1).", func(s string) error {
@@ -201,7 +204,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
 	}
-	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp")}
+	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
 	if err := sweeps.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PerfSweep controller: %w", err)
 	}
@@ -262,6 +265,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
 			Timeout:               opts.PrometheusTimeout,
 			Dashboards:            dashboards,
+			FailOnRegression:      opts.FailOnRegression,
 			Access: &access.Rules{
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,

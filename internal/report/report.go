@@ -44,6 +44,7 @@ func Markdown(r *analysis.Result) string {
 	m.overview(r)
 	m.summary(r.Total)
 	m.objectives(r.Objectives)
+	m.thresholds(r.Thresholds)
 	m.responseTimes(r.Scenarios)
 	m.transactions(r.Scenarios)
 	m.checksAndCounters(r.Scenarios)
@@ -80,6 +81,9 @@ func (m *markdown) overview(r *analysis.Result) {
 	}
 	m.printf("| Measured | %s |\n", dur(r.Window.MeasuredSeconds))
 	m.printf("| Verdict | **%s** |\n", orDash(string(r.Verdict)))
+	if len(r.VerdictReasons) > 0 {
+		m.printf("| Why | %s |\n", cell(strings.Join(r.VerdictReasons, "; ")))
+	}
 	validity := string(r.Validity)
 	if len(r.InvalidReasons) > 0 {
 		validity += ": " + strings.Join(r.InvalidReasons, "; ")
@@ -109,6 +113,23 @@ func (m *markdown) objectives(objectives []analysis.ObjectiveResult) {
 	m.printf("## Objectives\n\n| Objective | Outcome | Value | Detail |\n|---|---|---:|---|\n")
 	for _, o := range objectives {
 		m.printf("| %s | %s | %s | %s |\n", cell(o.Name), o.Outcome, withUnit(o.Value, o.Unit), cell(o.Message))
+	}
+	m.printf("\n")
+}
+
+// thresholds lists the script's k6 thresholds: a crossed one fails the verdict, as k6's own
+// exit code 99 fails a run.
+func (m *markdown) thresholds(thresholds []analysis.ThresholdResult) {
+	if len(thresholds) == 0 {
+		return
+	}
+	m.printf("## k6 thresholds\n\n| Metric | Threshold | Outcome | Crossed in |\n|---|---|---|---|\n")
+	for _, t := range thresholds {
+		outcome := "passed"
+		if t.Crossed {
+			outcome = "**crossed**"
+		}
+		m.printf("| %s | `%s` | %s | %s |\n", cell(t.Metric), t.Expression, outcome, cell(strings.Join(t.Scenarios, ", ")))
 	}
 	m.printf("\n")
 }
