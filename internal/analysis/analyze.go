@@ -156,7 +156,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	r.Window.MeasuredSeconds = seconds
 	if seconds <= 0 {
 		r.LatencySource = perfexpv1alpha1.LatencyNone
-		r.invalid(fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
+		invalid(r, fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
 		r.Verdict = perfexpv1alpha1.VerdictInvalid
 		return r, nil
 	}
@@ -276,7 +276,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		for _, s := range in.Scenarios {
 			declared[s] = true
 		}
-		if found, bounded := r.applyTrendStats(stats, k6.labels, k6.reqs[endIdx], declared); found {
+		if found, bounded := applyTrendStats(r, stats, k6.labels, k6.reqs[endIdx], declared); found {
 			r.LatencySource = perfexpv1alpha1.LatencyFromTrendStats
 			note := "latencies come from k6's trend-stat gauges (no native histograms were written): each runner's own statistics over its whole run, so the warm-up is not removed from them and slices have none"
 			if bounded {
@@ -316,8 +316,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		r.Slices = append(r.Slices, sr)
 	}
 
-	r.judgeValidity(maxErrorRate(in.Analysis))
-	r.judgeDrift(in.Drifted)
+	judgeValidity(r, maxErrorRate(in.Analysis))
+	judgeDrift(r, in.Drifted)
 
 	r.LoadShape = in.LoadShape
 	// The request names whose latency per interval anyone reads: the stored ones and the
@@ -383,14 +383,14 @@ func maxErrorRate(a perfexpv1alpha1.Analysis) float64 {
 	return a.MaxErrorRatePercent.AsApproximateFloat64()
 }
 
-func (r *Result) invalid(reason string) {
+func invalid(r *Result, reason string) {
 	r.Validity = perfexpv1alpha1.Invalid
 	r.InvalidReasons = append(r.InvalidReasons, reason)
 }
 
 // judgeValidity marks scenarios without data or over the error-rate limit invalid: fast errors
 // are not fast responses, and a missing scenario is not a fast one.
-func (r *Result) judgeValidity(maxErrPercent float64) {
+func judgeValidity(r *Result, maxErrPercent float64) {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		var why string
@@ -416,16 +416,16 @@ func (r *Result) judgeValidity(maxErrPercent float64) {
 		if why != "" {
 			s.Validity = perfexpv1alpha1.Invalid
 			s.InvalidReason = why
-			r.invalid(why)
+			invalid(r, why)
 		}
 	}
 }
 
 // judgeDrift marks the results invalid when the variant drifted during the run: the numbers
 // are real, but not the variant's.
-func (r *Result) judgeDrift(drifted string) {
+func judgeDrift(r *Result, drifted string) {
 	if drifted != "" {
-		r.invalid("the variant drifted during the run: " + drifted)
+		invalid(r, "the variant drifted during the run: "+drifted)
 	}
 }
 

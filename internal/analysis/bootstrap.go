@@ -66,7 +66,7 @@ func sharedBounds(a, b *IntervalSeries) [][2]float64 {
 	return out
 }
 
-func (s *IntervalSeries) onto(bounds [][2]float64, step float64) *series {
+func onto(s *IntervalSeries, bounds [][2]float64, step float64) *series {
 	pos := make(map[[2]float64]int, len(bounds))
 	for i, b := range bounds {
 		pos[b] = i
@@ -283,7 +283,7 @@ func seedOf(parts ...string) uint64 {
 func blockBootstrap(cur, base *IntervalSeries, curStep, baseStep float64, minChange float64, resamples int, seed uint64) map[perfexpv1alpha1.ObjectiveMetric]*effect {
 	bounds := sharedBounds(cur, base)
 	lb := newLogBounds(bounds)
-	c, b := cur.onto(bounds, curStep), base.onto(bounds, baseStep)
+	c, b := onto(cur, bounds, curStep), onto(base, bounds, baseStep)
 	out := map[perfexpv1alpha1.ObjectiveMetric]*effect{}
 	nc, nb := c.active(), b.active()
 	full := func(s *series) runStats {

@@ -476,16 +476,16 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 		fillDelta(&mc)
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
-			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+			setUnknown(&mc, "a maximum is one request's latency: it has no interval to decide on")
 		case mixed && isLatency(w.kind) && !w.transaction():
-			mc.setUnknown("one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
+			setUnknown(&mc, "one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
 			e, why := effectOf(w.key(), w.bootstrapKind())
 			if e == nil {
-				mc.setUnknown(w.noEffectWhy(why, r, b.Result))
+				setUnknown(&mc, w.noEffectWhy(why, r, b.Result))
 				break
 			}
-			mc.fill(e, MethodBlockBootstrap, "intervals")
+			fill(&mc, e, MethodBlockBootstrap, "intervals")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -542,7 +542,7 @@ func queryRows(qs []QueryResult, base *Result) []MetricComparison {
 	out := make([]MetricComparison, 0, len(qs))
 	for _, qr := range qs {
 		mc := MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
-		mc.setUnknown("a custom query has one value per run: no interval to decide on")
+		setUnknown(&mc, "a custom query has one value per run: no interval to decide on")
 		if bq := base.query(qr.Name); bq != nil {
 			mc.Baseline = bq.Value
 		}
@@ -563,13 +563,13 @@ func newMetricComparison(w row, o CompareOptions) MetricComparison {
 		Primary: !w.transaction() && o.primary(w.scenario, w.request, w.kind)}
 }
 
-func (mc *MetricComparison) setUnknown(why string) {
+func setUnknown(mc *MetricComparison, why string) {
 	mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, why
 	mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 }
 
 // fill records an effect and its verdict before any multiplicity control.
-func (mc *MetricComparison) fill(e *effect, method, sampleUnit string) {
+func fill(mc *MetricComparison, e *effect, method, sampleUnit string) {
 	mc.Method, mc.SampleUnit, mc.Samples, mc.BaselineSamples = method, sampleUnit, e.n, e.baseN
 	mc.Scale = ScalePercent
 	if !e.logScale {

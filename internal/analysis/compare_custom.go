@@ -135,7 +135,7 @@ func compareCustom(c *Comparison, r, base *Result) {
 		mc := newCustomComparison(w)
 		mc.Value, mc.Baseline = w.value(r), w.value(base)
 		fillDelta(&mc)
-		mc.setUnknown(w.singleRunWhy())
+		setUnknown(&mc, w.singleRunWhy())
 		c.Metrics = append(c.Metrics, mc)
 	}
 	if note != "" {
@@ -154,14 +154,14 @@ func compareCustomRuns(c *Comparison, cur, base []*Result, o CompareOptions) {
 		fillDelta(&mc)
 		switch {
 		case len(vc) < len(cur) || len(vb) < len(base):
-			mc.setUnknown(fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		case w.kind == kindGauge && (logs(vc) == nil || logs(vb) == nil):
-			mc.setUnknown("a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
+			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
 		case w.kind == kindGauge:
-			mc.fill(runEffect(vc, vb, w.metric, o.MinChangePercent), MethodRuns, "runs")
+			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent), MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		default:
-			mc.fill(shareEffect(vc, vb, o.MinChangePercent), MethodRuns, "runs")
+			fill(&mc, shareEffect(vc, vb, o.MinChangePercent), MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		}
 		c.Metrics = append(c.Metrics, mc)

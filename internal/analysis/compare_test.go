@@ -159,29 +159,29 @@ func shape(vus int32, script string) []ScenarioShape {
 }
 
 // result builds a result with one scenario "s" (p95 and error rate) and a query "q".
-func result(p95, errPct float64) *Result {
+func oneScenario(p95, errPct float64) *Result {
 	return &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "s", RequestStats: RequestStats{P95: &p95, ErrorPercent: &errPct}}},
 		Total: RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
 }
 
 func TestBaselineProblem(t *testing.T) {
 	withShape := func(r *Result, sh []ScenarioShape) *Result { r.LoadShape = sh; return r }
-	invalid := result(1, 30)
-	invalid.invalid("scenario s: 30.00% of requests failed")
+	bad := oneScenario(1, 30)
+	invalid(bad, "scenario s: 30.00% of requests failed")
 	tests := []struct {
 		name string
 		b    Baseline
 		want string
 	}{
-		{"usable", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(result(1, 0), shape(10, "a"))}, ""},
+		{"usable", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), shape(10, "a"))}, ""},
 		{"not found", Baseline{Name: "b", Problem: "baseline b not found"}, "not found"},
 		{"no results", Baseline{Name: "b", Scenarios: []string{"s"}}, "has no results"},
-		{"invalid baseline is refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: invalid}, "baseline b is not valid (Invalid): scenario s: 30.00% of requests failed"},
-		{"other scenarios", Baseline{Name: "b", Scenarios: []string{"t"}, Result: result(1, 0)}, "ran the scenarios [t], this experiment [s]"},
-		{"different VUs are refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(result(1, 0), shape(20, "a"))}, "scenario s: vus 10 here, 20 in the baseline"},
-		{"a different script is refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(result(1, 0), shape(10, "b"))}, "the script differs"},
-		{"an old baseline's shape from its spec", Baseline{Name: "b", Scenarios: []string{"s"}, Result: result(1, 0), LoadShape: shape(20, "a")}, "vus 10 here, 20"},
-		{"an unknown script hash is not held against it", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(result(1, 0), func() []ScenarioShape {
+		{"invalid baseline is refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: bad}, "baseline b is not valid (Invalid): scenario s: 30.00% of requests failed"},
+		{"other scenarios", Baseline{Name: "b", Scenarios: []string{"t"}, Result: oneScenario(1, 0)}, "ran the scenarios [t], this experiment [s]"},
+		{"different VUs are refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), shape(20, "a"))}, "scenario s: vus 10 here, 20 in the baseline"},
+		{"a different script is refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), shape(10, "b"))}, "the script differs"},
+		{"an old baseline's shape from its spec", Baseline{Name: "b", Scenarios: []string{"s"}, Result: oneScenario(1, 0), LoadShape: shape(20, "a")}, "vus 10 here, 20"},
+		{"an unknown script hash is not held against it", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), func() []ScenarioShape {
 			s := shape(10, "x")
 			s[0].ScriptHash = ""
 			return s
@@ -189,7 +189,7 @@ func TestBaselineProblem(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := baselineProblem(withShape(result(1, 0), shape(10, "a")), &tc.b)
+			got := baselineProblem(withShape(oneScenario(1, 0), shape(10, "a")), &tc.b)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("problem = %q, want %q", got, tc.want)
 			}
@@ -350,7 +350,7 @@ func TestCompareRuns(t *testing.T) {
 	})
 	t.Run("an invalid baseline run is left out and said so", func(t *testing.T) {
 		bad := defaultSim.run(rng, "bad", 1)
-		bad.invalid("too many errors")
+		invalid(bad, "too many errors")
 		c := CompareRuns(append([]*Result{bad}, base...), defaultSim.runs(rng, "same", 3, 1), CompareOptions{})
 		if c.BaselineRuns != 3 || !strings.Contains(strings.Join(c.Notes, ";"), "1 baseline and 0 arm runs were left out") {
 			t.Errorf("%+v", c)
@@ -408,7 +408,7 @@ func TestRelativeObjectivesOnAnyMetric(t *testing.T) {
 	}
 	// A bound inside the p95's interval can be neither met nor missed.
 	judge(perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: inc(1000)})
-	p95 := cur.findComparison(perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s"})
+	p95 := findComparison(cur, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s"})
 	inside := int32(math.Round((*p95.Low + *p95.High) / 2))
 	objs := []perfexpv1alpha1.Objective{
 		{Metric: perfexpv1alpha1.MetricP75, Scenario: "s", MaxIncreasePercent: inc(10)},

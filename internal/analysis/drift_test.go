@@ -21,7 +21,7 @@ func TestDriftedResultsAreInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Result{Validity: perfexpv1alpha1.Valid}
-			r.judgeDrift(tt.drifted)
+			judgeDrift(r, tt.drifted)
 			if got := verdict(r); got != tt.wantVerdict {
 				t.Fatalf("verdict %s, want %s (reasons %v)", got, tt.wantVerdict, r.InvalidReasons)
 			}

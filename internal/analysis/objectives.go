@@ -241,7 +241,7 @@ func boundedRow(s *RequestStats) bool { return s != nil && s.PercentilesUpperBou
 
 // relative judges an objective's bounds relative to the baseline.
 func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {
-	mc := r.findComparison(o)
+	mc := findComparison(r, o)
 	switch {
 	case r.Comparison == nil || r.Comparison.Message != "":
 		why := "no baseline"
@@ -310,7 +310,7 @@ func orReason(why, fallback string) string {
 	return why
 }
 
-func (r *Result) findComparison(o perfexpv1alpha1.Objective) *MetricComparison {
+func findComparison(r *Result, o perfexpv1alpha1.Objective) *MetricComparison {
 	if r.Comparison == nil {
 		return nil
 	}

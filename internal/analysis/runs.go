@@ -79,12 +79,12 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 		fillDelta(&mc)
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
-			mc.setUnknown("a maximum is one request's latency: it has no interval to decide on")
+			setUnknown(&mc, "a maximum is one request's latency: it has no interval to decide on")
 		case len(vc) < len(cur) || len(vb) < len(base):
-			mc.setUnknown(fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		default:
 			e := runEffect(vc, vb, w.kind, o.MinChangePercent)
-			mc.fill(e, MethodRuns, "runs")
+			fill(&mc, e, MethodRuns, "runs")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)

@@ -67,7 +67,7 @@ func readTrendStats(ctx context.Context, q Querier, testID string, from, at time
 // applyTrendStats fills latencies from trend stats, per scenario, per request name and for all
 // scenarios together. counts are each series' request counts at the end, the avg's weights.
 // It reports whether any latency was found and whether some percentile is a bound.
-func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map[string]model.Metric, counts map[string]float64, declared map[string]bool) (found, bounded bool) {
+func applyTrendStats(r *Result, stats map[string]map[string]float64, labels map[string]model.Metric, counts map[string]float64, declared map[string]bool) (found, bounded bool) {
 	fill := func(dst *RequestStats, match func(m model.Metric) bool) {
 		for _, stat := range trendOrder {
 			var vals []float64

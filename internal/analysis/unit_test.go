@@ -141,24 +141,24 @@ func TestObjectivesAndVerdict(t *testing.T) {
 		outcome perfexpv1alpha1.ObjectiveOutcome
 		verdict perfexpv1alpha1.Verdict
 	}{
-		{"p95 under its max", result(400, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"p95 over its max", result(600, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"error rate in percent", result(1, 1.5), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("1")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"a decimal bound", result(1, 0.4), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("0.5")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"query under its min", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", Min: q("4")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"no data is unknown", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP99, Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"unknown request", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "nope", Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: interval wholly above the bound is missed", withComparison(result(1, 0), 30, 20, 40), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative: interval straddling the bound is unknown", withComparison(result(1, 0), 30, -5, 65), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: interval wholly within the bound is met", withComparison(result(1, 0), 5, 1, 9), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"relative: a decrease beyond the bound is missed", withComparison(result(1, 0), -30, -40, -21), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative: query judged on the delta alone", withComparison(result(1, 0), -30, 0, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"p95 under its max", oneScenario(400, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"p95 over its max", oneScenario(600, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"error rate in percent", oneScenario(1, 1.5), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("1")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"a decimal bound", oneScenario(1, 0.4), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("0.5")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"query under its min", oneScenario(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", Min: q("4")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"no data is unknown", oneScenario(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP99, Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"unknown request", oneScenario(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "nope", Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"relative: interval wholly above the bound is missed", withComparison(oneScenario(1, 0), 30, 20, 40), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: interval straddling the bound is unknown", withComparison(oneScenario(1, 0), 30, -5, 65), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
+		{"relative: interval wholly within the bound is met", withComparison(oneScenario(1, 0), 5, 1, 9), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
+		{"relative: a decrease beyond the bound is missed", withComparison(oneScenario(1, 0), -30, -40, -21), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
+		{"relative: query judged on the delta alone", withComparison(oneScenario(1, 0), -30, 0, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
 		{"relative without a usable baseline", func() *Result {
-			r := result(1, 0)
+			r := oneScenario(1, 0)
 			r.Comparison = &Comparison{Baseline: "b", Message: "baseline b not found"}
 			return r
 		}(), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"invalid results are Invalid whatever the objectives", func() *Result { r := result(1, 0); r.invalid("too many errors"); return r }(),
+		{"invalid results are Invalid whatever the objectives", func() *Result { r := oneScenario(1, 0); invalid(r, "too many errors"); return r }(),
 			perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictInvalid},
 	}
 	for _, tc := range tests {

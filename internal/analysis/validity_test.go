@@ -41,7 +41,7 @@ func TestValidityPerRequestName(t *testing.T) {
 			}
 			r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
 				RequestStats: RequestStats{Requests: count(total), Errors: count(errs), ErrorPercent: num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
-			r.judgeValidity(DefaultMaxErrorRatePercent)
+			judgeValidity(r, DefaultMaxErrorRatePercent)
 			s := r.Scenarios[0]
 			switch {
 			case tc.invalid == "" && s.Validity != perfexpv1alpha1.Valid:
@@ -115,7 +115,7 @@ func TestDroppedIterations(t *testing.T) {
 		for i := range r.Scenarios {
 			r.Scenarios[i].RequestStats = RequestStats{Requests: count(100), Errors: count(0), ErrorPercent: num(0)}
 		}
-		r.judgeValidity(DefaultMaxErrorRatePercent)
+		judgeValidity(r, DefaultMaxErrorRatePercent)
 		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
 			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
 		}

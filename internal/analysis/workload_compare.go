@@ -211,19 +211,19 @@ func workloadRows(r, base *Result, cur, baseIv *IntervalData, o CompareOptions, 
 			ci, bi := cur.findWorkload(w.Kind, w.Namespace, w.Name), baseIv.findWorkload(w.Kind, w.Namespace, w.Name)
 			switch {
 			case mc.Value == nil || mc.Baseline == nil:
-				mc.setUnknown("no use measured in one of the runs")
+				setUnknown(&mc, "no use measured in one of the runs")
 			case baseIv == nil || len(baseIv.Workloads) == 0:
-				mc.setUnknown(noWorkloadIntervals)
+				setUnknown(&mc, noWorkloadIntervals)
 			case ci == nil || bi == nil:
-				mc.setUnknown("no per-interval CPU and memory for it in one of the runs")
+				setUnknown(&mc, "no per-interval CPU and memory for it in one of the runs")
 			default:
 				e := meanBootstrap(ci.values(m), bi.values(m), o.MinChangePercent, o.Resamples,
 					seedOf(append(seed, mc.Workload, string(m))...))
 				if e == nil {
-					mc.setUnknown("no use measured in one of the runs")
+					setUnknown(&mc, "no use measured in one of the runs")
 					break
 				}
-				mc.fill(e, MethodBlockBootstrap, "intervals")
+				fill(&mc, e, MethodBlockBootstrap, "intervals")
 			}
 			out = append(out, mc)
 		}
@@ -249,9 +249,9 @@ func workloadRunRows(cur, base []*Result, o CompareOptions) []MetricComparison {
 			mc.Delta, mc.DeltaPercent = nil, nil
 			fillDelta(&mc)
 			if len(vc) < len(cur) || len(vb) < len(base) {
-				mc.setUnknown(fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 			} else {
-				mc.fill(runEffect(vc, vb, m, o.MinChangePercent), MethodRuns, "runs")
+				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent), MethodRuns, "runs")
 			}
 			out = append(out, mc)
 		}
