@@ -39,9 +39,10 @@ const (
 	// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
 	// which were left out.
 	maxCustomNames = 32
-	// statusFailing bounds the failing checks in the experiment's status.
-	statusFailing = 8
 )
+
+// statusFailing bounds the failing checks in the experiment's status.
+const statusFailing = 8
 
 // builtinCounterRatePrefixes are k6's own Counters and Rates: a custom one is any other
 // k6_*_total or k6_*_rate series. checks is read on its own.
@@ -358,7 +359,7 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 
 // checkPassRate is one check's reported pass rate in percent (the lowest runner's), or why
 // there is none; an unknown name lists the checks the scenario wrote.
-func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
+func checkPassRate(r *Result, scenario, check string) (*float64, string) {
 	s, why := r.scenarioNamed(scenario)
 	if s == nil {
 		return nil, why
@@ -378,7 +379,7 @@ func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
 
 // counterTotal is one custom Counter's total in the window (exact), or why there is none; an
 // unknown name lists the Counters the scenario wrote.
-func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
+func counterTotal(r *Result, scenario, counter string) (*float64, string) {
 	s, why := r.scenarioNamed(scenario)
 	if s == nil {
 		return nil, why
@@ -398,7 +399,7 @@ func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
 
 // ratePercent is one custom Rate's reported share of non-zero values in percent (the lowest
 // runner's), or why there is none; an unknown name lists the Rates the scenario wrote.
-func (r *Result) ratePercent(scenario, rate string) (*float64, string) {
+func ratePercent(r *Result, scenario, rate string) (*float64, string) {
 	s, why := r.scenarioNamed(scenario)
 	if s == nil {
 		return nil, why
@@ -419,7 +420,7 @@ func (r *Result) ratePercent(scenario, rate string) (*float64, string) {
 // gaugeValue is one custom Gauge's Min, Max or Last in the window, or why there is none: an
 // unknown name lists the Gauges the scenario wrote, and Last of a Gauge written by several
 // series (runners or tag sets) has no single value.
-func (r *Result) gaugeValue(scenario, gauge string, m perfexpv1alpha1.ObjectiveMetric) (*float64, string) {
+func gaugeValue(r *Result, scenario, gauge string, m perfexpv1alpha1.ObjectiveMetric) (*float64, string) {
 	s, why := r.scenarioNamed(scenario)
 	if s == nil {
 		return nil, why

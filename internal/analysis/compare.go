@@ -309,7 +309,7 @@ func (w row) stats(r *Result) *RequestStats {
 		return s
 	}
 	if w.transaction() {
-		s, _, _ := r.transactionStats(w.scenario, w.group, w.trend)
+		s, _, _ := transactionStats(r, w.scenario, w.group, w.trend)
 		return s
 	}
 	return r.lookup(w.scenario, w.request)
@@ -321,7 +321,7 @@ func (w row) unit(r *Result) string {
 		return counterUnit
 	}
 	if w.trend != "" {
-		_, u, _ := r.transactionStats(w.scenario, w.group, w.trend)
+		_, u, _ := transactionStats(r, w.scenario, w.group, w.trend)
 		return u
 	}
 	return metricUnit(w.kind)
@@ -379,7 +379,7 @@ func rows(r, base *Result, o CompareOptions) []row {
 			if n == topRequestsCompared {
 				break
 			}
-			if st, _, _ := base.transactionStats(s.Name, g.Name, ""); st == nil {
+			if st, _, _ := transactionStats(base, s.Name, g.Name, ""); st == nil {
 				continue
 			}
 			n++
@@ -388,7 +388,7 @@ func rows(r, base *Result, o CompareOptions) []row {
 			}
 		}
 		for _, t := range s.Trends {
-			if st, _, _ := base.transactionStats(s.Name, "", t.Name); st == nil {
+			if st, _, _ := transactionStats(base, s.Name, "", t.Name); st == nil {
 				continue
 			}
 			for _, m := range transactionMetrics {

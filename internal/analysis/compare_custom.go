@@ -49,11 +49,11 @@ func (w customRow) value(r *Result) *float64 {
 	var v *float64
 	switch w.kind {
 	case kindCheck:
-		v, _ = r.checkPassRate(w.scenario, w.name)
+		v, _ = checkPassRate(r, w.scenario, w.name)
 	case kindRate:
-		v, _ = r.ratePercent(w.scenario, w.name)
+		v, _ = ratePercent(r, w.scenario, w.name)
 	case kindGauge:
-		v, _ = r.gaugeValue(w.scenario, w.name, w.metric)
+		v, _ = gaugeValue(r, w.scenario, w.name, w.metric)
 	}
 	return v
 }

@@ -46,8 +46,12 @@ type TrendResult struct {
 // Bounds of the rows per scenario in the results; the notes say when they were reached.
 const (
 	maxGroupsPerScenario = 100
-	statusTopGroups      = 10
-	statusTopTrends      = 8
+)
+
+// Bounds of the groups and Trends per scenario in the experiment's status.
+const (
+	statusTopGroups = 10
+	statusTopTrends = 8
 )
 
 // groupName turns k6's group tag into the name people wrote: "::a::b" -> "a::b".
@@ -233,7 +237,7 @@ func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
 // transactionStats is a scenario's group (group != "") or custom Trend as statistics an
 // objective or comparison row can read, with its unit; nil and a reason when the run has none
 // by that name.
-func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats, string, string) {
+func transactionStats(r *Result, scenario, group, trend string) (*RequestStats, string, string) {
 	s, why := r.scenarioNamed(scenario)
 	if s == nil {
 		return nil, "", why

@@ -38,9 +38,21 @@ func histogramFromModel(h *model.SampleHistogram) *Histogram {
 		if b == nil {
 			continue
 		}
-		out.buckets[bucketKey{lower: float64(b.Lower), upper: float64(b.Upper), boundaries: b.Boundaries}] += float64(b.Count)
+		out.AddBucket(float64(b.Lower), float64(b.Upper), b.Boundaries, float64(b.Count))
 	}
 	return out
+}
+
+// AddBucket adds count observations to the bucket with the given bounds.
+func (h *Histogram) AddBucket(lower, upper float64, boundaries int32, count float64) {
+	h.buckets[bucketKey{lower: lower, upper: upper, boundaries: boundaries}] += count
+}
+
+// EachBucket calls f with every bucket's bounds and count, in no particular order.
+func (h *Histogram) EachBucket(f func(lower, upper, count float64)) {
+	for k, v := range h.buckets {
+		f(k.lower, k.upper, v)
+	}
 }
 
 // Add adds o to h.

@@ -127,14 +127,14 @@ func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) 
 		if h == nil {
 			continue
 		}
-		for bk, v := range h.buckets {
-			if key := [2]float64{bk.lower, bk.upper}; v > 0 {
+		h.EachBucket(func(lower, upper, v float64) {
+			if key := [2]float64{lower, upper}; v > 0 {
 				if _, ok := pos[key]; !ok {
 					pos[key] = 0
 					s.Bounds = append(s.Bounds, key)
 				}
 			}
-		}
+		})
 	}
 	if len(s.Bounds) == 0 {
 		return s
@@ -155,13 +155,13 @@ func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) 
 		}
 		row := make([]float64, len(s.Bounds))
 		last := -1
-		for bk, v := range h.buckets {
+		h.EachBucket(func(lower, upper, v float64) {
 			if v > 0 {
-				j := pos[[2]float64{bk.lower, bk.upper}]
+				j := pos[[2]float64{lower, upper}]
 				row[j] += v
 				last = max(last, j)
 			}
-		}
+		})
 		s.Counts[i] = row[:last+1]
 		s.Sums[i] = h.Sum
 	}

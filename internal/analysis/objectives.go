@@ -158,7 +158,7 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 	case o.Group != "" || o.Trend != "":
 		// A group's or Trend's distribution covers every execution: k6 tags neither with
 		// the requests' success, so there is no successful-only variant.
-		st, unit, why := r.transactionStats(o.Scenario, o.Group, o.Trend)
+		st, unit, why := transactionStats(r, o.Scenario, o.Group, o.Trend)
 		if st == nil {
 			return nil, false, why
 		}
@@ -172,25 +172,25 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 		}
 		value = statOf(st, o.Metric)
 	case o.Check != "":
-		pass, why := r.checkPassRate(o.Scenario, o.Check)
+		pass, why := checkPassRate(r, o.Scenario, o.Check)
 		if pass == nil {
 			return nil, false, why
 		}
 		value = pass
 	case o.Counter != "":
-		total, why := r.counterTotal(o.Scenario, o.Counter)
+		total, why := counterTotal(r, o.Scenario, o.Counter)
 		if total == nil {
 			return nil, false, why
 		}
 		value = total
 	case o.Rate != "":
-		pct, why := r.ratePercent(o.Scenario, o.Rate)
+		pct, why := ratePercent(r, o.Scenario, o.Rate)
 		if pct == nil {
 			return nil, false, why
 		}
 		value = pct
 	case o.Gauge != "":
-		v, why := r.gaugeValue(o.Scenario, o.Gauge, o.Metric)
+		v, why := gaugeValue(r, o.Scenario, o.Gauge, o.Metric)
 		if v == nil {
 			return nil, false, why
 		}

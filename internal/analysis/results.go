@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"math"
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -365,16 +364,3 @@ type ObjectiveResult struct {
 	Unit    string                           `json:"unit,omitempty"`
 	Message string                           `json:"message"`
 }
-
-// finite reports whether v is a usable number.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// num returns a pointer to v, or nil when v is NaN or infinite, so NaN never leaks.
-func num(v float64) *float64 {
-	if !finite(v) {
-		return nil
-	}
-	return &v
-}
-
-func count(v int64) *int64 { return &v }
