@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
@@ -71,7 +71,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 
 // runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when
 // the report is gone or unreadable, the summary kept in its status.
-func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*analysis.Result, error) {
+func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*result.Result, error) {
 	name := exp.Name + perfexpv1alpha1.ReportSuffix
 	if exp.Status.ReportRef != nil {
 		name = exp.Status.ReportRef.Name
@@ -86,7 +86,7 @@ func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading the report of run %s: %w", exp.Name, err)
 	}
-	return analysis.ResultFromStatus(exp.Status.Results), nil
+	return result.ResultFromStatus(exp.Status.Results), nil
 }
 
 // publishSweepReport writes <sweep>-report, owned by the sweep so it goes with it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Input is everything the analysis needs to know about the experiment. The controller fills it
@@ -24,7 +25,7 @@ type Input struct {
 	Scenarios []string
 	// LoadShape is the load shape of every scenario (LoadShape(spec.load, scripts)), recorded
 	// in the results so later runs can check they ran the same.
-	LoadShape []ScenarioShape
+	LoadShape []result.ScenarioShape
 	// Analysis is spec.analysis.
 	Analysis perfexpv1alpha1.Analysis
 	// Workloads are the touched and observed workloads with their containers' resources.
@@ -32,7 +33,7 @@ type Input struct {
 	// Baseline is the baseline run, nil when none is set.
 	Baseline *Baseline
 	// Phases is the experiment's timeline, for the report.
-	Phases []PhaseAt
+	Phases []result.PhaseAt
 	// RunnerPods matches the names of the run's k6 pods in Namespace (load.RunnerPodPattern),
 	// whose CPU and memory the report lists; empty: not read.
 	RunnerPods string
@@ -68,9 +69,9 @@ type Baseline struct {
 	Scenarios []string
 	// LoadShape is its load shape from its spec, for a baseline whose results do not record
 	// one (older than this field).
-	LoadShape []ScenarioShape
+	LoadShape []result.ScenarioShape
 	// Result is its full result (from its report) or what its status holds.
-	Result *Result
+	Result *result.Result
 }
 
 // DefaultEndGrace is the default Input.EndGrace.
@@ -132,12 +133,12 @@ type sliceSpan struct {
 // Analyze reads the experiment's results from Prometheus and judges them. It returns an
 // *UnavailableError when Prometheus could not answer a query the results depend on; the
 // caller retries later.
-func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
+func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 	if in.EndGrace <= 0 {
 		in.EndGrace = DefaultEndGrace
 	}
 	cq := &CountingQuerier{Querier: newBoundedQuerier(q, maxConcurrentQueries)}
-	r := &Result{
+	r := &result.Result{
 		Experiment: in.Experiment,
 		Namespace:  in.Namespace,
 		TestID:     in.TestID,
@@ -196,11 +197,11 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		spans    map[string]activeSpan
 		wd       *workloadData
 		wdNotes  []string
-		nodeLoad *NodeLoad
+		nodeLoad *result.NodeLoad
 		nlNote   string
-		runners  []RunnerUse
-		queries  []QueryResult
-		sliceQs  = make([][]QueryResult, len(slices))
+		runners  []result.RunnerUse
+		queries  []result.QueryResult
+		sliceQs  = make([][]result.QueryResult, len(slices))
 		step     = intervalLength(in.End.Sub(ms))
 		parallel []func() error
 	)
@@ -290,7 +291,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		for _, h := range k6.hists[endIdx] {
 			g = max(g, h.BucketGrowth())
 		}
-		r.LatencyErrorBound = num(g - 1)
+		r.LatencyErrorBound = result.Num(g - 1)
 	}
 
 	r.Notes = append(r.Notes, wdNotes...)
@@ -303,7 +304,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 	r.Queries = queries
 
 	for i, sl := range slices {
-		sr := SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
+		sr := result.SliceResult{Name: sl.spec.Name, Start: sl.start, End: sl.end}
 		sr.Total, sr.Scenarios, _ = k6.k6Window(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), in.Scenarios)
 		trends.fill(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), sr.Scenarios)
 		custom.fill(sl.startEdge, sl.endEdge, activeIn(sl.start, sl.end), sr.Scenarios)
@@ -311,7 +312,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 		sr.Workloads = wd.results(sl.start, sl.end, false)
 		sr.Queries = sliceQs[i]
 		if len(in.Analysis.Queries) == 0 {
-			sr.Queries = []QueryResult{}
+			sr.Queries = []result.QueryResult{}
 		}
 		r.Slices = append(r.Slices, sr)
 	}
@@ -343,10 +344,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*Result, error) {
 
 // compareWithBaseline compares the run with in.Baseline on the per-interval data cur (read
 // from ms, step apart).
-func compareWithBaseline(ctx context.Context, q Querier, in Input, r *Result, cur *IntervalData, ms time.Time, step time.Duration, keep map[intervalKey]bool) (*Comparison, error) {
+func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Result, cur *result.IntervalData, ms time.Time, step time.Duration, keep map[result.IntervalKey]bool) (*result.Comparison, error) {
 	b := in.Baseline
 	opts, note := OptionsFor(in.Analysis)
-	var base *IntervalData
+	var base *result.IntervalData
 	compared := cur
 	if baselineProblem(r, b) == "" {
 		var err error
@@ -383,14 +384,14 @@ func maxErrorRate(a perfexpv1alpha1.Analysis) float64 {
 	return a.MaxErrorRatePercent.AsApproximateFloat64()
 }
 
-func invalid(r *Result, reason string) {
+func invalid(r *result.Result, reason string) {
 	r.Validity = perfexpv1alpha1.Invalid
 	r.InvalidReasons = append(r.InvalidReasons, reason)
 }
 
 // judgeValidity marks scenarios without data or over the error-rate limit invalid: fast errors
 // are not fast responses, and a missing scenario is not a fast one.
-func judgeValidity(r *Result, maxErrPercent float64) {
+func judgeValidity(r *result.Result, maxErrPercent float64) {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		var why string
@@ -423,7 +424,7 @@ func judgeValidity(r *Result, maxErrPercent float64) {
 
 // judgeDrift marks the results invalid when the variant drifted during the run: the numbers
 // are real, but not the variant's.
-func judgeDrift(r *Result, drifted string) {
+func judgeDrift(r *result.Result, drifted string) {
 	if drifted != "" {
 		invalid(r, "the variant drifted during the run: "+drifted)
 	}
@@ -455,7 +456,7 @@ func readListedWorkloads(ctx context.Context, q Querier, in Input, ms time.Time)
 const minRequestNameErrors = 5
 
 // failingRequests names the scenario's request names whose error rate is above the maximum.
-func failingRequests(s *ScenarioResult, maxErrPercent float64) string {
+func failingRequests(s *result.ScenarioResult, maxErrPercent float64) string {
 	var bad []string
 	for _, rr := range s.Requests {
 		if rr.ErrorPercent == nil || rr.Errors == nil || rr.Requests == nil || *rr.Errors < minRequestNameErrors || *rr.ErrorPercent <= maxErrPercent {
@@ -514,22 +515,22 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 // are read: each scenario's most frequent request names and all its groups and Trends (what
 // results.json may keep for later comparisons) and every one a comparison with the baseline
 // would show.
-func intervalNames(r *Result, b *Baseline, a perfexpv1alpha1.Analysis) map[intervalKey]bool {
-	keep := map[intervalKey]bool{}
+func intervalNames(r *result.Result, b *Baseline, a perfexpv1alpha1.Analysis) map[result.IntervalKey]bool {
+	keep := map[result.IntervalKey]bool{}
 	for _, s := range r.Scenarios {
 		for i, rr := range s.Requests {
 			if i == topRequestsCompared {
 				break
 			}
-			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
+			keep[result.IntervalKey{Scenario: s.Name, Request: rr.Name}] = true
 		}
 		// Every group and Trend reported: a range query reads them all at once, and stored()
 		// bounds what results.json keeps.
 		for _, g := range s.Groups {
-			keep[intervalKey{scenario: s.Name, group: g.Name}] = true
+			keep[result.IntervalKey{Scenario: s.Name, Group: g.Name}] = true
 		}
 		for _, t := range s.Trends {
-			keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
+			keep[result.IntervalKey{Scenario: s.Name, Trend: t.Name}] = true
 		}
 	}
 	for _, k := range scriptIntervalKeys(r) {

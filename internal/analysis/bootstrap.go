@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // DefaultResamples is the number of bootstrap resamples. The interval's ends are the 2.5th and
@@ -46,10 +47,10 @@ type series struct {
 }
 
 // sharedBounds is the union of both runs' bucket bounds, sorted.
-func sharedBounds(a, b *IntervalSeries) [][2]float64 {
+func sharedBounds(a, b *result.IntervalSeries) [][2]float64 {
 	seen := map[[2]float64]bool{}
 	var out [][2]float64
-	for _, s := range []*IntervalSeries{a, b} {
+	for _, s := range []*result.IntervalSeries{a, b} {
 		for _, bd := range s.Bounds {
 			if !seen[bd] {
 				seen[bd] = true
@@ -66,7 +67,7 @@ func sharedBounds(a, b *IntervalSeries) [][2]float64 {
 	return out
 }
 
-func onto(s *IntervalSeries, bounds [][2]float64, step float64) *series {
+func onto(s *result.IntervalSeries, bounds [][2]float64, step float64) *series {
 	pos := make(map[[2]float64]int, len(bounds))
 	for i, b := range bounds {
 		pos[b] = i
@@ -280,7 +281,7 @@ func seedOf(parts ...string) uint64 {
 // statistic of the merged data (so a resampled p95 is the p95 of the merged histogram, not
 // an average of per-interval p95s). Blocks keep the correlation of neighbouring intervals
 // that independent resampling would destroy (and so understate the noise).
-func blockBootstrap(cur, base *IntervalSeries, curStep, baseStep float64, minChange float64, resamples int, seed uint64) map[perfexpv1alpha1.ObjectiveMetric]*effect {
+func blockBootstrap(cur, base *result.IntervalSeries, curStep, baseStep float64, minChange float64, resamples int, seed uint64) map[perfexpv1alpha1.ObjectiveMetric]*effect {
 	bounds := sharedBounds(cur, base)
 	lb := newLogBounds(bounds)
 	c, b := onto(cur, bounds, curStep), onto(base, bounds, baseStep)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // topRequestsCompared is how many request names per scenario (the most frequent) are compared.
@@ -25,9 +26,9 @@ func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 		return "req/s"
 	case perfexpv1alpha1.MetricQuery, perfexpv1alpha1.MetricCount:
 		return ""
-	case MetricCPU:
+	case result.MetricCPU:
 		return "cores"
-	case MetricMemory:
+	case result.MetricMemory:
 		return "MiB"
 	}
 	return "ms"
@@ -37,7 +38,7 @@ func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 func higherIsBetter(m perfexpv1alpha1.ObjectiveMetric) bool { return m == perfexpv1alpha1.MetricRate }
 
 // statOf picks one metric from request statistics.
-func statOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+func statOf(s *result.RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	if s == nil {
 		return nil
 	}
@@ -68,7 +69,7 @@ func statOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 // successfulOnly, the successful requests' (failed requests are often fast, and objectives
 // judge the same), which is every request's when none failed; other metrics cover every
 // request.
-func comparedStat(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric, successfulOnly bool) *float64 {
+func comparedStat(s *result.RequestStats, m perfexpv1alpha1.ObjectiveMetric, successfulOnly bool) *float64 {
 	if successfulOnly && s != nil && s.Successful != nil && isLatency(m) {
 		return successfulOf(s, m)
 	}
@@ -81,7 +82,7 @@ func isLatency(m perfexpv1alpha1.ObjectiveMetric) bool {
 }
 
 // failedIn is true when a request failed in either run.
-func failedIn(rs ...*Result) bool {
+func failedIn(rs ...*result.Result) bool {
 	for _, r := range rs {
 		if r != nil && r.Total.Errors != nil && *r.Total.Errors > 0 {
 			return true
@@ -92,50 +93,13 @@ func failedIn(rs ...*Result) bool {
 
 // successfulIntervals is true when a run's interval histograms hold the successful requests'
 // latency only: read so, or none of its requests failed.
-func successfulIntervals(d *IntervalData, r *Result) bool {
+func successfulIntervals(d *result.IntervalData, r *result.Result) bool {
 	return d != nil && (d.SuccessfulOnly || !failedIn(r))
 }
 
 // successfulLatencyNote is said when latencies were compared over the successful requests and
 // some failed.
 const successfulLatencyNote = "latencies are compared over the successful requests only (a failed request is often fast, and would pull a run that fails more towards faster); the error rate covers every request, and the response-time tables show all of them"
-
-// lookup finds the statistics of a scenario ("" for all together) or one of its request names.
-func (r *Result) lookup(scenario, request string) *RequestStats {
-	if r == nil {
-		return nil
-	}
-	if scenario == "" {
-		return &r.Total
-	}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		if s.Name != scenario {
-			continue
-		}
-		if request == "" {
-			return &s.RequestStats
-		}
-		for j := range s.Requests {
-			if s.Requests[j].Name == request {
-				return &s.Requests[j].RequestStats
-			}
-		}
-	}
-	return nil
-}
-
-func (r *Result) query(name string) *QueryResult {
-	if r == nil {
-		return nil
-	}
-	for i := range r.Queries {
-		if r.Queries[i].Name == name {
-			return &r.Queries[i]
-		}
-	}
-	return nil
-}
 
 // CompareOptions configure a comparison with a baseline.
 type CompareOptions struct {
@@ -201,7 +165,7 @@ func (o CompareOptions) primary(scenario, request string, m perfexpv1alpha1.Obje
 // baselineProblem says why a baseline cannot be compared with, or "": it is not there, it is
 // not Valid (fast 404s are not fast responses), it ran other scenarios, or it ran them with
 // another load shape.
-func baselineProblem(r *Result, b *Baseline) string {
+func baselineProblem(r *result.Result, b *Baseline) string {
 	switch {
 	case b.Problem != "":
 		return b.Problem
@@ -239,7 +203,7 @@ func orNone(s string) string {
 	return s
 }
 
-func scenarioNames(ss []ScenarioResult) []string {
+func scenarioNames(ss []result.ScenarioResult) []string {
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, s.Name)
@@ -300,23 +264,23 @@ func (w row) transaction() bool {
 }
 
 // stats are the statistics a row reads from a run, nil when the run has none.
-func (w row) stats(r *Result) *RequestStats {
+func (w row) stats(r *result.Result) *result.RequestStats {
 	if w.counter != "" {
-		return r.counterStats(w.scenario, w.counter)
+		return r.CounterStats(w.scenario, w.counter)
 	}
 	if w.iteration {
-		s, _ := r.iterationStats(w.scenario)
+		s, _ := r.IterationStats(w.scenario)
 		return s
 	}
 	if w.transaction() {
 		s, _, _ := transactionStats(r, w.scenario, w.group, w.trend)
 		return s
 	}
-	return r.lookup(w.scenario, w.request)
+	return r.Lookup(w.scenario, w.request)
 }
 
 // unit is a row's unit in a run: a plain-number Trend's is the script's own (empty).
-func (w row) unit(r *Result) string {
+func (w row) unit(r *result.Result) string {
 	if w.counter != "" {
 		return counterUnit
 	}
@@ -327,17 +291,17 @@ func (w row) unit(r *Result) string {
 	return metricUnit(w.kind)
 }
 
-func (w row) key() intervalKey {
+func (w row) key() result.IntervalKey {
 	if w.scenario == "" {
-		return intervalKey{scenario: allScenarios}
+		return result.IntervalKey{Scenario: result.AllScenarios}
 	}
-	return intervalKey{scenario: w.scenario, request: w.request, group: w.group, trend: w.trend, iteration: w.iteration, counter: w.counter}
+	return result.IntervalKey{Scenario: w.scenario, Request: w.request, Group: w.group, Trend: w.trend, Iteration: w.iteration, Counter: w.counter}
 }
 
 // rows lists what to compare for a result: all scenarios together (when there are several),
 // each scenario, its most frequent request names found in the baseline too, and every primary
 // metric and relative objective not among those.
-func rows(r, base *Result, o CompareOptions) []row {
+func rows(r, base *result.Result, o CompareOptions) []row {
 	var out []row
 	seen := map[row]bool{}
 	add := func(w row) {
@@ -362,7 +326,7 @@ func rows(r, base *Result, o CompareOptions) []row {
 			if n == topRequestsCompared {
 				break
 			}
-			if base.lookup(s.Name, rr.Name) == nil {
+			if base.Lookup(s.Name, rr.Name) == nil {
 				continue
 			}
 			n++
@@ -420,9 +384,9 @@ func rows(r, base *Result, o CompareOptions) []row {
 
 // compare compares a single run with a single baseline run, metric by metric, with a
 // moving-block bootstrap over both runs' per-interval data.
-func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o CompareOptions) *Comparison {
+func compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *result.IntervalData, o CompareOptions) *result.Comparison {
 	o = o.withDefaults()
-	c := &Comparison{Baseline: b.Name, Method: MethodBlockBootstrap, Runs: 1, BaselineRuns: 1, MinChangePercent: o.MinChangePercent}
+	c := &result.Comparison{Baseline: b.Name, Method: result.MethodBlockBootstrap, Runs: 1, BaselineRuns: 1, MinChangePercent: o.MinChangePercent}
 	if msg := baselineProblem(r, b); msg != "" {
 		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
 		return c
@@ -440,15 +404,15 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 	if baseID == "" {
 		baseID = b.Result.TestID
 	}
-	effects := map[intervalKey]map[perfexpv1alpha1.ObjectiveMetric]*effect{}
-	effectOf := func(k intervalKey, m perfexpv1alpha1.ObjectiveMetric) (*effect, string) {
+	effects := map[result.IntervalKey]map[perfexpv1alpha1.ObjectiveMetric]*effect{}
+	effectOf := func(k result.IntervalKey, m perfexpv1alpha1.ObjectiveMetric) (*effect, string) {
 		if _, done := effects[k]; !done {
-			cs, bs := cur.find(k), base.find(k)
+			cs, bs := cur.Find(k), base.Find(k)
 			if cs == nil || bs == nil {
 				effects[k] = nil
 			} else {
 				effects[k] = blockBootstrap(cs, bs, cur.StepSeconds, base.StepSeconds, o.MinChangePercent, o.Resamples,
-					seedOf(append([]string{r.TestID, baseID}, k.seedParts()...)...))
+					seedOf(append([]string{r.TestID, baseID}, k.SeedParts()...)...))
 			}
 		}
 		if effects[k] == nil {
@@ -468,7 +432,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 			// The change is decided on the compared intervals' rates (requests, or a Counter's
 			// increments): show those, not the results' rates over each scenario's active
 			// span, so value, baseline and change come from one source.
-			if vc, vb := intervalRate(cur.find(w.key()), cur.StepSeconds), intervalRate(base.find(w.key()), base.StepSeconds); vc != nil && vb != nil {
+			if vc, vb := intervalRate(cur.Find(w.key()), cur.StepSeconds), intervalRate(base.Find(w.key()), base.StepSeconds); vc != nil && vb != nil {
 				mc.Value, mc.Baseline = vc, vb
 				intervalRates = true
 			}
@@ -485,7 +449,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 				setUnknown(&mc, w.noEffectWhy(why, r, b.Result))
 				break
 			}
-			fill(&mc, e, MethodBlockBootstrap, "intervals")
+			fill(&mc, e, result.MethodBlockBootstrap, "intervals")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -508,7 +472,7 @@ func compare(r *Result, cur *IntervalData, b *Baseline, base *IntervalData, o Co
 
 // undecide withdraws every claim of a comparison whose two runs were not measured on a
 // comparable node: a change, or the absence of one, may be the neighbour's.
-func undecide(c *Comparison, why string) {
+func undecide(c *result.Comparison, why string) {
 	c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 	for i := range c.Metrics {
 		mc := &c.Metrics[i]
@@ -526,7 +490,7 @@ func undecide(c *Comparison, why string) {
 const intervalRateNote = "Rate rows (requests, and Counters) are per second over the compared intervals, the same intervals their change is decided on; the results' rates are over each scenario's own active span, so the two can differ slightly"
 
 // intervalRate is a series' requests per second over all its intervals, nil without one.
-func intervalRate(s *IntervalSeries, step float64) *float64 {
+func intervalRate(s *result.IntervalSeries, step float64) *float64 {
 	if s == nil || len(s.Requests) == 0 || step <= 0 {
 		return nil
 	}
@@ -534,16 +498,16 @@ func intervalRate(s *IntervalSeries, step float64) *float64 {
 	for _, v := range s.Requests {
 		all += v
 	}
-	return num(all / (float64(len(s.Requests)) * step))
+	return result.Num(all / (float64(len(s.Requests)) * step))
 }
 
 // queryRows compare custom queries on their value alone: one value per run has no interval.
-func queryRows(qs []QueryResult, base *Result) []MetricComparison {
-	out := make([]MetricComparison, 0, len(qs))
+func queryRows(qs []result.QueryResult, base *result.Result) []result.MetricComparison {
+	out := make([]result.MetricComparison, 0, len(qs))
 	for _, qr := range qs {
-		mc := MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
+		mc := result.MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
 		setUnknown(&mc, "a custom query has one value per run: no interval to decide on")
-		if bq := base.query(qr.Name); bq != nil {
+		if bq := base.Query(qr.Name); bq != nil {
 			mc.Baseline = bq.Value
 		}
 		fillDelta(&mc)
@@ -553,46 +517,46 @@ func queryRows(qs []QueryResult, base *Result) []MetricComparison {
 }
 
 // finish puts primary metrics first and decides the headline with Holm across them.
-func finish(c *Comparison) {
+func finish(c *result.Comparison) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
-	adjust([]*Comparison{c})
+	adjust([]*result.Comparison{c})
 }
 
-func newMetricComparison(w row, o CompareOptions) MetricComparison {
-	return MetricComparison{Metric: w.label(), Scenario: w.scenario, Request: w.request, Kind: w.kind, Unit: metricUnit(w.kind),
+func newMetricComparison(w row, o CompareOptions) result.MetricComparison {
+	return result.MetricComparison{Metric: w.label(), Scenario: w.scenario, Request: w.request, Kind: w.kind, Unit: metricUnit(w.kind),
 		Primary: !w.transaction() && o.primary(w.scenario, w.request, w.kind)}
 }
 
-func setUnknown(mc *MetricComparison, why string) {
+func setUnknown(mc *result.MetricComparison, why string) {
 	mc.Change, mc.Why = perfexpv1alpha1.ChangeUnknown, why
 	mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 }
 
 // fill records an effect and its verdict before any multiplicity control.
-func fill(mc *MetricComparison, e *effect, method, sampleUnit string) {
+func fill(mc *result.MetricComparison, e *effect, method, sampleUnit string) {
 	mc.Method, mc.SampleUnit, mc.Samples, mc.BaselineSamples = method, sampleUnit, e.n, e.baseN
-	mc.Scale = ScalePercent
+	mc.Scale = result.ScalePercent
 	if !e.logScale {
-		mc.Scale = ScalePoints
+		mc.Scale = result.ScalePoints
 	}
-	mc.Threshold = num(e.toDisplay(e.up))
+	mc.Threshold = result.Num(e.toDisplay(e.up))
 	mc.Constant = e.constant
 	if e.few == "" {
-		mc.Estimate, mc.Low, mc.High = num(e.toDisplay(e.point)), num(e.toDisplay(e.low)), num(e.toDisplay(e.high))
-		mc.PValue, mc.PBeyond = num(e.pNoChange), num(e.pBeyond)
+		mc.Estimate, mc.Low, mc.High = result.Num(e.toDisplay(e.point)), result.Num(e.toDisplay(e.low)), result.Num(e.toDisplay(e.high))
+		mc.PValue, mc.PBeyond = result.Num(e.pNoChange), result.Num(e.pBeyond)
 	}
 	mc.Unadjusted, mc.UnadjustedWhy = decide(e, mc.Kind, sampleUnit)
 	mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
 }
 
-func fillDelta(mc *MetricComparison) {
+func fillDelta(mc *result.MetricComparison) {
 	if mc.Value == nil || mc.Baseline == nil {
 		return
 	}
 	d := *mc.Value - *mc.Baseline
-	mc.Delta = num(d)
+	mc.Delta = result.Num(d)
 	if *mc.Baseline != 0 {
-		mc.DeltaPercent = num(100 * d / *mc.Baseline)
+		mc.DeltaPercent = result.Num(100 * d / *mc.Baseline)
 	}
 }
 

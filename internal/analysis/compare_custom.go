@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Checks, custom Rates and custom Gauges are compared with the baseline as secondary rows:
@@ -45,7 +46,7 @@ func (w customRow) label() string {
 }
 
 // value is the row's value in a run, nil when the run has none.
-func (w customRow) value(r *Result) *float64 {
+func (w customRow) value(r *result.Result) *float64 {
 	var v *float64
 	switch w.kind {
 	case kindCheck:
@@ -78,7 +79,7 @@ func (w customRow) singleRunWhy() string {
 
 // customRows are the checks, Rates and Gauges of r found in base too, the first
 // maxCustomCompared of each kind per scenario, and a note naming what the cap left out.
-func customRows(r, base *Result) ([]customRow, string) {
+func customRows(r, base *result.Result) ([]customRow, string) {
 	var out []customRow
 	var left []string
 	both := func(w customRow) bool { return w.value(r) != nil && w.value(base) != nil }
@@ -124,12 +125,12 @@ func customRows(r, base *Result) ([]customRow, string) {
 		maxCustomCompared, shortList(left, 5))
 }
 
-func newCustomComparison(w customRow) MetricComparison {
-	return MetricComparison{Metric: w.label(), Scenario: w.scenario, Kind: w.metric, Unit: w.unit()}
+func newCustomComparison(w customRow) result.MetricComparison {
+	return result.MetricComparison{Metric: w.label(), Scenario: w.scenario, Kind: w.metric, Unit: w.unit()}
 }
 
 // compareCustom adds the single-run rows of checks, Rates and Gauges to a comparison.
-func compareCustom(c *Comparison, r, base *Result) {
+func compareCustom(c *result.Comparison, r, base *result.Result) {
 	ws, note := customRows(r, base)
 	for _, w := range ws {
 		mc := newCustomComparison(w)
@@ -145,7 +146,7 @@ func compareCustom(c *Comparison, r, base *Result) {
 
 // compareCustomRuns adds the rows of checks, Rates and Gauges of repeated runs, decided run by
 // run, to a comparison; the first run of each side names them.
-func compareCustomRuns(c *Comparison, cur, base []*Result, o CompareOptions) {
+func compareCustomRuns(c *result.Comparison, cur, base []*result.Result, o CompareOptions) {
 	ws, note := customRows(cur[0], base[0])
 	for _, w := range ws {
 		mc := newCustomComparison(w)
@@ -158,10 +159,10 @@ func compareCustomRuns(c *Comparison, cur, base []*Result, o CompareOptions) {
 		case w.kind == kindGauge && (logs(vc) == nil || logs(vb) == nil):
 			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
 		case w.kind == kindGauge:
-			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent), MethodRuns, "runs")
+			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent), result.MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		default:
-			fill(&mc, shareEffect(vc, vb, o.MinChangePercent), MethodRuns, "runs")
+			fill(&mc, shareEffect(vc, vb, o.MinChangePercent), result.MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -171,10 +172,10 @@ func compareCustomRuns(c *Comparison, cur, base []*Result, o CompareOptions) {
 	}
 }
 
-func customRunValues(rs []*Result, w customRow) []float64 {
+func customRunValues(rs []*result.Result, w customRow) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v := w.value(r); v != nil && finite(*v) {
+		if v := w.value(r); v != nil && result.Finite(*v) {
 			out = append(out, *v)
 		}
 	}
@@ -250,7 +251,7 @@ func boundDirection(objectives []perfexpv1alpha1.Objective, match func(perfexpv1
 
 // orient turns a verdict decided as "lower is better" (how decide reads every kind here) to
 // the row's direction.
-func orient(mc *MetricComparison, dir int) {
+func orient(mc *result.MetricComparison, dir int) {
 	swap := func(c perfexpv1alpha1.Change) perfexpv1alpha1.Change {
 		switch c {
 		case perfexpv1alpha1.ChangeRegressed:
@@ -277,7 +278,7 @@ func orient(mc *MetricComparison, dir int) {
 
 // scaleUnit is how a change on a scale is written after its number.
 func scaleUnit(scale string) string {
-	if scale == ScalePoints {
+	if scale == result.ScalePoints {
 		return " points"
 	}
 	return "%"

@@ -9,23 +9,24 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // customRun is one run's results with a check passing pass %, a Rate at share %, a Gauge
 // (one series) peaking at depth, and a Gauge written by two runners; each with a run-to-run
 // noise (known truth: the arguments are the run's true values).
-func customRun(name string, i int, pass, share, depth float64) *Result {
+func customRun(name string, i int, pass, share, depth float64) *result.Result {
 	r := transactionRun(name, i, 1)
 	noise := math.Sin(float64(7*i + 3))
 	s := &r.Scenarios[0]
-	s.Checks = []CheckResult{
-		{Name: "body has id", PassPercent: num(100), Series: 1},
-		{Name: "status is 200", PassPercent: num(pass + 0.02*noise), Series: 1},
+	s.Checks = []result.CheckResult{
+		{Name: "body has id", PassPercent: result.Num(100), Series: 1},
+		{Name: "status is 200", PassPercent: result.Num(pass + 0.02*noise), Series: 1},
 	}
-	s.Rates = []RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: num(share + 0.3*noise)}}
-	s.Gauges = []GaugeResult{
-		{Name: "pool_size", Metric: "k6_pool_size", Min: num(4), Max: num(8), Series: 2},
-		{Name: "queue_depth", Metric: "k6_queue_depth", Min: num(2), Max: num(depth * (1 + 0.02*noise)), Last: num(depth / 2), Series: 1},
+	s.Rates = []result.RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: result.Num(share + 0.3*noise)}}
+	s.Gauges = []result.GaugeResult{
+		{Name: "pool_size", Metric: "k6_pool_size", Min: result.Num(4), Max: result.Num(8), Series: 2},
+		{Name: "queue_depth", Metric: "k6_queue_depth", Min: result.Num(2), Max: result.Num(depth * (1 + 0.02*noise)), Last: result.Num(depth / 2), Series: 1},
 	}
 	return r
 }
@@ -36,7 +37,7 @@ func customRun(name string, i int, pass, share, depth float64) *Result {
 // has no Last row. None is primary, and the headline is the requests'.
 func TestCustomSingleRunComparison(t *testing.T) {
 	base, cur := customRun("base", 0, 99.5, 20, 30), customRun("arm", 1, 97, 30, 45)
-	c := compare(cur, &IntervalData{}, &Baseline{Name: "base", Result: base}, &IntervalData{}, CompareOptions{})
+	c := compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
 	if c.Message != "" {
 		t.Fatalf("comparison refused: %s", c.Message)
 	}
@@ -88,8 +89,8 @@ func TestCustomRunsComparison(t *testing.T) {
 	capRate := perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricPercent, Scenario: "desk", Rate: "heavy_basket", Max: q("40")}
 	floorRate := perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricPercent, Scenario: "desk", Rate: "heavy_basket", Min: q("10")}
 	capDepth := perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricMax, Scenario: "desk", Gauge: "queue_depth", Max: q("60")}
-	runs := func(name string, from int, pass, share, depth float64) []*Result {
-		var out []*Result
+	runs := func(name string, from int, pass, share, depth float64) []*result.Result {
+		var out []*result.Result
 		for i := range 3 {
 			out = append(out, customRun(name, from+i, pass, share, depth))
 		}
@@ -97,7 +98,7 @@ func TestCustomRunsComparison(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		base, cur  []*Result
+		base, cur  []*result.Result
 		objectives []perfexpv1alpha1.Objective
 		label      string
 		want       perfexpv1alpha1.Change
@@ -126,7 +127,7 @@ func TestCustomRunsComparison(t *testing.T) {
 			if mc == nil {
 				t.Fatalf("%s: not compared; rows: %v", tc.label, labels(c))
 			}
-			if mc.Change != tc.want || !strings.Contains(mc.Why, tc.why) || mc.Primary || mc.Method != MethodRuns || mc.Samples != 3 || mc.BaselineSamples != 3 {
+			if mc.Change != tc.want || !strings.Contains(mc.Why, tc.why) || mc.Primary || mc.Method != result.MethodRuns || mc.Samples != 3 || mc.BaselineSamples != 3 {
 				t.Errorf("%s [%v, %v] %s: %s (primary %v, %s, %d vs %d): %s; want %s with %q", tc.label, deref(mc.Low), deref(mc.High), mc.Scale,
 					mc.Change, mc.Primary, mc.Method, mc.Samples, mc.BaselineSamples, mc.Why, tc.want, tc.why)
 			}
@@ -138,19 +139,19 @@ func TestCustomRunsComparison(t *testing.T) {
 	// The pass rate's interval is in points and holds the true change, -2.5.
 	c := CompareRuns(runs("base", 0, 99.5, 20, 30), runs("arm", 3, 97, 20, 30), CompareOptions{})
 	mc := comparedRow(c, `desk check "status is 200" passrate`)
-	if mc.Scale != ScalePoints || *mc.Low > -2.5 || *mc.High < -2.5 || *mc.High > -2 {
+	if mc.Scale != result.ScalePoints || *mc.Low > -2.5 || *mc.High < -2.5 || *mc.High > -2 {
 		t.Errorf("pass rate change [%v, %v] %s; want points around -2.5", *mc.Low, *mc.High, mc.Scale)
 	}
 }
 
 // Story: a Gauge at zero in one run cannot be compared as a ratio: Unknown with the reason.
 func TestCustomRunsComparisonGaugeAtZero(t *testing.T) {
-	var base, cur []*Result
+	var base, cur []*result.Result
 	for i := range 3 {
 		base = append(base, customRun("base", i, 99.5, 20, 30))
 		cur = append(cur, customRun("arm", i+3, 99.5, 20, 30))
 	}
-	cur[1].Scenarios[0].Gauges[1].Min = num(0)
+	cur[1].Scenarios[0].Gauges[1].Min = result.Num(0)
 	c := CompareRuns(base, cur, CompareOptions{})
 	mc := comparedRow(c, "desk gauge queue_depth min")
 	if mc == nil || mc.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(mc.Why, "zero or negative") {
@@ -162,13 +163,13 @@ func TestCustomRunsComparisonGaugeAtZero(t *testing.T) {
 // left out.
 func TestCustomComparisonCap(t *testing.T) {
 	base, cur := customRun("base", 0, 99.5, 20, 30), customRun("arm", 1, 99.5, 20, 30)
-	for _, r := range []*Result{base, cur} {
+	for _, r := range []*result.Result{base, cur} {
 		r.Scenarios[0].Checks = nil
 		for i := range 12 {
-			r.Scenarios[0].Checks = append(r.Scenarios[0].Checks, CheckResult{Name: fmt.Sprintf("check %02d", i), PassPercent: num(100), Series: 1})
+			r.Scenarios[0].Checks = append(r.Scenarios[0].Checks, result.CheckResult{Name: fmt.Sprintf("check %02d", i), PassPercent: result.Num(100), Series: 1})
 		}
 	}
-	c := compare(cur, &IntervalData{}, &Baseline{Name: "base", Result: base}, &IntervalData{}, CompareOptions{})
+	c := compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
 	n := 0
 	for _, mc := range c.Metrics {
 		if mc.Kind == perfexpv1alpha1.MetricPassRate {

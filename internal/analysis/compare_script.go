@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Comparison rows of what a script measures beyond its requests: a scenario's iteration
@@ -25,7 +26,7 @@ import (
 // a change beyond ±δ is not called Regressed or Improved: whether more is worse is the
 // script's to say (more stuck refreshes is worse, more baskets better), as for a custom Rate or
 // Gauge (compare_custom.go). Other rows are left as they are.
-func (w row) orientCounter(mc *MetricComparison, objectives []perfexpv1alpha1.Objective) {
+func (w row) orientCounter(mc *result.MetricComparison, objectives []perfexpv1alpha1.Objective) {
 	if w.counter == "" {
 		return
 	}
@@ -39,13 +40,13 @@ const counterUnit = "/s"
 
 // scriptRows are the rows of each scenario's iteration duration (p95 and avg) and of its
 // Counters, where both runs have them.
-func scriptRows(r, base *Result) []row {
+func scriptRows(r, base *result.Result) []row {
 	var out []row
 	for _, s := range r.Scenarios {
 		if s.IterationDuration == nil {
 			continue
 		}
-		if st, _ := base.iterationStats(s.Name); st == nil {
+		if st, _ := base.IterationStats(s.Name); st == nil {
 			continue
 		}
 		for _, m := range transactionMetrics {
@@ -57,7 +58,7 @@ func scriptRows(r, base *Result) []row {
 
 // counterRows are the rows of each scenario's Counters found in both runs, in the report's
 // order and within its cap (maxCustomNames).
-func counterRows(r, base *Result) []row {
+func counterRows(r, base *result.Result) []row {
 	var out []row
 	for _, s := range r.Scenarios {
 		n := 0
@@ -65,7 +66,7 @@ func counterRows(r, base *Result) []row {
 			if n == maxCustomNames {
 				break
 			}
-			if base.counterStats(s.Name, c.Name) == nil {
+			if base.CounterStats(s.Name, c.Name) == nil {
 				continue
 			}
 			n++
@@ -75,24 +76,9 @@ func counterRows(r, base *Result) []row {
 	return out
 }
 
-// counterStats is a Counter's rate as request statistics, nil when the scenario has no such
-// Counter.
-func (r *Result) counterStats(scenario, counter string) *RequestStats {
-	s, _ := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil
-	}
-	for _, c := range s.Counters {
-		if c.Name == counter {
-			return &RequestStats{Rate: c.Rate}
-		}
-	}
-	return nil
-}
-
 // compared is the value a row compares in a run: a Counter's rate, or the row's statistic
 // (the successful requests' latency with successfulOnly).
-func (w row) compared(r *Result, successfulOnly bool) *float64 {
+func (w row) compared(r *result.Result, successfulOnly bool) *float64 {
 	if w.counter != "" {
 		if st := w.stats(r); st != nil {
 			return st.Rate
@@ -113,14 +99,14 @@ func (w row) bootstrapKind() perfexpv1alpha1.ObjectiveMetric {
 
 // noEffectWhy says why a single-run row has no estimate, more precisely than the bootstrap's
 // why where the row's kind knows more.
-func (w row) noEffectWhy(why string, r, base *Result) string {
+func (w row) noEffectWhy(why string, r, base *result.Result) string {
 	switch {
 	case w.iteration && why == noIntervalsWhy:
 		return "no per-interval iteration durations in one of the runs (its results were analysed by an older perfexp, which did not keep them): repeat the runs, which compare iteration durations run by run"
 	case w.counter != "" && why == noIntervalsWhy:
 		return fmt.Sprintf("no per-interval data for Counter %q in one of the runs (analysed by an older perfexp, or beyond the %d series results.json keeps): repeat the runs, which compare it run by run", w.counter, maxStoredSeries)
 	case w.counter != "":
-		for _, x := range []*Result{r, base} {
+		for _, x := range []*result.Result{r, base} {
 			if v := w.compared(x, false); v != nil && *v == 0 {
 				return fmt.Sprintf("Counter %q counted nothing in one of the runs: a rate of zero has no ratio", w.counter)
 			}

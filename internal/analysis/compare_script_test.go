@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // scriptSim synthesises a run of compare_sim_test.go's kind (20 intervals of 30 s, within-run
@@ -22,7 +23,7 @@ type scriptSim struct {
 	counterPerInterval, levelCV float64
 }
 
-func (c scriptSim) run(rng *rand.Rand, id string, iterRatio, counterRatio float64) *Result {
+func (c scriptSim) run(rng *rand.Rand, id string, iterRatio, counterRatio float64) *result.Result {
 	req := defaultSim
 	req.betweenCV = 0
 	r := req.run(rng, id, 1)
@@ -31,9 +32,9 @@ func (c scriptSim) run(rng *rand.Rand, id string, iterRatio, counterRatio float6
 	is := ir.Intervals.Series[0]
 	is.Iteration = true
 	st := ir.Total
-	r.Scenarios[0].IterationDuration = &Latency{Avg: st.Avg, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99}
+	r.Scenarios[0].IterationDuration = &result.Latency{Avg: st.Avg, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99}
 
-	cs := IntervalSeries{Scenario: "s", Counter: "stuck", Requests: make([]float64, req.intervals), Failed: make([]float64, req.intervals)}
+	cs := result.IntervalSeries{Scenario: "s", Counter: "stuck", Requests: make([]float64, req.intervals), Failed: make([]float64, req.intervals)}
 	const phi = 0.6
 	cv := c.levelCV
 	x := cv * rng.NormFloat64()
@@ -45,13 +46,13 @@ func (c scriptSim) run(rng *rand.Rand, id string, iterRatio, counterRatio float6
 		cs.Requests[i] = poisson(rng, c.counterPerInterval*counterRatio*math.Exp(x))
 		total += cs.Requests[i]
 	}
-	r.Scenarios[0].Counters = []CounterResult{{Name: "stuck", Metric: "k6_stuck_total", Total: num(total), Rate: num(total / (30 * float64(req.intervals)))}}
+	r.Scenarios[0].Counters = []result.CounterResult{{Name: "stuck", Metric: "k6_stuck_total", Total: result.Num(total), Rate: result.Num(total / (30 * float64(req.intervals)))}}
 	r.Intervals.Series = append(r.Intervals.Series, is, cs)
 	return r
 }
 
 // single compares one run per side on their stored intervals.
-func single(cur, base *Result, o CompareOptions) *Comparison {
+func single(cur, base *result.Result, o CompareOptions) *result.Comparison {
 	return compare(cur, cur.Intervals, &Baseline{Name: base.Experiment, TestID: base.TestID, Result: base}, base.Intervals, o)
 }
 
@@ -83,7 +84,7 @@ func TestScriptRowsSingleRun(t *testing.T) {
 	slower, halved := sim.run(rng, "slower", 1.3, 1.6), sim.run(rng, "halved", 1, 0.5)
 	tests := []struct {
 		name        string
-		cur         *Result
+		cur         *result.Result
 		objectives  []perfexpv1alpha1.Objective
 		iter, count []perfexpv1alpha1.Change
 	}{
@@ -109,7 +110,7 @@ func TestScriptRowsSingleRun(t *testing.T) {
 				if mc == nil {
 					t.Fatalf("%s: not compared; rows %v", want.label, labels(c))
 				}
-				if !slices.Contains(want.changes, mc.Change) || mc.Primary || mc.Unit != want.unit || mc.Method != MethodBlockBootstrap {
+				if !slices.Contains(want.changes, mc.Change) || mc.Primary || mc.Unit != want.unit || mc.Method != result.MethodBlockBootstrap {
 					t.Errorf("%s: %s [%v, %v]%% (primary %v, unit %q, method %s): %s; want one of %v, secondary, %s",
 						want.label, mc.Change, deref(mc.Low), deref(mc.High), mc.Primary, mc.Unit, mc.Method, mc.Why, want.changes, want.unit)
 				}
@@ -139,7 +140,7 @@ func TestScriptRowsUnknownWithoutIntervals(t *testing.T) {
 	ob := perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricCount, Scenario: "s", Counter: "stuck", MaxIncreasePercent: &pct}
 	tests := []struct {
 		name string
-		base *Result
+		base *result.Result
 		want map[string]string
 	}{
 		{"older results", old, map[string]string{iterP95Row: "no per-interval iteration durations", counterRow: `no per-interval data for Counter "stuck"`}},
@@ -176,14 +177,14 @@ func TestCountObjectiveRelativeToTheBaseline(t *testing.T) {
 		{Metric: perfexpv1alpha1.MetricCount, Scenario: "s", Counter: "stuck", MaxDecreasePercent: &down},
 	}
 	want := []perfexpv1alpha1.ObjectiveOutcome{perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.ObjectiveMet}
-	var bases, curs []*Result
+	var bases, curs []*result.Result
 	for i := range 3 {
 		bases = append(bases, sim.run(rng, fmt.Sprint("base-", i), 1, 1))
 		curs = append(curs, sim.run(rng, fmt.Sprint("cur-", i), 1, 1.6))
 	}
 	for _, tc := range []struct {
 		name string
-		c    *Comparison
+		c    *result.Comparison
 	}{
 		{"one run per side", single(curs[0], bases[0], CompareOptions{Objectives: objectives})},
 		{"three runs per side", CompareRuns(bases, curs, CompareOptions{Objectives: objectives})},

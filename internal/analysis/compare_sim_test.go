@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // The simulation tests check the comparison's claims against synthetic runs with a known
@@ -70,12 +71,12 @@ func poisson(rng *rand.Rand, lambda float64) float64 {
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 // run synthesises one run whose latency level is shifted by the factor ratio.
-func (c simConfig) run(rng *rand.Rand, id string, ratio float64) *Result {
+func (c simConfig) run(rng *rand.Rand, id string, ratio float64) *result.Result {
 	runLevel := math.Log(c.median*ratio) + c.betweenCV*rng.NormFloat64()
 	// Buckets from 6 sigma below to 6 sigma above the median, enough for any level.
 	lo := int(math.Floor(8*math.Log2(c.median)-8*6*c.shape/math.Ln2)) - 8
 	hi := int(math.Ceil(8*math.Log2(c.median)+8*6*c.shape/math.Ln2)) + 8
-	s := IntervalSeries{Scenario: "s", Requests: make([]float64, c.intervals), Failed: make([]float64, c.intervals),
+	s := result.IntervalSeries{Scenario: "s", Requests: make([]float64, c.intervals), Failed: make([]float64, c.intervals),
 		Counts: make([][]float64, c.intervals), Sums: make([]float64, c.intervals)}
 	for k := lo; k <= hi; k++ {
 		s.Bounds = append(s.Bounds, bucketBounds(k))
@@ -110,18 +111,18 @@ func (c simConfig) run(rng *rand.Rand, id string, ratio float64) *Result {
 		sum, all, failed = sum+s.Sums[i], all+s.Requests[i], failed+s.Failed[i]
 	}
 	st := statsOf(total, newLogBounds(s.Bounds), sum, all, failed, 30*float64(c.intervals), compareQuantiles)
-	rs := RequestStats{Requests: count(int64(all)), Errors: count(int64(failed)), Rate: num(st.rate), ErrorPercent: num(st.errPct), Avg: num(1000 * st.avg)}
+	rs := result.RequestStats{Requests: result.Count(int64(all)), Errors: result.Count(int64(failed)), Rate: result.Num(st.rate), ErrorPercent: result.Num(st.errPct), Avg: result.Num(1000 * st.avg)}
 	for _, m := range []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP50, perfexpv1alpha1.MetricP75, perfexpv1alpha1.MetricP90, perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricP99} {
 		v, _ := st.value(m)
-		*statPtr(&rs, m) = num(v)
+		*statPtr(&rs, m) = result.Num(v)
 	}
-	return &Result{Experiment: id, TestID: id, Validity: perfexpv1alpha1.Valid, Total: rs,
-		Scenarios: []ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: rs}},
-		LoadShape: []ScenarioShape{{Name: "s", Executor: "constant-vus", VUs: 10, Duration: "10m0s", Parallelism: 1}},
-		Intervals: &IntervalData{StepSeconds: 30, Series: []IntervalSeries{s}}}
+	return &result.Result{Experiment: id, TestID: id, Validity: perfexpv1alpha1.Valid, Total: rs,
+		Scenarios: []result.ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: rs}},
+		LoadShape: []result.ScenarioShape{{Name: "s", Executor: "constant-vus", VUs: 10, Duration: "10m0s", Parallelism: 1}},
+		Intervals: &result.IntervalData{StepSeconds: 30, Series: []result.IntervalSeries{s}}}
 }
 
-func statPtr(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) **float64 {
+func statPtr(s *result.RequestStats, m perfexpv1alpha1.ObjectiveMetric) **float64 {
 	switch m {
 	case perfexpv1alpha1.MetricP50:
 		return &s.P50
@@ -135,15 +136,15 @@ func statPtr(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) **float64 {
 	return &s.P95
 }
 
-func (c simConfig) runs(rng *rand.Rand, prefix string, n int, ratio float64) []*Result {
-	out := make([]*Result, n)
+func (c simConfig) runs(rng *rand.Rand, prefix string, n int, ratio float64) []*result.Result {
+	out := make([]*result.Result, n)
 	for i := range out {
 		out[i] = c.run(rng, fmt.Sprintf("%s-%d", prefix, i), ratio)
 	}
 	return out
 }
 
-func claimed(c *Comparison) bool {
+func claimed(c *result.Comparison) bool {
 	return c.Change == perfexpv1alpha1.ChangeRegressed || c.Change == perfexpv1alpha1.ChangeImproved
 }
 
@@ -210,7 +211,7 @@ func TestSimulatedSingleRunFalseRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 1))
 	aa, covered := tally{}, 0
 	for p := range pairs {
-		c := CompareRuns([]*Result{within.run(rng, fmt.Sprint("b", p), 1)}, []*Result{within.run(rng, fmt.Sprint("c", p), 1)}, CompareOptions{})
+		c := CompareRuns([]*result.Result{within.run(rng, fmt.Sprint("b", p), 1)}, []*result.Result{within.run(rng, fmt.Sprint("c", p), 1)}, CompareOptions{})
 		aa[c.Change]++
 		if p95 := c.Metrics[0]; *p95.Low <= 0 && *p95.High >= 0 {
 			covered++
@@ -252,12 +253,12 @@ func TestSimulatedSweepFamilyWiseFalseRate(t *testing.T) {
 	anyFalse, anyFalseUnadjusted := make([]int, len(deltas)), make([]int, len(deltas))
 	for s := range sweeps {
 		base := defaultSim.runs(rng, fmt.Sprintf("b%d", s), repeats, 1)
-		variants := make([][]*Result, arms)
+		variants := make([][]*result.Result, arms)
 		for a := range variants {
 			variants[a] = defaultSim.runs(rng, fmt.Sprintf("s%d-a%d", s, a), repeats, 1)
 		}
 		for d, delta := range deltas {
-			cs := make([]*Comparison, arms)
+			cs := make([]*result.Comparison, arms)
 			unadjusted := false
 			for a := range cs {
 				cs[a] = CompareRuns(base, variants[a], CompareOptions{MinChangePercent: delta})
@@ -286,7 +287,7 @@ func TestSimulatedSweepFamilyWiseFalseRate(t *testing.T) {
 }
 
 // trimEmpty drops the buckets no interval used, as the stored data does.
-func trimEmpty(s IntervalSeries) IntervalSeries {
+func trimEmpty(s result.IntervalSeries) result.IntervalSeries {
 	used := make([]bool, len(s.Bounds))
 	for _, row := range s.Counts {
 		for j, v := range row {

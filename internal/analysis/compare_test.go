@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // relEffect is an effect on the log scale for a relative change with interval [lo, hi] in
@@ -88,34 +89,34 @@ func TestHolm(t *testing.T) {
 
 // primaryRow is a primary p95 row with an unadjusted verdict and its p-value of a change
 // beyond δ.
-func primaryRow(name string, change perfexpv1alpha1.Change, pBeyond float64) MetricComparison {
-	return MetricComparison{Metric: name, Kind: perfexpv1alpha1.MetricP95, Primary: true, Change: change, Unadjusted: change, PBeyond: &pBeyond}
+func primaryRow(name string, change perfexpv1alpha1.Change, pBeyond float64) result.MetricComparison {
+	return result.MetricComparison{Metric: name, Kind: perfexpv1alpha1.MetricP95, Primary: true, Change: change, Unadjusted: change, PBeyond: &pBeyond}
 }
 
 func TestHeadlineAfterHolm(t *testing.T) {
-	secondary := MetricComparison{Metric: "s avg", Kind: perfexpv1alpha1.MetricAvg, Change: perfexpv1alpha1.ChangeRegressed, Unadjusted: perfexpv1alpha1.ChangeRegressed, PBeyond: ptr(0.001)}
+	secondary := result.MetricComparison{Metric: "s avg", Kind: perfexpv1alpha1.MetricAvg, Change: perfexpv1alpha1.ChangeRegressed, Unadjusted: perfexpv1alpha1.ChangeRegressed, PBeyond: ptr(0.001)}
 	tests := []struct {
 		name string
-		ms   []MetricComparison
+		ms   []result.MetricComparison
 		want perfexpv1alpha1.Change
 	}{
-		{"one primary regressed, strong enough for Holm", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.001), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 1)}, perfexpv1alpha1.ChangeRegressed},
-		{"a regression that does not survive Holm is inconclusive", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.04), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 0.9)}, perfexpv1alpha1.ChangeInconclusive},
-		{"a constant primary metric spends no alpha", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.04), func() MetricComparison {
+		{"one primary regressed, strong enough for Holm", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.001), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 1)}, perfexpv1alpha1.ChangeRegressed},
+		{"a regression that does not survive Holm is inconclusive", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.04), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 0.9)}, perfexpv1alpha1.ChangeInconclusive},
+		{"a constant primary metric spends no alpha", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeRegressed, 0.04), func() result.MetricComparison {
 			m := primaryRow("errors", perfexpv1alpha1.ChangeNoMeaningfulChange, 1)
 			m.Constant = true
 			return m
 		}()}, perfexpv1alpha1.ChangeRegressed},
-		{"regressed beats improved", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeImproved, 0.001), primaryRow("b", perfexpv1alpha1.ChangeRegressed, 0.001)}, perfexpv1alpha1.ChangeRegressed},
-		{"all primary inside δ", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 1)}, perfexpv1alpha1.ChangeNoMeaningfulChange},
-		{"one primary inconclusive", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), primaryRow("b", perfexpv1alpha1.ChangeInconclusive, 0.3)}, perfexpv1alpha1.ChangeInconclusive},
-		{"a secondary metric never flips the headline", []MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), secondary}, perfexpv1alpha1.ChangeNoMeaningfulChange},
-		{"nothing compared", []MetricComparison{{Metric: "a", Primary: true, Change: perfexpv1alpha1.ChangeUnknown}}, perfexpv1alpha1.ChangeUnknown},
+		{"regressed beats improved", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeImproved, 0.001), primaryRow("b", perfexpv1alpha1.ChangeRegressed, 0.001)}, perfexpv1alpha1.ChangeRegressed},
+		{"all primary inside δ", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), primaryRow("b", perfexpv1alpha1.ChangeNoMeaningfulChange, 1)}, perfexpv1alpha1.ChangeNoMeaningfulChange},
+		{"one primary inconclusive", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), primaryRow("b", perfexpv1alpha1.ChangeInconclusive, 0.3)}, perfexpv1alpha1.ChangeInconclusive},
+		{"a secondary metric never flips the headline", []result.MetricComparison{primaryRow("a", perfexpv1alpha1.ChangeNoMeaningfulChange, 1), secondary}, perfexpv1alpha1.ChangeNoMeaningfulChange},
+		{"nothing compared", []result.MetricComparison{{Metric: "a", Primary: true, Change: perfexpv1alpha1.ChangeUnknown}}, perfexpv1alpha1.ChangeUnknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Comparison{Metrics: tc.ms}
-			adjust([]*Comparison{c})
+			c := &result.Comparison{Metrics: tc.ms}
+			adjust([]*result.Comparison{c})
 			if c.Change != tc.want {
 				t.Errorf("headline %s, want %s (%+v)", c.Change, tc.want, c.Metrics)
 			}
@@ -127,14 +128,14 @@ func TestAdjustArmsCountsEveryArm(t *testing.T) {
 	// Four arms, each with one primary metric beyond δ at p 0.02: alone each is Regressed;
 	// across the sweep Holm needs 0.05/4 = 0.0125 for the first, so none survives. A fifth arm
 	// at p 0.001 survives (0.005 after adjustment).
-	var arms []*Comparison
+	var arms []*result.Comparison
 	for i := range 4 {
-		arms = append(arms, &Comparison{Baseline: "b", Metrics: []MetricComparison{primaryRow(fmt.Sprint("arm", i), perfexpv1alpha1.ChangeRegressed, 0.02)}})
+		arms = append(arms, &result.Comparison{Baseline: "b", Metrics: []result.MetricComparison{primaryRow(fmt.Sprint("arm", i), perfexpv1alpha1.ChangeRegressed, 0.02)}})
 	}
-	strong := &Comparison{Baseline: "b", Metrics: []MetricComparison{primaryRow("strong", perfexpv1alpha1.ChangeRegressed, 0.001)}}
-	refused := &Comparison{Baseline: "b", Change: perfexpv1alpha1.ChangeUnknown, Message: "baseline b is not valid"}
+	strong := &result.Comparison{Baseline: "b", Metrics: []result.MetricComparison{primaryRow("strong", perfexpv1alpha1.ChangeRegressed, 0.001)}}
+	refused := &result.Comparison{Baseline: "b", Change: perfexpv1alpha1.ChangeUnknown, Message: "baseline b is not valid"}
 	for _, a := range arms {
-		adjust([]*Comparison{a})
+		adjust([]*result.Comparison{a})
 		if a.Change != perfexpv1alpha1.ChangeRegressed {
 			t.Fatalf("alone, an arm is %s", a.Change)
 		}
@@ -153,19 +154,19 @@ func TestAdjustArmsCountsEveryArm(t *testing.T) {
 	}
 }
 
-func shape(vus int32, script string) []ScenarioShape {
+func shape(vus int32, script string) []result.ScenarioShape {
 	return LoadShape(perfexpv1alpha1.Load{Scenarios: []perfexpv1alpha1.Scenario{{Name: "s", VUs: &vus, Duration: &metav1.Duration{Duration: 10 * time.Minute},
 		Script: perfexpv1alpha1.ScriptSource{Inline: script}}}}, nil)
 }
 
 // result builds a result with one scenario "s" (p95 and error rate) and a query "q".
-func oneScenario(p95, errPct float64) *Result {
-	return &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "s", RequestStats: RequestStats{P95: &p95, ErrorPercent: &errPct}}},
-		Total: RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
+func oneScenario(p95, errPct float64) *result.Result {
+	return &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: []result.ScenarioResult{{Name: "s", RequestStats: result.RequestStats{P95: &p95, ErrorPercent: &errPct}}},
+		Total: result.RequestStats{P95: &p95, ErrorPercent: &errPct}, Queries: []result.QueryResult{{Name: "q", Value: ptr(3), Unit: "cores"}}}
 }
 
 func TestBaselineProblem(t *testing.T) {
-	withShape := func(r *Result, sh []ScenarioShape) *Result { r.LoadShape = sh; return r }
+	withShape := func(r *result.Result, sh []result.ScenarioShape) *result.Result { r.LoadShape = sh; return r }
 	bad := oneScenario(1, 30)
 	invalid(bad, "scenario s: 30.00% of requests failed")
 	tests := []struct {
@@ -181,7 +182,7 @@ func TestBaselineProblem(t *testing.T) {
 		{"different VUs are refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), shape(20, "a"))}, "scenario s: vus 10 here, 20 in the baseline"},
 		{"a different script is refused", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), shape(10, "b"))}, "the script differs"},
 		{"an old baseline's shape from its spec", Baseline{Name: "b", Scenarios: []string{"s"}, Result: oneScenario(1, 0), LoadShape: shape(20, "a")}, "vus 10 here, 20"},
-		{"an unknown script hash is not held against it", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), func() []ScenarioShape {
+		{"an unknown script hash is not held against it", Baseline{Name: "b", Scenarios: []string{"s"}, Result: withShape(oneScenario(1, 0), func() []result.ScenarioShape {
 			s := shape(10, "x")
 			s[0].ScriptHash = ""
 			return s
@@ -205,7 +206,7 @@ func TestLoadShape(t *testing.T) {
 			Script: perfexpv1alpha1.ScriptSource{ConfigMap: &perfexpv1alpha1.ConfigMapScript{Name: "gone"}}},
 	}}
 	got := LoadShape(l, map[string]string{"a": "export default function () {}"})
-	want := []ScenarioShape{
+	want := []result.ScenarioShape{
 		{Name: "a", Executor: "constant-arrival-rate", Rate: 50, TimeUnit: "1s", Duration: "5m0s", PreAllocatedVUs: 20, Parallelism: 2, StartDelay: "1m0s", ScriptHash: ScriptHash("export default function () {}")},
 		{Name: "b", Executor: "ramping-vus", Stages: "30s:10,1m0s:0", Parallelism: 1},
 	}
@@ -220,7 +221,7 @@ func TestLoadShape(t *testing.T) {
 }
 
 // syntheticPair is one run of the simulation's kind with the given latency ratio and test id.
-func syntheticRun(seed uint64, id string, ratio float64, c simConfig) *Result {
+func syntheticRun(seed uint64, id string, ratio float64, c simConfig) *result.Result {
 	return c.run(rand.New(rand.NewPCG(seed, 7)), id, ratio)
 }
 
@@ -228,16 +229,16 @@ func TestSingleRunBootstrap(t *testing.T) {
 	within := defaultSim
 	within.betweenCV = 0
 	base := syntheticRun(1, "base", 1, within)
-	find := func(c *Comparison, metric string) MetricComparison {
+	find := func(c *result.Comparison, metric string) result.MetricComparison {
 		for _, m := range c.Metrics {
 			if m.Metric == metric {
 				return m
 			}
 		}
 		t.Fatalf("no %s in %+v", metric, c.Metrics)
-		return MetricComparison{}
+		return result.MetricComparison{}
 	}
-	compareWith := func(cur, base *Result) *Comparison {
+	compareWith := func(cur, base *result.Result) *result.Comparison {
 		return compare(cur, cur.Intervals, &Baseline{Name: base.Experiment, TestID: base.TestID, Result: base}, base.Intervals, CompareOptions{})
 	}
 	t.Run("the same run against itself: no meaningful change, interval around zero", func(t *testing.T) {
@@ -246,7 +247,7 @@ func TestSingleRunBootstrap(t *testing.T) {
 		if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || p95.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || *p95.Low > 0 || *p95.High < 0 || *p95.Estimate != 0 {
 			t.Errorf("headline %s, p95 %s %v [%v, %v]", c.Change, p95.Change, deref(p95.Estimate), deref(p95.Low), deref(p95.High))
 		}
-		if p95.Method != MethodBlockBootstrap || p95.Samples != 20 || !p95.Primary || c.Notes[0] != singleRunNote {
+		if p95.Method != result.MethodBlockBootstrap || p95.Samples != 20 || !p95.Primary || c.Notes[0] != singleRunNote {
 			t.Errorf("row %+v, notes %v", p95, c.Notes)
 		}
 	})
@@ -259,10 +260,10 @@ func TestSingleRunBootstrap(t *testing.T) {
 		if avg := find(c, "s avg"); avg.Change != perfexpv1alpha1.ChangeRegressed || avg.Primary {
 			t.Errorf("avg %+v", avg)
 		}
-		if rate := find(c, "s rate"); rate.Scale != ScalePercent || rate.Change == perfexpv1alpha1.ChangeUnknown {
+		if rate := find(c, "s rate"); rate.Scale != result.ScalePercent || rate.Change == perfexpv1alpha1.ChangeUnknown {
 			t.Errorf("rate %+v", rate)
 		}
-		if e := find(c, "s errorrate"); e.Scale != ScalePoints || e.Change == perfexpv1alpha1.ChangeRegressed || e.Change == perfexpv1alpha1.ChangeImproved {
+		if e := find(c, "s errorrate"); e.Scale != result.ScalePoints || e.Change == perfexpv1alpha1.ChangeRegressed || e.Change == perfexpv1alpha1.ChangeImproved {
 			t.Errorf("error rate %+v", e)
 		}
 	})
@@ -272,11 +273,11 @@ func TestSingleRunBootstrap(t *testing.T) {
 		// not show them beside a change computed from the intervals.
 		cur := syntheticRun(7, "span", 1, within)
 		orig := base.Scenarios[0].Rate
-		cur.Scenarios[0].Rate, base.Scenarios[0].Rate = num(78.44), num(79.48)
+		cur.Scenarios[0].Rate, base.Scenarios[0].Rate = result.Num(78.44), result.Num(79.48)
 		defer func() { base.Scenarios[0].Rate = orig }()
 		c := compareWith(cur, base)
 		rate := find(c, "s rate")
-		want := func(d *IntervalData) float64 {
+		want := func(d *result.IntervalData) float64 {
 			var all float64
 			for _, v := range d.Series[0].Requests {
 				all += v
@@ -323,7 +324,7 @@ func TestSingleRunBootstrap(t *testing.T) {
 			t.Errorf("one series of %d buckets takes %d bytes", len(base.Intervals.Series[0].Bounds), len(series))
 		}
 		t.Logf("one series: %d intervals, %d buckets, %d bytes in results.json", len(base.Intervals.Series[0].Requests), len(base.Intervals.Series[0].Bounds), len(series))
-		var back Result
+		var back result.Result
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +341,7 @@ func TestCompareRuns(t *testing.T) {
 	base := defaultSim.runs(rng, "base", 3, 1)
 	t.Run("repeated runs: the run is the unit", func(t *testing.T) {
 		c := CompareRuns(base, defaultSim.runs(rng, "slow", 3, 1.4), CompareOptions{})
-		if c.Method != MethodRuns || c.Runs != 3 || c.BaselineRuns != 3 || c.Change != perfexpv1alpha1.ChangeRegressed || c.Baseline != "base-0" {
+		if c.Method != result.MethodRuns || c.Runs != 3 || c.BaselineRuns != 3 || c.Change != perfexpv1alpha1.ChangeRegressed || c.Baseline != "base-0" {
 			t.Fatalf("%+v", c)
 		}
 		p95 := c.Metrics[0]
@@ -351,7 +352,7 @@ func TestCompareRuns(t *testing.T) {
 	t.Run("an invalid baseline run is left out and said so", func(t *testing.T) {
 		bad := defaultSim.run(rng, "bad", 1)
 		invalid(bad, "too many errors")
-		c := CompareRuns(append([]*Result{bad}, base...), defaultSim.runs(rng, "same", 3, 1), CompareOptions{})
+		c := CompareRuns(append([]*result.Result{bad}, base...), defaultSim.runs(rng, "same", 3, 1), CompareOptions{})
 		if c.BaselineRuns != 3 || !strings.Contains(strings.Join(c.Notes, ";"), "1 baseline and 0 arm runs were left out") {
 			t.Errorf("%+v", c)
 		}
@@ -359,7 +360,7 @@ func TestCompareRuns(t *testing.T) {
 	t.Run("a baseline with another load shape is refused", func(t *testing.T) {
 		cur := defaultSim.runs(rng, "more-vus", 3, 1)
 		for _, r := range cur {
-			r.LoadShape = []ScenarioShape{{Name: "s", Executor: "constant-vus", VUs: 20, Duration: "10m0s", Parallelism: 1}}
+			r.LoadShape = []result.ScenarioShape{{Name: "s", Executor: "constant-vus", VUs: 20, Duration: "10m0s", Parallelism: 1}}
 		}
 		c := CompareRuns(base, cur, CompareOptions{})
 		if c.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(c.Message, "vus 20 here, 10 in the baseline") || len(c.Metrics) != 0 {
@@ -368,14 +369,14 @@ func TestCompareRuns(t *testing.T) {
 	})
 	t.Run("one run each: the single-run bootstrap", func(t *testing.T) {
 		c := CompareRuns(base[:1], defaultSim.runs(rng, "one", 1, 1), CompareOptions{})
-		if c.Method != MethodBlockBootstrap || c.Change == perfexpv1alpha1.ChangeUnknown {
+		if c.Method != result.MethodBlockBootstrap || c.Change == perfexpv1alpha1.ChangeUnknown {
 			t.Errorf("%+v", c)
 		}
 	})
 	t.Run("one run each without stored intervals: unknown, with the reason", func(t *testing.T) {
 		old := *base[0]
 		old.Intervals = nil
-		if c := CompareRuns([]*Result{&old}, base[1:2], CompareOptions{}); c.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(c.Message, "no per-interval data") {
+		if c := CompareRuns([]*result.Result{&old}, base[1:2], CompareOptions{}); c.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(c.Message, "no per-interval data") {
 			t.Errorf("%+v", c)
 		}
 	})
@@ -402,7 +403,7 @@ func TestRelativeObjectivesOnAnyMetric(t *testing.T) {
 	base := syntheticRun(1, "base", 1, within)
 	cur := syntheticRun(2, "slow", 1.3, within)
 	inc := func(v int32) *int32 { return &v }
-	judge := func(objs ...perfexpv1alpha1.Objective) []ObjectiveResult {
+	judge := func(objs ...perfexpv1alpha1.Objective) []result.ObjectiveResult {
 		cur.Comparison = compare(cur, cur.Intervals, &Baseline{Name: "base", Result: base}, base.Intervals, CompareOptions{Objectives: objs})
 		return judgeObjectives(cur, objs)
 	}
@@ -429,31 +430,31 @@ func TestRelativeObjectivesOnAnyMetric(t *testing.T) {
 }
 
 func TestComparisonStatusPrimaryFirstAndBounded(t *testing.T) {
-	c := &Comparison{Baseline: "b", Change: perfexpv1alpha1.ChangeRegressed, Method: MethodRuns, MinChangePercent: 5}
+	c := &result.Comparison{Baseline: "b", Change: perfexpv1alpha1.ChangeRegressed, Method: result.MethodRuns, MinChangePercent: 5}
 	for i := range 40 {
-		c.Metrics = append(c.Metrics, MetricComparison{Metric: fmt.Sprintf("s/r%d p50", i), Scenario: "s", Request: fmt.Sprint("r", i), Kind: perfexpv1alpha1.MetricP50})
+		c.Metrics = append(c.Metrics, result.MetricComparison{Metric: fmt.Sprintf("s/r%d p50", i), Scenario: "s", Request: fmt.Sprint("r", i), Kind: perfexpv1alpha1.MetricP50})
 	}
-	c.Metrics = append(c.Metrics, MetricComparison{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Primary: true, Low: ptr(6.25), High: ptr(9), Samples: 3, BaselineSamples: 3,
+	c.Metrics = append(c.Metrics, result.MetricComparison{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Primary: true, Low: ptr(6.25), High: ptr(9), Samples: 3, BaselineSamples: 3,
 		Change: perfexpv1alpha1.ChangeRegressed})
 	s := c.Status()
-	if len(s.Metrics) != statusMaxMetrics || s.Metrics[0].Metric != "s p95" || !s.Metrics[0].Primary || s.Metrics[0].Low != "6.25" || s.Metrics[0].N != 3 {
+	if len(s.Metrics) != result.StatusMaxMetrics || s.Metrics[0].Metric != "s p95" || !s.Metrics[0].Primary || s.Metrics[0].Low != "6.25" || s.Metrics[0].N != 3 {
 		t.Errorf("%d metrics, first %+v", len(s.Metrics), s.Metrics[0])
 	}
-	if s.MinMeaningfulChangePercent != "5" || s.Method != MethodRuns {
+	if s.MinMeaningfulChangePercent != "5" || s.Method != result.MethodRuns {
 		t.Errorf("%+v", s)
 	}
 }
 
 func TestStoredIntervalsAreBounded(t *testing.T) {
-	build := func(scenarios, requests int) (*IntervalData, *Result) {
-		d, r := &IntervalData{StepSeconds: 30}, &Result{}
-		d.Series = append(d.Series, IntervalSeries{Scenario: allScenarios})
+	build := func(scenarios, requests int) (*result.IntervalData, *result.Result) {
+		d, r := &result.IntervalData{StepSeconds: 30}, &result.Result{}
+		d.Series = append(d.Series, result.IntervalSeries{Scenario: result.AllScenarios})
 		for s := range scenarios {
-			sr := ScenarioResult{Name: fmt.Sprint("s", s)}
-			d.Series = append(d.Series, IntervalSeries{Scenario: sr.Name})
+			sr := result.ScenarioResult{Name: fmt.Sprint("s", s)}
+			d.Series = append(d.Series, result.IntervalSeries{Scenario: sr.Name})
 			for q := range requests {
-				sr.Requests = append(sr.Requests, RequestResult{Name: fmt.Sprint("r", q)})
-				d.Series = append(d.Series, IntervalSeries{Scenario: sr.Name, Request: fmt.Sprint("r", q)})
+				sr.Requests = append(sr.Requests, result.RequestResult{Name: fmt.Sprint("r", q)})
+				d.Series = append(d.Series, result.IntervalSeries{Scenario: sr.Name, Request: fmt.Sprint("r", q)})
 			}
 			r.Scenarios = append(r.Scenarios, sr)
 		}

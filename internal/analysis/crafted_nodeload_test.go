@@ -9,6 +9,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // nodeCPU crafts one cAdvisor CPU counter of a node (instance): the root cgroup (id "/") when
@@ -104,24 +105,24 @@ func TestCraftedNodeLoad(t *testing.T) {
 // TestNodeLoadWithdrawsSingleRunClaims: a comparison whose two runs had node loads further apart
 // than the limit claims nothing, whichever way the change went, and says which run was busier.
 func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
-	quiet, busy := &NodeLoad{OtherCores: 0.1, Cores: 2}, &NodeLoad{OtherCores: 0.9, Cores: 2}
+	quiet, busy := &result.NodeLoad{OtherCores: 0.1, Cores: 2}, &result.NodeLoad{OtherCores: 0.9, Cores: 2}
 	cases := []struct {
 		name      string
-		cur, base *NodeLoad
+		cur, base *result.NodeLoad
 		withdrawn bool
 		busier    string
 	}{
-		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &NodeLoad{OtherCores: 0.3, Cores: 2}, false, ""},
-		{"0.3 apart on 2 cores", quiet, &NodeLoad{OtherCores: 0.4, Cores: 2}, true, "during the baseline"},
-		{"0.3 apart on 4 cores is within a tenth", &NodeLoad{OtherCores: 0.1, Cores: 4}, &NodeLoad{OtherCores: 0.4, Cores: 4}, false, ""},
-		{"cores unknown: a quarter of a core", &NodeLoad{OtherCores: 0.1}, &NodeLoad{OtherCores: 0.4}, true, "during the baseline"},
+		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &result.NodeLoad{OtherCores: 0.3, Cores: 2}, false, ""},
+		{"0.3 apart on 2 cores", quiet, &result.NodeLoad{OtherCores: 0.4, Cores: 2}, true, "during the baseline"},
+		{"0.3 apart on 4 cores is within a tenth", &result.NodeLoad{OtherCores: 0.1, Cores: 4}, &result.NodeLoad{OtherCores: 0.4, Cores: 4}, false, ""},
+		{"cores unknown: a quarter of a core", &result.NodeLoad{OtherCores: 0.1}, &result.NodeLoad{OtherCores: 0.4}, true, "during the baseline"},
 		{"busy baseline", quiet, busy, true, "during the baseline"},
 		{"busy run", busy, quiet, true, "during this run"},
 		{"baseline's load unknown", quiet, nil, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Comparison{Metrics: []MetricComparison{
+			c := &result.Comparison{Metrics: []result.MetricComparison{
 				{Metric: "a p95", Primary: true, Change: perfexpv1alpha1.ChangeImproved},
 				{Metric: "a errorrate", Primary: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
 				{Metric: "a p99", Change: perfexpv1alpha1.ChangeRegressed},
@@ -155,12 +156,12 @@ func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
 // of its CPU periods in both runs makes a single-run comparison claim nothing; throttled on one
 // side only (the variant lifted the limit) it does not.
 func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
-	res := func(pct ...float64) *Result {
-		r := &Result{}
+	res := func(pct ...float64) *result.Result {
+		r := &result.Result{}
 		for i, p := range pct {
-			w := WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
+			w := result.WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
 			if p >= 0 {
-				w.CPUThrottledPercent = num(p)
+				w.CPUThrottledPercent = result.Num(p)
 			}
 			r.Workloads = append(r.Workloads, w)
 		}
@@ -168,7 +169,7 @@ func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
 	}
 	cases := []struct {
 		name      string
-		cur, base *Result
+		cur, base *result.Result
 		want      string
 	}{
 		{"throttled in both", res(19.0, 0), res(50.6, 0), "circulation (19.0 % of its CPU periods in this run, 50.6 % in the baseline)"},
@@ -221,11 +222,11 @@ func TestCraftedRunners(t *testing.T) {
 	if !near(rs[1].CPUAvg, 0.4) || rs[1].ThrottledPercent != nil {
 		t.Errorf("runner without a limit %+v", rs[1])
 	}
-	notes := saturationNotes(rs, &NodeLoad{Node: "n1", Cores: 2, OtherCores: 0.6, OwnCores: 1.3})
+	notes := saturationNotes(rs, &result.NodeLoad{Node: "n1", Cores: 2, OtherCores: 0.6, OwnCores: 1.3})
 	if len(notes) != 2 || !strings.Contains(notes[0], "exp-k6-main-0-aaaaa (40.0 % of its CPU periods)") || !strings.Contains(notes[1], "1.90 of its 2 cores") {
 		t.Errorf("notes %q", notes)
 	}
-	if notes := saturationNotes(rs[1:], &NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 1.0}); len(notes) != 0 {
+	if notes := saturationNotes(rs[1:], &result.NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 1.0}); len(notes) != 0 {
 		t.Errorf("a runner without a limit on a node at 60 %% got notes %q", notes)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // TemplateData is what a custom query's template may use. Namespace and TestID are valid label
@@ -56,10 +57,10 @@ func RenderQuery(query string, data TemplateData) (string, error) {
 
 // runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
 // reported in its result; an unavailable Prometheus is returned as an error.
-func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]QueryResult, error) {
-	out := make([]QueryResult, 0, len(specs))
+func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]result.QueryResult, error) {
+	out := make([]result.QueryResult, 0, len(specs))
 	for _, spec := range specs {
-		qr := QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
+		qr := result.QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
 		rendered, err := RenderQuery(spec.Query, data)
 		if err != nil {
 			qr.Query, qr.Error = spec.Query, err.Error()
@@ -82,10 +83,10 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 	return out, nil
 }
 
-func fillQueryResult(qr *QueryResult, v model.Value) {
+func fillQueryResult(qr *result.QueryResult, v model.Value) {
 	switch val := v.(type) {
 	case *model.Scalar:
-		qr.Value = num(float64(val.Value))
+		qr.Value = result.Num(float64(val.Value))
 	case model.Vector:
 		for _, s := range val {
 			labels := map[string]string{}
@@ -94,9 +95,9 @@ func fillQueryResult(qr *QueryResult, v model.Value) {
 			}
 			var value *float64
 			if s.Histogram == nil {
-				value = num(float64(s.Value))
+				value = result.Num(float64(s.Value))
 			}
-			qr.Series = append(qr.Series, QuerySeries{Labels: labels, Value: value})
+			qr.Series = append(qr.Series, result.QuerySeries{Labels: labels, Value: value})
 		}
 		sort.Slice(qr.Series, func(i, j int) bool {
 			return fmt.Sprint(qr.Series[i].Labels) < fmt.Sprint(qr.Series[j].Labels)

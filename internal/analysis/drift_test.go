@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // A variant reverted during the run (the Drifted condition) makes otherwise valid results
@@ -20,7 +21,7 @@ func TestDriftedResultsAreInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Result{Validity: perfexpv1alpha1.Valid}
+			r := &result.Result{Validity: perfexpv1alpha1.Valid}
 			judgeDrift(r, tt.drifted)
 			if got := verdict(r); got != tt.wantVerdict {
 				t.Fatalf("verdict %s, want %s (reasons %v)", got, tt.wantVerdict, r.InvalidReasons)

@@ -22,22 +22,6 @@ const DefaultMinChangePercent = 5.0
 // (0.01 % to 0.02 % is +100 %) while nothing a user cares about changed.
 const errorRateFloorPoints = 0.1
 
-// The scales a change is measured on.
-const (
-	// ScalePercent is a relative change in percent of the baseline.
-	ScalePercent = "Percent"
-	// ScalePoints is an absolute difference of error rates in percentage points.
-	ScalePoints = "Points"
-)
-
-// The methods behind an interval.
-const (
-	// MethodBlockBootstrap resamples blocks of consecutive intervals of one run per side.
-	MethodBlockBootstrap = "BlockBootstrap"
-	// MethodRuns compares one statistic per run across repeated runs (Welch's t).
-	MethodRuns = "Runs"
-)
-
 // effect is an estimated change with its 95 % interval, on the metric's decision scale: log
 // ratio for relative metrics, percentage points for error rates. Logs make ratios symmetric
 // (×2 and ×½ are equally far from 1) and turn the products of noise into sums.

@@ -10,23 +10,24 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // transactionRun is one run's results with a scenario, a group and a time Trend, each with a
 // run-to-run noise of about ±2 % (known truth: slower scales the group only).
-func transactionRun(name string, i int, slower float64) *Result {
+func transactionRun(name string, i int, slower float64) *result.Result {
 	noise := 1 + 0.02*math.Sin(float64(3*i+1))
-	lat := func(v float64) Latency {
-		return Latency{Avg: num(0.6 * v * noise), P50: num(0.5 * v * noise), P95: num(v * noise), P99: num(1.2 * v * noise), Max: num(2 * v)}
+	lat := func(v float64) result.Latency {
+		return result.Latency{Avg: result.Num(0.6 * v * noise), P50: result.Num(0.5 * v * noise), P95: result.Num(v * noise), P99: result.Num(1.2 * v * noise), Max: result.Num(2 * v)}
 	}
-	s := ScenarioResult{Name: "desk"}
-	s.RequestStats.Requests, s.Errors, s.Avg, s.P95, s.ErrorPercent, s.Rate = count(1000), count(0), num(40*noise), num(90*noise), num(0), num(50)
-	s.Groups = []GroupResult{{Name: "check-out", Count: count(300), Latency: lat(400 * slower)}}
-	s.Trends = []TrendResult{{Name: "checkout_transaction", Unit: "ms", Count: count(300), Latency: lat(150)}}
-	return &Result{Experiment: name, TestID: name, Validity: perfexpv1alpha1.Valid, Total: s.RequestStats, Scenarios: []ScenarioResult{s}}
+	s := result.ScenarioResult{Name: "desk"}
+	s.RequestStats.Requests, s.Errors, s.Avg, s.P95, s.ErrorPercent, s.Rate = result.Count(1000), result.Count(0), result.Num(40*noise), result.Num(90*noise), result.Num(0), result.Num(50)
+	s.Groups = []result.GroupResult{{Name: "check-out", Count: result.Count(300), Latency: lat(400 * slower)}}
+	s.Trends = []result.TrendResult{{Name: "checkout_transaction", Unit: "ms", Count: result.Count(300), Latency: lat(150)}}
+	return &result.Result{Experiment: name, TestID: name, Validity: perfexpv1alpha1.Valid, Total: s.RequestStats, Scenarios: []result.ScenarioResult{s}}
 }
 
-func comparedRow(c *Comparison, label string) *MetricComparison {
+func comparedRow(c *result.Comparison, label string) *result.MetricComparison {
 	for i := range c.Metrics {
 		if c.Metrics[i].Metric == label {
 			return &c.Metrics[i]
@@ -39,7 +40,7 @@ func comparedRow(c *Comparison, label string) *MetricComparison {
 // Trend is not, neither is a primary metric (the headline stays on the scenario's own), and a
 // relative objective on the group is judged on the group's interval.
 func TestGroupAndTrendComparison(t *testing.T) {
-	var base, cur []*Result
+	var base, cur []*result.Result
 	for i := range 3 {
 		base = append(base, transactionRun("base", i, 1))
 		cur = append(cur, transactionRun("arm", i+3, 1.3))
@@ -84,7 +85,7 @@ func TestGroupAndTrendComparison(t *testing.T) {
 
 }
 
-func labels(c *Comparison) []string {
+func labels(c *result.Comparison) []string {
 	var out []string
 	for _, mc := range c.Metrics {
 		out = append(out, mc.Metric)
@@ -127,8 +128,8 @@ func TestGroupAndTrendSingleRunComparison(t *testing.T) {
 	if b.Validity != perfexpv1alpha1.Valid {
 		t.Fatalf("baseline %s: %v", b.Validity, b.InvalidReasons)
 	}
-	for _, k := range []intervalKey{{scenario: "desk", group: "check-out"}, {scenario: "desk", trend: "checkout_transaction"}} {
-		if b.Intervals.find(k) == nil {
+	for _, k := range []result.IntervalKey{{Scenario: "desk", Group: "check-out"}, {Scenario: "desk", Trend: "checkout_transaction"}} {
+		if b.Intervals.Find(k) == nil {
 			t.Errorf("the baseline's stored intervals lack %+v", k)
 		}
 	}
@@ -156,7 +157,7 @@ func TestGroupAndTrendSingleRunComparison(t *testing.T) {
 			t.Errorf("%s: not compared; rows: %v", tc.label, labels(c))
 			continue
 		}
-		if !slices.Contains(tc.want, mc.Change) || mc.Primary || mc.Method != MethodBlockBootstrap {
+		if !slices.Contains(tc.want, mc.Change) || mc.Primary || mc.Method != result.MethodBlockBootstrap {
 			t.Errorf("%s: %s (primary %v, method %s): %s; want one of %v", tc.label, mc.Change, mc.Primary, mc.Method, mc.Why, tc.want)
 		}
 		t.Logf("%s: %s [%v, %v]%% %s", tc.label, mc.Change, deref(mc.Low), deref(mc.High), mc.Why)

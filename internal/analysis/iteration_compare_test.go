@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // iterationRun is one run's results whose iteration duration is scaled by slower, with a
 // run-to-run noise of about ±2 %; the requests are unchanged (known truth).
-func iterationRun(name string, i int, slower float64) *Result {
+func iterationRun(name string, i int, slower float64) *result.Result {
 	r := transactionRun(name, i, 1)
 	noise := 1 + 0.02*math.Sin(float64(5*i+2))
 	v := 1500 * slower * noise
-	r.Scenarios[0].IterationDuration = &Latency{Avg: num(0.8 * v), P50: num(0.75 * v), P95: num(v), P99: num(1.1 * v), Max: num(1.5 * v)}
+	r.Scenarios[0].IterationDuration = &result.Latency{Avg: result.Num(0.8 * v), P50: result.Num(0.75 * v), P95: result.Num(v), P99: result.Num(1.1 * v), Max: result.Num(1.5 * v)}
 	return r
 }
 
@@ -24,7 +25,7 @@ func iterationRun(name string, i int, slower float64) *Result {
 // requests'. One run per side without per-interval iteration data (results analysed by an
 // older perfexp) is Unknown with the reason.
 func TestIterationDurationComparison(t *testing.T) {
-	var base, cur []*Result
+	var base, cur []*result.Result
 	for i := range 3 {
 		base = append(base, iterationRun("base", i, 1))
 		cur = append(cur, iterationRun("arm", i+3, 1.3))
@@ -71,7 +72,7 @@ func TestIterationDurationComparison(t *testing.T) {
 	}
 
 	// Results analysed before iteration durations were stored per interval: Unknown, and why.
-	single := compare(cur[0], &IntervalData{}, &Baseline{Name: "base", Result: base[0]}, &IntervalData{}, CompareOptions{Objectives: objectives})
+	single := compare(cur[0], &result.IntervalData{}, &Baseline{Name: "base", Result: base[0]}, &result.IntervalData{}, CompareOptions{Objectives: objectives})
 	mc := comparedRow(single, "desk iteration p95")
 	if mc == nil || mc.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(mc.Why, "no per-interval iteration durations") {
 		t.Errorf("single run without iteration intervals: %+v; want Unknown, no per-interval iteration durations", mc)

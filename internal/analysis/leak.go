@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // The leak detector looks at the floor a garbage-collected heap returns to, not at the
@@ -71,7 +73,7 @@ type leakPod struct {
 // of the analysed pods' floor slopes (bytes per hour), and the largest trend statistic.
 func leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z *float64, verdict string) {
 	if b.Sub(a) < leakMinWindow {
-		return nil, nil, LeakWindowTooShort
+		return nil, nil, result.LeakWindowTooShort
 	}
 	names := make([]string, 0, len(pods))
 	for n := range pods {
@@ -93,12 +95,12 @@ func leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z
 		suspected = suspected || p.suspect
 	}
 	if analysed == 0 {
-		return nil, nil, LeakWindowTooShort
+		return nil, nil, result.LeakWindowTooShort
 	}
 	if suspected {
-		return num(sum), num(zMax), LeakSuspected
+		return result.Num(sum), result.Num(zMax), result.LeakSuspected
 	}
-	return num(sum), num(zMax), LeakNone
+	return result.Num(sum), result.Num(zMax), result.LeakNone
 }
 
 // judgePod runs the four steps on one pod's working set (bytes by Prometheus timestamp).

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // memSim simulates one pod's working set as cAdvisor reports it every 15 s: a floor the heap
@@ -52,42 +54,42 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 		rate     float64 // true growth of the floor, bytes per hour; 0 when none
 	}{
 		{
-			name: "a 15 MiB/h leak under a garbage-collection sawtooth, 45-minute soak", window: 45 * time.Minute, want: LeakSuspected, minRight: 0.95, rate: 15 * mib,
+			name: "a 15 MiB/h leak under a garbage-collection sawtooth, 45-minute soak", window: 45 * time.Minute, want: result.LeakSuspected, minRight: 0.95, rate: 15 * mib,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 60*mib + 15*mib*h }, gcPeriod: 40 * time.Second, gcRise: 10 * mib, noise: 0.5 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 45*time.Minute)}
 			},
 		},
 		{
-			name: "a 15 MiB/h leak under a large, slow sawtooth, 2-hour soak", window: 2 * time.Hour, want: LeakSuspected, minRight: 0.95, rate: 15 * mib,
+			name: "a 15 MiB/h leak under a large, slow sawtooth, 2-hour soak", window: 2 * time.Hour, want: result.LeakSuspected, minRight: 0.95, rate: 15 * mib,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 200*mib + 15*mib*h }, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 1 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 2*time.Hour)}
 			},
 		},
 		{
-			name: "a 15 MiB/h leak split over two pods", window: 2 * time.Hour, want: LeakSuspected, minRight: 0.95, rate: 15 * mib,
+			name: "a 15 MiB/h leak split over two pods", window: 2 * time.Hour, want: result.LeakSuspected, minRight: 0.95, rate: 15 * mib,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 300*mib + 7.5*mib*h }, gcPeriod: 2 * time.Minute, gcRise: 20 * mib, noise: 1 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 2*time.Hour), "b": m.series(r, start, 0, 2*time.Hour)}
 			},
 		},
 		{
-			name: "growth that levels off (a cache warming for 20 minutes) in a 2-hour soak", window: 2 * time.Hour, want: LeakNone, minRight: 0.95,
+			name: "growth that levels off (a cache warming for 20 minutes) in a 2-hour soak", window: 2 * time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 200*mib + 60*mib*(1-math.Exp(-h*6)) }, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 1 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 2*time.Hour)}
 			},
 		},
 		{
-			name: "a 14-hour soak whose caches fill for two hours", window: 14 * time.Hour, want: LeakNone, minRight: 0.95,
+			name: "a 14-hour soak whose caches fill for two hours", window: 14 * time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 400*mib + 200*mib*(1-math.Exp(-h/0.7)) }, gcPeriod: 5 * time.Minute, gcRise: 100 * mib, noise: 3 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 14*time.Hour)}
 			},
 		},
 		{
-			name: "scale-out: a second pod starts halfway and warms up", window: time.Hour, want: LeakNone, minRight: 0.95,
+			name: "scale-out: a second pod starts halfway and warms up", window: time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: flat, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 2 * mib}
 				late := memSim{floor: func(h float64) float64 { return 120*mib + 80*mib*(1-math.Exp(-h*20)) }, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 2 * mib}
@@ -95,28 +97,28 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 			},
 		},
 		{
-			name: "flat and noisy", window: time.Hour, want: LeakNone, minRight: 0.95,
+			name: "flat and noisy", window: time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: flat, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 4 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, time.Hour)}
 			},
 		},
 		{
-			name: "flat with collections slower than the blocks", window: time.Hour, want: LeakNone, minRight: 0.95,
+			name: "flat with collections slower than the blocks", window: time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: flat, gcPeriod: 6 * time.Minute, gcRise: 200 * mib, noise: 2 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, time.Hour)}
 			},
 		},
 		{
-			name: "growth too small to matter: 0.5 % of the floor per hour", window: 2 * time.Hour, want: LeakNone, minRight: 0.95,
+			name: "growth too small to matter: 0.5 % of the floor per hour", window: 2 * time.Hour, want: result.LeakNone, minRight: 0.95,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 1000*mib + 5*mib*h }, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 0.2 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 2*time.Hour)}
 			},
 		},
 		{
-			name: "a 20-minute window is too short", window: 20 * time.Minute, want: LeakWindowTooShort, minRight: 1,
+			name: "a 20-minute window is too short", window: 20 * time.Minute, want: result.LeakWindowTooShort, minRight: 1,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 200*mib + 600*mib*h }, gcPeriod: 90 * time.Second, gcRise: 60 * mib, noise: 1 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 20*time.Minute)}
@@ -134,7 +136,7 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 				if v == tc.want {
 					right++
 				}
-				if tc.rate > 0 && v == LeakSuspected {
+				if tc.rate > 0 && v == result.LeakSuspected {
 					e := math.Abs(*growth-tc.rate) / tc.rate
 					errs = append(errs, e)
 					if e > 0.2 {

@@ -7,29 +7,8 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// ScenarioShape is the load shape of one scenario: what has to be equal for two runs'
-// latencies to be comparable. Two runs at 10 and 20 virtual users answer different questions.
-type ScenarioShape struct {
-	Name string `json:"name"`
-	// Executor is constant-vus, ramping-vus or constant-arrival-rate.
-	Executor string `json:"executor"`
-	// VUs and Duration for constant-vus; Stages ("30s:10,1m0s:20") for ramping-vus; Rate,
-	// TimeUnit, PreAllocatedVUs and MaxVUs for constant-arrival-rate.
-	VUs             int32  `json:"vus,omitempty"`
-	Duration        string `json:"duration,omitempty"`
-	Stages          string `json:"stages,omitempty"`
-	Rate            int32  `json:"rate,omitempty"`
-	TimeUnit        string `json:"timeUnit,omitempty"`
-	PreAllocatedVUs int32  `json:"preAllocatedVUs,omitempty"`
-	MaxVUs          int32  `json:"maxVUs,omitempty"`
-	Parallelism     int32  `json:"parallelism"`
-	StartDelay      string `json:"startDelay,omitempty"`
-	// ScriptHash is the SHA-256 of the script's text, "" where it could not be read (a
-	// ConfigMap that is gone); an unknown hash is not held against a comparison.
-	ScriptHash string `json:"scriptHash,omitempty"`
-}
 
 // ScriptHash is the hex SHA-256 of a script's text.
 func ScriptHash(text string) string {
@@ -40,10 +19,10 @@ func ScriptHash(text string) string {
 // LoadShape is the load shape of every scenario of a load, in the declared order. scripts
 // maps a scenario name to its script's text where the caller could read it; inline scripts
 // are hashed from the spec.
-func LoadShape(l perfexpv1alpha1.Load, scripts map[string]string) []ScenarioShape {
-	out := make([]ScenarioShape, 0, len(l.Scenarios))
+func LoadShape(l perfexpv1alpha1.Load, scripts map[string]string) []result.ScenarioShape {
+	out := make([]result.ScenarioShape, 0, len(l.Scenarios))
 	for _, s := range l.Scenarios {
-		sh := ScenarioShape{Name: s.Name, Parallelism: max(s.Parallelism, 1)}
+		sh := result.ScenarioShape{Name: s.Name, Parallelism: max(s.Parallelism, 1)}
 		switch {
 		case s.ArrivalRate != nil:
 			a := s.ArrivalRate
@@ -89,11 +68,11 @@ func LoadShape(l perfexpv1alpha1.Load, scripts map[string]string) []ScenarioShap
 
 // shapeDifference says how two load shapes differ, "" when they match. Scenario names are
 // checked elsewhere; a script hash counts only when both runs know theirs.
-func shapeDifference(mine, theirs []ScenarioShape) string {
+func shapeDifference(mine, theirs []result.ScenarioShape) string {
 	if len(mine) == 0 || len(theirs) == 0 {
 		return ""
 	}
-	byName := map[string]ScenarioShape{}
+	byName := map[string]result.ScenarioShape{}
 	for _, s := range theirs {
 		byName[s.Name] = s
 	}

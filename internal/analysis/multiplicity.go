@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // holm returns Holm's step-down adjusted p-values: the i-th smallest p is multiplied by the
@@ -32,8 +33,8 @@ func holm(ps []float64) []float64 {
 // family returns the primary metrics that take part in the multiplicity control: those with
 // a p-value of a meaningful change that could be claimed. A constant (no errors in either
 // run) can never be claimed and so spends none of alpha.
-func family(cs []*Comparison) []*MetricComparison {
-	var out []*MetricComparison
+func family(cs []*result.Comparison) []*result.MetricComparison {
+	var out []*result.MetricComparison
 	for _, c := range cs {
 		if refused(c) {
 			continue
@@ -51,7 +52,7 @@ func family(cs []*Comparison) []*MetricComparison {
 // adjust applies Holm across the primary metrics of the comparisons together, then re-decides
 // each comparison's primary rows and headline. One comparison: the family is its primary
 // metrics; a sweep: the primary metrics of all its arms.
-func adjust(cs []*Comparison) {
+func adjust(cs []*result.Comparison) {
 	fam := family(cs)
 	ps := make([]float64, len(fam))
 	for i, mc := range fam {
@@ -66,7 +67,7 @@ func adjust(cs []*Comparison) {
 		desc = "Holm (no primary metric had a change that could be claimed, so nothing to adjust)"
 	}
 	for i, mc := range fam {
-		mc.AdjustedP = num(adj[i])
+		mc.AdjustedP = result.Num(adj[i])
 		mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
 		if claimed && adj[i] >= alpha {
@@ -85,11 +86,11 @@ func adjust(cs []*Comparison) {
 
 // refused is a comparison that was not made (no baseline, a refused one): it has no metrics
 // to control.
-func refused(c *Comparison) bool {
+func refused(c *result.Comparison) bool {
 	return c == nil || c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != ""
 }
 
-func armsCompared(cs []*Comparison) int {
+func armsCompared(cs []*result.Comparison) int {
 	n := 0
 	for _, c := range cs {
 		if !refused(c) {
@@ -103,7 +104,7 @@ func armsCompared(cs []*Comparison) int {
 // regressed (a regression is the finding a team must not miss, even beside an improvement),
 // else Improved if one improved, NoMeaningfulChange if every primary metric was shown to stay
 // within δ, Inconclusive if any could not tell, Unknown if none could be compared.
-func headline(ms []MetricComparison) perfexpv1alpha1.Change {
+func headline(ms []result.MetricComparison) perfexpv1alpha1.Change {
 	var regressed, improved, inconclusive, equivalent bool
 	for _, m := range ms {
 		if !m.Primary {
@@ -137,7 +138,7 @@ func headline(ms []MetricComparison) perfexpv1alpha1.Change {
 }
 
 // anyKnown reports whether any primary metric was compared at all.
-func anyKnown(ms []MetricComparison) bool {
+func anyKnown(ms []result.MetricComparison) bool {
 	for _, m := range ms {
 		if m.Primary && m.Change != perfexpv1alpha1.ChangeUnknown && m.Change != "" {
 			return true

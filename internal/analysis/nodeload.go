@@ -9,60 +9,15 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"github.com/prometheus/common/model"
-)
 
-// NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
-// (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
-// machine. A single run cannot tell such load from the variant's effect, so a single-run
-// comparison whose two runs saw very different node load is not decided (see nodeLoadProblem).
-type NodeLoad struct {
-	// Source says how the node's CPU was read: SourceRootCgroup (cAdvisor's id="/" series, the
-	// whole machine) or SourcePods (the sum of every pod's containers; processes outside pods
-	// are not seen). kube-prometheus-stack drops cAdvisor series without a pod label by
-	// default, the root cgroup's among them, so the second is what most users have.
-	Source string `json:"source"`
-	// Node is the instance label of the node with the most other load; Nodes counts the nodes
-	// that ran the experiment's containers.
-	Node  string `json:"node"`
-	Nodes int    `json:"nodes"`
-	// Cores is that node's CPU count (cAdvisor's machine_cpu_cores), 0 when unknown.
-	Cores float64 `json:"cores,omitempty"`
-	// OtherCores is the mean CPU (cores) used on that node outside the experiment's
-	// namespaces over the measured window; OtherPeakCores the 90th percentile over its steps.
-	OtherCores     float64 `json:"otherCores"`
-	OtherPeakCores float64 `json:"otherPeakCores"`
-	// OwnCores is the mean CPU of the experiment's namespaces (target and runners) on it.
-	OwnCores float64 `json:"ownCores"`
-	// Steps is how many evaluation steps had both readings.
-	Steps int `json:"steps"`
-}
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
 
 // How NodeLoad.Source read the node's CPU.
 const (
 	SourceRootCgroup = "cAdvisor root cgroup"
 	SourcePods       = "sum of all pods"
 )
-
-// OtherPercent is the mean other load as a share of the node's cores, or -1 when the core count
-// is unknown.
-func (n *NodeLoad) OtherPercent() float64 {
-	if n == nil || n.Cores <= 0 {
-		return -1
-	}
-	return 100 * n.OtherCores / n.Cores
-}
-
-// String is the node load as the report says it.
-func (n *NodeLoad) String() string {
-	if n == nil {
-		return "not measured"
-	}
-	s := fmt.Sprintf("%.2f cores (90th percentile %.2f) outside the experiment", n.OtherCores, n.OtherPeakCores)
-	if p := n.OtherPercent(); p >= 0 {
-		s = fmt.Sprintf("%.2f of %g cores, %.0f %% (90th percentile %.2f), outside the experiment", n.OtherCores, n.Cores, p, n.OtherPeakCores)
-	}
-	return s
-}
 
 // DefaultNodeLoadShare and FallbackMaxNodeLoadDifference make the default limit on how far
 // apart the other load of the two runs of a single-run comparison may be: a tenth of the node's
@@ -75,7 +30,7 @@ const (
 )
 
 // maxNodeLoadDifference is the limit in force: the setting, else the default for the nodes.
-func maxNodeLoadDifference(set float64, cur, base *NodeLoad) float64 {
+func maxNodeLoadDifference(set float64, cur, base *result.NodeLoad) float64 {
 	if set > 0 {
 		return set
 	}
@@ -88,7 +43,7 @@ func maxNodeLoadDifference(set float64, cur, base *NodeLoad) float64 {
 // readNodeLoad reads the CPU of the nodes that ran the experiment's containers, and how much of
 // it went to anything but the experiment's namespaces. It returns nil (and a note) when cAdvisor
 // has no data for the window: the comparison then goes on without the check.
-func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time) (*NodeLoad, string, error) {
+func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time) (*result.NodeLoad, string, error) {
 	if !end.After(start) {
 		return nil, "", nil
 	}
@@ -125,9 +80,9 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	for _, s := range cores {
 		coresOf[string(s.Metric["instance"])] = float64(s.Value)
 	}
-	var best *NodeLoad
+	var best *result.NodeLoad
 	for inst, mine := range own {
-		nl := &NodeLoad{Source: SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
+		nl := &result.NodeLoad{Source: SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
 		all := root[inst]
 		if len(all) == 0 {
 			nl.Source, all = SourcePods, pods[inst]
@@ -169,7 +124,7 @@ func byInstance(m model.Matrix) map[string]map[model.Time]float64 {
 			out[inst] = map[model.Time]float64{}
 		}
 		for _, p := range ss.Values {
-			if v := float64(p.Value); finite(v) {
+			if v := float64(p.Value); result.Finite(v) {
 				out[inst][p.Timestamp] += v
 			}
 		}
@@ -180,7 +135,7 @@ func byInstance(m model.Matrix) map[string]map[model.Time]float64 {
 // nodeLoadProblem says why a single-run comparison cannot be decided because the node was not
 // the same for both runs, or "": the other load of the two runs differs by more than the limit
 // (set, in cores, or the default).
-func nodeLoadProblem(cur, base *NodeLoad, set float64) string {
+func nodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
 	if cur == nil || base == nil {
 		return ""
 	}
@@ -208,7 +163,7 @@ const MinThrottledPercent = 10.0
 
 // throttleProblem says why a single-run comparison cannot be decided because a workload was
 // CPU-throttled in both runs, or "".
-func throttleProblem(r, base *Result) string {
+func throttleProblem(r, base *result.Result) string {
 	if r == nil || base == nil {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // ObjectiveName is an objective's name, or a description of its bound.
@@ -86,10 +87,10 @@ func spaced(unit string) string {
 // is judged on the 95 % interval of the change, as comparisons are: Missed only when the whole
 // interval lies beyond the bound, Met only when it lies within it, else Unknown with the
 // reason. Max and custom queries have no interval and are judged on the difference alone.
-func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveResult {
-	out := make([]ObjectiveResult, 0, len(specs))
+func judgeObjectives(r *result.Result, specs []perfexpv1alpha1.Objective) []result.ObjectiveResult {
+	out := make([]result.ObjectiveResult, 0, len(specs))
 	for _, o := range specs {
-		or := ObjectiveResult{Name: ObjectiveName(o), Unit: objectiveUnit(o)}
+		or := result.ObjectiveResult{Name: ObjectiveName(o), Unit: objectiveUnit(o)}
 		value, successOnly, noData := objectiveValue(r, o, &or)
 		or.Value = value
 		if value == nil {
@@ -100,7 +101,7 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 		var missed, unknown []string
 		// A percentile that is only an upper bound (trend-stats fallback over several runners)
 		// proves a maximum is met when it is below it, and proves nothing else.
-		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && !o.Iteration && isPercentile(o.Metric) && boundedRow(r.lookup(o.Scenario, o.Request))
+		upper := o.Metric != perfexpv1alpha1.MetricQuery && o.Group == "" && o.Trend == "" && !o.Iteration && isPercentile(o.Metric) && boundedRow(r.Lookup(o.Scenario, o.Request))
 		if o.Max != nil {
 			if bound := o.Max.AsApproximateFloat64(); *value > bound {
 				if upper {
@@ -148,11 +149,11 @@ func judgeObjectives(r *Result, specs []perfexpv1alpha1.Objective) []ObjectiveRe
 
 // objectiveValue is the value an objective judges, whether it is the successful requests'
 // latency, or why there is none; it sets the result's unit and name when the data decide them.
-func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult) (value *float64, successOnly bool, noData string) {
+func objectiveValue(r *result.Result, o perfexpv1alpha1.Objective, or *result.ObjectiveResult) (value *float64, successOnly bool, noData string) {
 	noData = "no data for this metric"
 	switch {
 	case o.Metric == perfexpv1alpha1.MetricQuery:
-		if q := r.query(o.Query); q != nil {
+		if q := r.Query(o.Query); q != nil {
 			value, or.Unit = q.Value, q.Unit
 		}
 	case o.Group != "" || o.Trend != "":
@@ -166,7 +167,7 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 		or.Name = objectiveName(o, unit)
 	case o.Iteration:
 		// iteration_duration covers every iteration: k6 tags it with no success.
-		st, why := r.iterationStats(o.Scenario)
+		st, why := r.IterationStats(o.Scenario)
 		if st == nil {
 			return nil, false, why
 		}
@@ -196,8 +197,8 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 		}
 		value = v
 	default:
-		value = statOf(r.lookup(o.Scenario, o.Request), o.Metric)
-		if ok := successfulOf(r.lookup(o.Scenario, o.Request), o.Metric); ok != nil {
+		value = statOf(r.Lookup(o.Scenario, o.Request), o.Metric)
+		if ok := successfulOf(r.Lookup(o.Scenario, o.Request), o.Metric); ok != nil {
 			value, successOnly = ok, true
 		}
 	}
@@ -205,7 +206,7 @@ func objectiveValue(r *Result, o perfexpv1alpha1.Objective, or *ObjectiveResult)
 }
 
 // successfulOf is a latency metric of the successful requests, when the row has them apart.
-func successfulOf(s *RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+func successfulOf(s *result.RequestStats, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	if s == nil || s.Successful == nil {
 		return nil
 	}
@@ -237,10 +238,10 @@ func isPercentile(m perfexpv1alpha1.ObjectiveMetric) bool {
 	return false
 }
 
-func boundedRow(s *RequestStats) bool { return s != nil && s.PercentilesUpperBound }
+func boundedRow(s *result.RequestStats) bool { return s != nil && s.PercentilesUpperBound }
 
 // relative judges an objective's bounds relative to the baseline.
-func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {
+func relative(r *result.Result, o perfexpv1alpha1.Objective) (missed, unknown []string) {
 	mc := findComparison(r, o)
 	switch {
 	case r.Comparison == nil || r.Comparison.Message != "":
@@ -258,7 +259,7 @@ func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string)
 	// The bound on the row's scale: a percentage of the baseline, or for error rates
 	// (compared in points) that percentage of the baseline's rate.
 	bound := func(pct int32) float64 {
-		if mc.Scale == ScalePoints {
+		if mc.Scale == result.ScalePoints {
 			return float64(pct) / 100 * *mc.Baseline
 		}
 		return float64(pct)
@@ -286,7 +287,7 @@ func relative(r *Result, o perfexpv1alpha1.Objective) (missed, unknown []string)
 }
 
 // relativeOnDelta judges a metric without an interval (max, a custom query) on its difference.
-func relativeOnDelta(mc *MetricComparison, o perfexpv1alpha1.Objective) (missed, unknown []string) {
+func relativeOnDelta(mc *result.MetricComparison, o perfexpv1alpha1.Objective) (missed, unknown []string) {
 	if mc.DeltaPercent == nil {
 		return nil, []string{"no baseline value to compare with"}
 	}
@@ -310,7 +311,7 @@ func orReason(why, fallback string) string {
 	return why
 }
 
-func findComparison(r *Result, o perfexpv1alpha1.Objective) *MetricComparison {
+func findComparison(r *result.Result, o perfexpv1alpha1.Objective) *result.MetricComparison {
 	if r.Comparison == nil {
 		return nil
 	}
@@ -337,7 +338,7 @@ func findComparison(r *Result, o perfexpv1alpha1.Objective) *MetricComparison {
 
 // verdict is Invalid on invalid results whatever the objectives say, else Fail when one was
 // missed, Inconclusive when one could not be judged, else Pass.
-func verdict(r *Result) perfexpv1alpha1.Verdict {
+func verdict(r *result.Result) perfexpv1alpha1.Verdict {
 	if r.Validity == perfexpv1alpha1.Invalid {
 		return perfexpv1alpha1.VerdictInvalid
 	}
@@ -354,7 +355,7 @@ func verdict(r *Result) perfexpv1alpha1.Verdict {
 }
 
 // ObjectivesCondition is the ObjectivesMet condition's status, reason and message for a result.
-func ObjectivesCondition(r *Result) (metav1.ConditionStatus, string, string) {
+func ObjectivesCondition(r *result.Result) (metav1.ConditionStatus, string, string) {
 	if r.Validity == perfexpv1alpha1.Invalid {
 		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonResultsInvalid, "results are invalid: " + strings.Join(r.InvalidReasons, "; ")
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: objectives name a script's own Rate and Gauge. The scenario's heavy_basket Rate reads
@@ -15,12 +16,12 @@ import (
 // written by two runners, so it has a Min and Max but no single Last, and an objective on
 // its Last is Unknown and says so. Names the run did not write list the ones it did.
 func TestRateAndGaugeObjectives(t *testing.T) {
-	r := &Result{Scenarios: []ScenarioResult{{
+	r := &result.Result{Scenarios: []result.ScenarioResult{{
 		Name:  "desk",
-		Rates: []RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: num(29.8)}},
-		Gauges: []GaugeResult{
-			{Name: "pool_size", Metric: "k6_pool_size", Min: num(4), Max: num(8), Series: 2},
-			{Name: "queue_depth", Metric: "k6_queue_depth", Min: num(10), Max: num(36), Last: num(23), Series: 1},
+		Rates: []result.RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: result.Num(29.8)}},
+		Gauges: []result.GaugeResult{
+			{Name: "pool_size", Metric: "k6_pool_size", Min: result.Num(4), Max: result.Num(8), Series: 2},
+			{Name: "queue_depth", Metric: "k6_queue_depth", Min: result.Num(10), Max: result.Num(36), Last: result.Num(23), Series: 1},
 		},
 	}}}
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }

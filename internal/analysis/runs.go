@@ -9,6 +9,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // CompareRuns compares the repeated runs of an arm with the repeated runs of its baseline,
@@ -23,9 +24,9 @@ import (
 // compared as the difference of the runs' mean error rates, in percentage points. Runs that
 // are not Valid are left out (and the comparison says so). With one run left on each side the
 // comparison falls back to the single-run block bootstrap over the runs' stored intervals.
-func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
+func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Comparison {
 	o := opts.withDefaults()
-	c := &Comparison{Change: perfexpv1alpha1.ChangeUnknown, Method: MethodRuns, MinChangePercent: o.MinChangePercent}
+	c := &result.Comparison{Change: perfexpv1alpha1.ChangeUnknown, Method: result.MethodRuns, MinChangePercent: o.MinChangePercent}
 	base, droppedBase := validRuns(base)
 	cur, droppedCur := validRuns(cur)
 	if len(base) > 0 {
@@ -84,7 +85,7 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		default:
 			e := runEffect(vc, vb, w.kind, o.MinChangePercent)
-			fill(&mc, e, MethodRuns, "runs")
+			fill(&mc, e, result.MethodRuns, "runs")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -99,10 +100,10 @@ func CompareRuns(base, cur []*Result, opts CompareOptions) *Comparison {
 // sweep together, and re-decides each arm's headline, in place: with 4 arms of 2 primary
 // metrics each, a claim needs its p-value to survive a family of 8, so the chance that any
 // arm of an A/A sweep is called changed stays at 5 %.
-func AdjustArms(arms []*Comparison) { adjust(arms) }
+func AdjustArms(arms []*result.Comparison) { adjust(arms) }
 
-func validRuns(rs []*Result) ([]*Result, int) {
-	out := make([]*Result, 0, len(rs))
+func validRuns(rs []*result.Result) ([]*result.Result, int) {
+	out := make([]*result.Result, 0, len(rs))
 	for _, r := range rs {
 		if r != nil && r.Validity == perfexpv1alpha1.Valid {
 			out = append(out, r)
@@ -112,16 +113,16 @@ func validRuns(rs []*Result) ([]*Result, int) {
 }
 
 // runDifference says how two runs of one arm differ in scenarios or load shape, or "".
-func runDifference(a, b *Result) string {
+func runDifference(a, b *result.Result) string {
 	msg := baselineProblem(a, &Baseline{Name: b.Experiment, Result: b})
 	return strings.TrimPrefix(msg, "baseline ")
 }
 
 // runValues is the metric of each run that has it.
-func runValues(rs []*Result, w row) []float64 {
+func runValues(rs []*result.Result, w row) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v := w.compared(r, true); v != nil && finite(*v) {
+		if v := w.compared(r, true); v != nil && result.Finite(*v) {
 			out = append(out, *v)
 		}
 	}
@@ -136,7 +137,7 @@ func mean(vs []float64) *float64 {
 	for _, v := range vs {
 		s += v
 	}
-	return num(s / float64(len(vs)))
+	return result.Num(s / float64(len(vs)))
 }
 
 // runEffect estimates the change from per-run values: the difference of mean logs (the log of

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // K6Summary is what the cross-check reads from a k6 runner's end-of-test summary (the JSON of
@@ -52,7 +54,7 @@ func ParseK6Summary(b []byte) (K6Summary, error) {
 // index>.json, and returns a note for every scenario whose counts differ, and how many
 // summaries of declared scenarios were compared. The summaries cover the whole scenario; the
 // scenarios' series start after the warm-up, so the counts must be equal.
-func CrossCheck(r *Result, summaries map[string]K6Summary) (notes []string, compared int) {
+func CrossCheck(r *result.Result, summaries map[string]K6Summary) (notes []string, compared int) {
 	type sums struct{ reqs, failed, pods int64 }
 	per := map[string]*sums{}
 	for key, s := range summaries {

@@ -11,66 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-func hist(buckets ...[3]float64) *Histogram {
-	h := NewHistogram()
-	for _, b := range buckets {
-		h.buckets[bucketKey{lower: b[0], upper: b[1]}] += b[2]
-		h.Count += b[2]
-		h.Sum += b[2] * math.Sqrt(b[0]*b[1])
-	}
-	return h
-}
-
-func TestHistogramQuantile(t *testing.T) {
-	g := math.Pow(2, 1.0/8)
-	tests := []struct {
-		name   string
-		h      *Histogram
-		q      float64
-		lo, hi float64 // the estimate must lie in [lo, hi]
-		ok     bool
-	}{
-		{"empty", NewHistogram(), 0.5, 0, 0, false},
-		{"one bucket: inside it", hist([3]float64{1, g, 10}), 0.95, 1, g, true},
-		{"rank lands in the second bucket", hist([3]float64{1, g, 90}, [3]float64{g, g * g, 10}), 0.95, g, g * g, true},
-		{"rank exactly at a bucket's end stays in it", hist([3]float64{1, g, 50}, [3]float64{g, g * g, 50}), 0.5, 1, g, true},
-		{"p100 is the top bucket", hist([3]float64{1, g, 50}, [3]float64{4, 4 * g, 1}), 1, 4, 4 * g, true},
-		{"zero bucket interpolates linearly", hist([3]float64{-1e-9, 1e-9, 10}), 0.5, -1e-9, 1e-9, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			v, ok := tc.h.Quantile(tc.q)
-			if ok != tc.ok {
-				t.Fatalf("ok = %v, want %v", ok, tc.ok)
-			}
-			if ok && (v < tc.lo || v > tc.hi) {
-				t.Errorf("q%.2f = %g, want within [%g, %g]", tc.q, v, tc.lo, tc.hi)
-			}
-		})
-	}
-}
-
-func TestHistogramSubtractAndMerge(t *testing.T) {
-	a := hist([3]float64{1, 2, 5}, [3]float64{2, 4, 5})
-	b := hist([3]float64{1, 2, 3})
-	d := a.Clone()
-	d.Sub(b)
-	if d.Count != 7 || d.buckets[bucketKey{lower: 1, upper: 2}] != 2 || !d.consistent() {
-		t.Errorf("a-b = count %g buckets %v", d.Count, d.buckets)
-	}
-	d.Sub(a)
-	if d.consistent() {
-		t.Error("a histogram that went below zero is reported consistent")
-	}
-	m := NewHistogram()
-	m.Add(a)
-	m.Add(b)
-	if mx, _ := m.MaxBound(); m.Count != 13 || mx != 4 {
-		t.Errorf("merge: count %g max %g", m.Count, mx)
-	}
-}
 
 func TestHistogramFromModelKeepsBounds(t *testing.T) {
 	h := histogramFromModel(&model.SampleHistogram{Count: 3, Sum: 0.3, Buckets: model.HistogramBuckets{
@@ -128,15 +70,15 @@ func TestObjectivesAndVerdict(t *testing.T) {
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 	pct := func(v int32) *int32 { return &v }
 	// withComparison gives the p95 row a change of delta % with the interval [low, high].
-	withComparison := func(r *Result, delta, low, high float64) *Result {
-		r.Comparison = &Comparison{Baseline: "b", Metrics: []MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", Value: ptr(1), Baseline: ptr(1),
-			DeltaPercent: &delta, Estimate: &delta, Low: &low, High: &high, Scale: ScalePercent, PValue: ptr(0.2)},
+	withComparison := func(r *result.Result, delta, low, high float64) *result.Result {
+		r.Comparison = &result.Comparison{Baseline: "b", Metrics: []result.MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", Value: ptr(1), Baseline: ptr(1),
+			DeltaPercent: &delta, Estimate: &delta, Low: &low, High: &high, Scale: result.ScalePercent, PValue: ptr(0.2)},
 			{Kind: perfexpv1alpha1.MetricQuery, Metric: "query q", Value: ptr(1), Baseline: ptr(1), DeltaPercent: &delta, Change: perfexpv1alpha1.ChangeUnknown}}}
 		return r
 	}
 	tests := []struct {
 		name    string
-		r       *Result
+		r       *result.Result
 		obj     perfexpv1alpha1.Objective
 		outcome perfexpv1alpha1.ObjectiveOutcome
 		verdict perfexpv1alpha1.Verdict
@@ -153,12 +95,12 @@ func TestObjectivesAndVerdict(t *testing.T) {
 		{"relative: interval wholly within the bound is met", withComparison(oneScenario(1, 0), 5, 1, 9), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
 		{"relative: a decrease beyond the bound is missed", withComparison(oneScenario(1, 0), -30, -40, -21), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
 		{"relative: query judged on the delta alone", withComparison(oneScenario(1, 0), -30, 0, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative without a usable baseline", func() *Result {
+		{"relative without a usable baseline", func() *result.Result {
 			r := oneScenario(1, 0)
-			r.Comparison = &Comparison{Baseline: "b", Message: "baseline b not found"}
+			r.Comparison = &result.Comparison{Baseline: "b", Message: "baseline b not found"}
 			return r
 		}(), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"invalid results are Invalid whatever the objectives", func() *Result { r := oneScenario(1, 0); invalid(r, "too many errors"); return r }(),
+		{"invalid results are Invalid whatever the objectives", func() *result.Result { r := oneScenario(1, 0); invalid(r, "too many errors"); return r }(),
 			perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictInvalid},
 	}
 	for _, tc := range tests {

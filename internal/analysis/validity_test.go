@@ -12,11 +12,12 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
-func requestRow(name string, requests, errors int64) RequestResult {
-	return RequestResult{Name: name, RequestStats: RequestStats{Requests: count(requests), Errors: count(errors),
-		ErrorPercent: num(100 * float64(errors) / float64(requests))}}
+func requestRow(name string, requests, errors int64) result.RequestResult {
+	return result.RequestResult{Name: name, RequestStats: result.RequestStats{Requests: result.Count(requests), Errors: result.Count(errors),
+		ErrorPercent: result.Num(100 * float64(errors) / float64(requests))}}
 }
 
 // A request name that fails wholesale under a small share of the traffic makes the run Invalid
@@ -24,13 +25,13 @@ func requestRow(name string, requests, errors int64) RequestResult {
 func TestValidityPerRequestName(t *testing.T) {
 	tests := []struct {
 		name    string
-		rows    []RequestResult
+		rows    []result.RequestResult
 		invalid string // part of the reason; empty: Valid
 	}{
-		{"all names healthy", []RequestResult{requestRow("check-out", 9600, 10), requestRow("check-in", 400, 0)}, ""},
-		{"one name failing 100 % under 4 % of traffic", []RequestResult{requestRow("check-out", 9600, 0), requestRow("renew", 400, 400)}, "renew 100.00% (400 of 400)"},
-		{"a rare name with too few errors to count", []RequestResult{requestRow("check-out", 9997, 0), requestRow("admin", 3, 3)}, ""},
-		{"at the maximum is still valid", []RequestResult{requestRow("check-out", 1000, 50)}, ""},
+		{"all names healthy", []result.RequestResult{requestRow("check-out", 9600, 10), requestRow("check-in", 400, 0)}, ""},
+		{"one name failing 100 % under 4 % of traffic", []result.RequestResult{requestRow("check-out", 9600, 0), requestRow("renew", 400, 400)}, "renew 100.00% (400 of 400)"},
+		{"a rare name with too few errors to count", []result.RequestResult{requestRow("check-out", 9997, 0), requestRow("admin", 3, 3)}, ""},
+		{"at the maximum is still valid", []result.RequestResult{requestRow("check-out", 1000, 50)}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,8 +40,8 @@ func TestValidityPerRequestName(t *testing.T) {
 				total += *rr.Requests
 				errs += *rr.Errors
 			}
-			r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
-				RequestStats: RequestStats{Requests: count(total), Errors: count(errs), ErrorPercent: num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
+			r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: []result.ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
+				RequestStats: result.RequestStats{Requests: result.Count(total), Errors: result.Count(errs), ErrorPercent: result.Num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
 			judgeValidity(r, DefaultMaxErrorRatePercent)
 			s := r.Scenarios[0]
 			switch {
@@ -72,7 +73,7 @@ func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{Total: RequestStats{Avg: num(200), P95: num(400), PercentilesUpperBound: tc.bounded}}
+			r := &result.Result{Total: result.RequestStats{Avg: result.Num(200), P95: result.Num(400), PercentilesUpperBound: tc.bounded}}
 			got := judgeObjectives(r, []perfexpv1alpha1.Objective{tc.o})[0]
 			if got.Outcome != tc.want {
 				t.Errorf("%s (%s), want %s", got.Outcome, got.Message, tc.want)
@@ -88,7 +89,7 @@ func TestDroppedIterations(t *testing.T) {
 		return model.Metric{"scenario": model.LabelValue(scenario), "instance_id": model.LabelValue(inst)}
 	}
 	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{},
-		reqs: []map[string]float64{{}, {}}, hists: []map[string]*Histogram{{}, {}}}
+		reqs: []map[string]float64{{}, {}}, hists: []map[string]*result.Histogram{{}, {}}}
 	d.iterLabels["a0"], d.iterLabels["a1"], d.iterLabels["b0"] = m("arrival", "0"), m("arrival", "1"), m("steady", "0")
 	d.iters = []map[string]float64{{"a0": 100, "a1": 100, "b0": 50}, {"a0": 1100, "a1": 1080, "b0": 1050}}
 	d.dropLabels["a0"], d.dropLabels["a1"] = m("arrival", "0"), m("arrival", "1")
@@ -111,9 +112,9 @@ func TestDroppedIterations(t *testing.T) {
 		})
 	}
 	t.Run("2% dropped makes the results Invalid, 0 does not", func(t *testing.T) {
-		r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
+		r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
 		for i := range r.Scenarios {
-			r.Scenarios[i].RequestStats = RequestStats{Requests: count(100), Errors: count(0), ErrorPercent: num(0)}
+			r.Scenarios[i].RequestStats = result.RequestStats{Requests: result.Count(100), Errors: result.Count(0), ErrorPercent: result.Num(0)}
 		}
 		judgeValidity(r, DefaultMaxErrorRatePercent)
 		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {

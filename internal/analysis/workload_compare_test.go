@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // workloadSim makes runs of one workload whose CPU per interval wanders as an AR(1) process on
@@ -25,7 +26,7 @@ type workloadSim struct {
 
 var defaultWorkloadSim = workloadSim{intervals: 16, phi: 0.6, sd: 0.05, level: 0.5}
 
-func (s workloadSim) run(rng *rand.Rand, id string, ratio float64) *Result {
+func (s workloadSim) run(rng *rand.Rand, id string, ratio float64) *result.Result {
 	shift := s.betweenCV * rng.NormFloat64()
 	cpu, mem := make([]float64, s.intervals), make([]float64, s.intervals)
 	x := s.sd * rng.NormFloat64()
@@ -38,12 +39,12 @@ func (s workloadSim) run(rng *rand.Rand, id string, ratio float64) *Result {
 		sum += cpu[i]
 	}
 	avg, memAvg := sum/float64(s.intervals), 300.0*mib
-	w := WorkloadResult{Kind: "Deployment", Namespace: "shop", Name: "api", Pods: 2, CPUAvg: &avg, MemoryAvg: &memAvg}
-	return &Result{Experiment: id, TestID: id, Validity: perfexpv1alpha1.Valid, Workloads: []WorkloadResult{w},
-		Intervals: &IntervalData{StepSeconds: 15, Workloads: []WorkloadIntervals{{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, CPU: cpu, Memory: mem}}}}
+	w := result.WorkloadResult{Kind: "Deployment", Namespace: "shop", Name: "api", Pods: 2, CPUAvg: &avg, MemoryAvg: &memAvg}
+	return &result.Result{Experiment: id, TestID: id, Validity: perfexpv1alpha1.Valid, Workloads: []result.WorkloadResult{w},
+		Intervals: &result.IntervalData{StepSeconds: 15, Workloads: []result.WorkloadIntervals{{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, CPU: cpu, Memory: mem}}}}
 }
 
-func cpuRow(t *testing.T, c *Comparison) MetricComparison {
+func cpuRow(t *testing.T, c *result.Comparison) result.MetricComparison {
 	t.Helper()
 	for _, m := range c.Metrics {
 		if m.Metric == "shop/api cpu avg" {
@@ -51,7 +52,7 @@ func cpuRow(t *testing.T, c *Comparison) MetricComparison {
 		}
 	}
 	t.Fatalf("no CPU row in %q: %+v", c.Message, c.Metrics)
-	return MetricComparison{}
+	return result.MetricComparison{}
 }
 
 // simulateWorkload compares pairs of synthetic sides of repeats runs and tallies the CPU row's
@@ -60,7 +61,7 @@ func simulateWorkload(t *testing.T, s workloadSim, pairs, repeats int, ratio flo
 	rng := rand.New(rand.NewPCG(seed, 7))
 	out := tally{}
 	for p := range pairs {
-		var base, cur []*Result
+		var base, cur []*result.Result
 		for i := range repeats {
 			base = append(base, s.run(rng, fmt.Sprintf("b%d-%d", p, i), 1))
 			cur = append(cur, s.run(rng, fmt.Sprintf("c%d-%d", p, i), ratio))
@@ -124,7 +125,7 @@ func TestWorkloadComparisonRules(t *testing.T) {
 	base, cur := defaultWorkloadSim.run(rng, "b", 1), defaultWorkloadSim.run(rng, "c", 2)
 
 	t.Run("twice the CPU is Regressed, secondary, and leaves the headline alone", func(t *testing.T) {
-		c := CompareRuns([]*Result{base}, []*Result{cur}, CompareOptions{})
+		c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{})
 		m := cpuRow(t, c)
 		if m.Change != perfexpv1alpha1.ChangeRegressed || m.Primary || m.Unit != "cores" || m.Pods != 2 || m.BaselinePods != 2 {
 			t.Errorf("%+v", m)
@@ -136,43 +137,43 @@ func TestWorkloadComparisonRules(t *testing.T) {
 	t.Run("throttled in both runs: withheld like the latencies", func(t *testing.T) {
 		b, r := *base, *cur
 		b.Workloads, r.Workloads = cloneThrottled(base.Workloads), cloneThrottled(cur.Workloads)
-		c := CompareRuns([]*Result{&b}, []*Result{&r}, CompareOptions{})
+		c := CompareRuns([]*result.Result{&b}, []*result.Result{&r}, CompareOptions{})
 		m := cpuRow(t, c)
 		if m.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(m.Why, "not claimed") || c.Disturbed == "" {
 			t.Errorf("%s (%s), disturbed %q", m.Change, m.Why, c.Disturbed)
 		}
 	})
 	t.Run("repeats: Welch on the runs' means", func(t *testing.T) {
-		var bs, cs []*Result
+		var bs, cs []*result.Result
 		for i := range 3 {
 			bs = append(bs, defaultWorkloadSim.run(rng, fmt.Sprint("b", i), 1))
 			cs = append(cs, defaultWorkloadSim.run(rng, fmt.Sprint("c", i), 2))
 		}
 		m := cpuRow(t, CompareRuns(bs, cs, CompareOptions{}))
-		if m.Change != perfexpv1alpha1.ChangeRegressed || m.Method != MethodRuns || m.Samples != 3 {
+		if m.Change != perfexpv1alpha1.ChangeRegressed || m.Method != result.MethodRuns || m.Samples != 3 {
 			t.Errorf("%+v", m)
 		}
 	})
 	t.Run("a workload missing from one repeat is Unknown", func(t *testing.T) {
 		gone := *cur
 		gone.Workloads = nil
-		m := cpuRow(t, CompareRuns([]*Result{base, base}, []*Result{cur, &gone}, CompareOptions{}))
+		m := cpuRow(t, CompareRuns([]*result.Result{base, base}, []*result.Result{cur, &gone}, CompareOptions{}))
 		if m.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(m.Why, "only 1 of 2 runs") {
 			t.Errorf("%s %q", m.Change, m.Why)
 		}
 	})
 	t.Run("too few intervals with samples: Inconclusive, saying how long to measure", func(t *testing.T) {
 		short := workloadSim{intervals: 6, phi: 0.6, sd: 0.05, level: 0.5}
-		m := cpuRow(t, CompareRuns([]*Result{short.run(rng, "b", 1)}, []*Result{short.run(rng, "c", 2)}, CompareOptions{}))
+		m := cpuRow(t, CompareRuns([]*result.Result{short.run(rng, "b", 1)}, []*result.Result{short.run(rng, "c", 2)}, CompareOptions{}))
 		if m.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(m.Why, "3 minutes") {
 			t.Errorf("%s %q", m.Change, m.Why)
 		}
 	})
 	t.Run("no cAdvisor data for it in the baseline: Unknown, not blamed on an older perfexp", func(t *testing.T) {
 		b := *base
-		b.Workloads = []WorkloadResult{{Kind: "Deployment", Namespace: "shop", Name: "api"}}
-		b.Intervals = &IntervalData{StepSeconds: 15}
-		m := cpuRow(t, CompareRuns([]*Result{&b}, []*Result{cur}, CompareOptions{}))
+		b.Workloads = []result.WorkloadResult{{Kind: "Deployment", Namespace: "shop", Name: "api"}}
+		b.Intervals = &result.IntervalData{StepSeconds: 15}
+		m := cpuRow(t, CompareRuns([]*result.Result{&b}, []*result.Result{cur}, CompareOptions{}))
 		if m.Change != perfexpv1alpha1.ChangeUnknown || m.Why != "no use measured in one of the runs" {
 			t.Errorf("%s %q", m.Change, m.Why)
 		}
@@ -184,7 +185,7 @@ func TestWorkloadComparisonRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back WorkloadIntervals
+		var back result.WorkloadIntervals
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
@@ -194,8 +195,8 @@ func TestWorkloadComparisonRules(t *testing.T) {
 	})
 }
 
-func cloneThrottled(ws []WorkloadResult) []WorkloadResult {
-	out := make([]WorkloadResult, len(ws))
+func cloneThrottled(ws []result.WorkloadResult) []result.WorkloadResult {
+	out := make([]result.WorkloadResult, len(ws))
 	for i, w := range ws {
 		w.CPUThrottledPercent = ptr(40)
 		out[i] = w

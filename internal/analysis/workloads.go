@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Workload is a workload whose resource use is reported.
@@ -318,7 +319,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		},
 		func(s *workloadSeries, v int64) {
 			if s.oom == nil {
-				s.oom = count(0)
+				s.oom = result.Count(0)
 			}
 			*s.oom += v
 		},
@@ -326,7 +327,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	for i, vec := range vectors {
 		for _, smp := range vec {
 			j, _ := d.owner(smp.Metric)
-			if j < 0 || !finite(float64(smp.Value)) {
+			if j < 0 || !result.Finite(float64(smp.Value)) {
 				continue
 			}
 			apply[i](d.series[j], int64(math.Round(float64(smp.Value))))
@@ -399,7 +400,7 @@ func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*w
 	spec = d.ranWith(s, spec, string(ss.Metric["namespace"]), podName, inTemplate)
 	for _, p := range ss.Values {
 		v := float64(p.Value)
-		if !finite(v) {
+		if !result.Finite(v) {
 			continue
 		}
 		ts := int64(p.Timestamp)
@@ -455,7 +456,7 @@ func (s *workloadSeries) addRestarts(v int64, source string) {
 		return
 	}
 	if s.restarts == nil {
-		s.restarts = count(0)
+		s.restarts = result.Count(0)
 	}
 	*s.restarts += v
 	s.restartsSource = source
@@ -511,13 +512,13 @@ func (w Workload) lookup(name string) (Container, bool) {
 
 // results computes each workload's result between a and b (inclusive), with the memory trend
 // when trend is set.
-func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
-	out := make([]WorkloadResult, 0, len(d.workloads))
+func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResult {
+	out := make([]result.WorkloadResult, 0, len(d.workloads))
 	for i, w := range d.workloads {
 		s := d.series[i]
 		u := s.usage(a, b)
 		ran := Workload{Containers: d.ranContainers(i)}
-		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
+		wr := result.WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
 			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
@@ -545,7 +546,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		for _, n := range names {
 			cu := s.containers[n].usage(a, b)
 			spec, _ := ran.lookup(n)
-			c := ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
+			c := result.ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
 				CPUThrottledPercent: cu.throttled, MemoryAvg: cu.memAvg, MemoryMax: cu.memMax, MemoryLimit: cu.memLim}
 			if spec.CPULimit != nil {
 				c.CPUPercentOfLimit = cu.cpuPodShare
@@ -681,7 +682,7 @@ func share(use, capacity *float64, set coverage, what string) (*float64, *float6
 	if use == nil || capacity == nil || *capacity <= 0 {
 		return capacity, nil, ""
 	}
-	return capacity, num(100 * *use / *capacity), ""
+	return capacity, result.Num(100 * *use / *capacity), ""
 }
 
 type usage struct {
@@ -713,7 +714,7 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		if n == 0 {
 			return nil, nil
 		}
-		return num(sum / float64(n)), num(mx)
+		return result.Num(sum / float64(n)), result.Num(mx)
 	}
 	var u usage
 	u.cpuAvg, u.cpuMax = meanMax(s.cpu)
@@ -730,7 +731,7 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		}
 	}
 	if per > 0 {
-		u.throttled = num(100 * thr / per)
+		u.throttled = result.Num(100 * thr / per)
 	}
 	for ts, p := range s.podsAt {
 		if in(ts) {
@@ -742,13 +743,13 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		lim, _ := meanMax(p.cpuLim)
 		if cpu != nil && lim != nil && *lim > 0 {
 			if sh := 100 * *cpu / *lim; u.cpuPodShare == nil || sh > *u.cpuPodShare {
-				u.cpuPodShare = num(sh)
+				u.cpuPodShare = result.Num(sh)
 			}
 		}
 		for ts, v := range p.memPeak {
 			if l := p.memLim[ts]; in(ts) && l > 0 {
 				if sh := 100 * v / l; u.memPodShare == nil || sh > *u.memPodShare {
-					u.memPodShare = num(sh)
+					u.memPodShare = result.Num(sh)
 				}
 			}
 		}

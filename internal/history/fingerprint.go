@@ -8,13 +8,14 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // fingerprinted is what makes two runs comparable. The variant's description is left out:
 // rewording it does not change what ran.
 type fingerprinted struct {
 	Namespace string                   `json:"namespace"`
-	Load      []analysis.ScenarioShape `json:"load"`
+	Load      []result.ScenarioShape   `json:"load"`
 	Variant   *perfexpv1alpha1.Variant `json:"variant,omitempty"`
 }
 

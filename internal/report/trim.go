@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // MaxConfigMapBytes is how much report text one ConfigMap may hold: the API server refuses
@@ -19,7 +19,7 @@ var trimSteps = []int{-1, 500, 100, 20}
 // report.html) as the data of its ConfigMap. When they would not fit, request names beyond the
 // most frequent are left out of every document, and the report says so; it fails only when
 // even the last step does not fit.
-func ConfigMapData(r *analysis.Result, dash DashboardOptions, page HTMLOptions) (map[string]string, error) {
+func ConfigMapData(r *result.Result, dash DashboardOptions, page HTMLOptions) (map[string]string, error) {
 	for _, keep := range trimSteps {
 		rr := r
 		if keep >= 0 {
@@ -36,7 +36,7 @@ func ConfigMapData(r *analysis.Result, dash DashboardOptions, page HTMLOptions) 
 	return nil, fmt.Errorf("the report does not fit a ConfigMap even with %d request names per scenario", trimSteps[len(trimSteps)-1])
 }
 
-func documents(r *analysis.Result, dash DashboardOptions, pageOpts HTMLOptions) (map[string]string, error) {
+func documents(r *result.Result, dash DashboardOptions, pageOpts HTMLOptions) (map[string]string, error) {
 	js, err := JSON(r)
 	if err != nil {
 		return nil, err
@@ -63,9 +63,9 @@ func dataSize(data map[string]string) int {
 // TrimRequests returns a copy of r that lists at most keep request names per scenario, in the
 // whole window and in every slice of it, with a note saying so when the whole window's list was
 // cut. r is left as it was.
-func TrimRequests(r *analysis.Result, keep int) *analysis.Result {
+func TrimRequests(r *result.Result, keep int) *result.Result {
 	c := *r
-	c.Scenarios = make([]analysis.ScenarioResult, len(r.Scenarios))
+	c.Scenarios = make([]result.ScenarioResult, len(r.Scenarios))
 	trimmed := false
 	for i, s := range r.Scenarios {
 		if len(s.Requests) > keep {
@@ -77,7 +77,7 @@ func TrimRequests(r *analysis.Result, keep int) *analysis.Result {
 	c.Slices = nil
 	for _, sl := range r.Slices {
 		sc := sl
-		sc.Scenarios = make([]analysis.ScenarioResult, len(sl.Scenarios))
+		sc.Scenarios = make([]result.ScenarioResult, len(sl.Scenarios))
 		for i, s := range sl.Scenarios {
 			if len(s.Requests) > keep {
 				s.Requests = s.Requests[:keep]

@@ -6,28 +6,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // manyRequests is a run whose one scenario made n differently named requests, the most
 // frequent first as the analysis lists them; every slice lists them too.
-func manyRequests(n, nameLen int) *analysis.Result {
+func manyRequests(n, nameLen int) *result.Result {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	sc := analysis.ScenarioResult{Name: "browse"}
+	sc := result.ScenarioResult{Name: "browse"}
 	for i := range n {
 		count := int64(n - i)
 		name := fmt.Sprintf("GET /items/%05d/", i)
 		name += strings.Repeat("x", max(0, nameLen-len(name)))
-		sc.Requests = append(sc.Requests, analysis.RequestResult{Name: name, RequestStats: analysis.RequestStats{Requests: &count}})
+		sc.Requests = append(sc.Requests, result.RequestResult{Name: name, RequestStats: result.RequestStats{Requests: &count}})
 	}
 	total := int64(n * (n + 1) / 2)
 	sc.RequestStats.Requests = &total
-	return &analysis.Result{Experiment: "many", Namespace: "perf", TestID: "many-1",
-		Window:    analysis.WindowInfo{Start: start, End: start.Add(10 * time.Minute)},
+	return &result.Result{Experiment: "many", Namespace: "perf", TestID: "many-1",
+		Window:    result.WindowInfo{Start: start, End: start.Add(10 * time.Minute)},
 		Notes:     []string{"a note of the analysis"},
-		Scenarios: []analysis.ScenarioResult{sc},
-		Slices: []analysis.SliceResult{{Name: "first half", Start: start, End: start.Add(5 * time.Minute),
-			Scenarios: []analysis.ScenarioResult{sc}}},
+		Scenarios: []result.ScenarioResult{sc},
+		Slices: []result.SliceResult{{Name: "first half", Start: start, End: start.Add(5 * time.Minute),
+			Scenarios: []result.ScenarioResult{sc}}},
 	}
 }
 
@@ -72,14 +72,14 @@ func TestTrimRequests(t *testing.T) {
 func TestConfigMapData(t *testing.T) {
 	tests := []struct {
 		name     string
-		result   *analysis.Result
+		result   *result.Result
 		wantKept int // request names listed in results.json; -1: the report does not fit
 	}{
 		{name: "a report that fits is whole", result: manyRequests(40, 0), wantKept: 40},
 		// 2,000 names of 200 bytes are over 400 KB in results.json alone, over the bound
 		// with the other documents; 500 of them fit.
 		{name: "a report too large keeps the most frequent names that fit", result: manyRequests(2000, 200), wantKept: 500},
-		{name: "a report too large even with 20 names is refused", result: func() *analysis.Result {
+		{name: "a report too large even with 20 names is refused", result: func() *result.Result {
 			r := manyRequests(10, 0)
 			r.Notes = append(r.Notes, strings.Repeat("n", MaxConfigMapBytes))
 			return r

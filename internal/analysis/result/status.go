@@ -1,4 +1,4 @@
-package analysis
+package result
 
 import (
 	"math"
@@ -8,10 +8,52 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
+// ResultFromStatus rebuilds what a baseline's status holds (scenarios, their ten most frequent
+// request names, query values), for when its report ConfigMap is gone. Strings that do not
+// parse (empty: absent) stay absent.
+func ResultFromStatus(s *perfexpv1alpha1.Results) *Result {
+	if s == nil {
+		return nil
+	}
+	r := &Result{Validity: s.Validity, LatencySource: s.LatencySource}
+	if s.InvalidReason != "" {
+		r.InvalidReasons = []string{s.InvalidReason}
+	}
+	for _, sc := range s.Scenarios {
+		sr := ScenarioResult{Name: sc.Name, Validity: sc.Validity, RequestStats: statsFromStatus(sc.RequestStats)}
+		for _, rr := range sc.TopRequests {
+			sr.Requests = append(sr.Requests, RequestResult{Name: rr.Name, RequestStats: statsFromStatus(rr.RequestStats)})
+		}
+		r.Scenarios = append(r.Scenarios, sr)
+	}
+	if len(r.Scenarios) == 1 {
+		r.Total = r.Scenarios[0].RequestStats
+	} else {
+		r.Total.P95 = parse(s.P95)
+	}
+	for _, q := range s.Queries {
+		r.Queries = append(r.Queries, QueryResult{Name: q.Name, Unit: q.Unit, Value: parse(q.Value), Error: q.Error})
+	}
+	return r
+}
+
+func statsFromStatus(s perfexpv1alpha1.RequestStats) RequestStats {
+	return RequestStats{Requests: s.Requests, Errors: s.Errors, Rate: parse(s.Rate), ErrorPercent: parse(s.ErrorPercent),
+		Avg: parse(s.Avg), P50: parse(s.P50), P75: parse(s.P75), P90: parse(s.P90), P95: parse(s.P95), P99: parse(s.P99), Max: parse(s.Max)}
+}
+
+func parse(s string) *float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil
+	}
+	return Num(v)
+}
+
 // Bounds of what goes into the experiment's status; the report holds everything.
 const (
 	statusTopRequests = 10
-	statusMaxMetrics  = 32
+	StatusMaxMetrics  = 32
 	statusMaxItems    = 64
 	statusMaxMessage  = 1024
 )
@@ -104,7 +146,7 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 	}
 	for level := 0; level <= 3; level++ {
 		for _, m := range cmp.Metrics {
-			if rank(m) != level || len(c.Metrics) == statusMaxMetrics {
+			if rank(m) != level || len(c.Metrics) == StatusMaxMetrics {
 				continue
 			}
 			c.Metrics = append(c.Metrics, perfexpv1alpha1.MetricComparison{
@@ -129,7 +171,7 @@ func ms(v *float64) string { return fixed(v, 3) }
 
 // fixed renders v with at most the given decimals, trailing zeros dropped; "" when absent.
 func fixed(v *float64, decimals int) string {
-	if v == nil || !finite(*v) {
+	if v == nil || !Finite(*v) {
 		return ""
 	}
 	p := math.Pow(10, float64(decimals))
@@ -142,7 +184,7 @@ func fixed(v *float64, decimals int) string {
 
 // sig renders a p-value with four significant digits.
 func sig(v *float64) string {
-	if v == nil || !finite(*v) {
+	if v == nil || !Finite(*v) {
 		return ""
 	}
 	return strconv.FormatFloat(*v, 'g', 4, 64)

@@ -1,4 +1,4 @@
-package analysis
+package result
 
 import (
 	"fmt"
@@ -22,10 +22,10 @@ func TestStatusKeepsTheTopGroupsAndTrends(t *testing.T) {
 			sr := ScenarioResult{Name: "desk"}
 			for i := range tc.groups {
 				avg := 1.5 + float64(i)
-				sr.Groups = append(sr.Groups, GroupResult{Name: fmt.Sprintf("g%02d", i), Count: count(int64(100 - i)), Latency: Latency{Avg: &avg}})
+				sr.Groups = append(sr.Groups, GroupResult{Name: fmt.Sprintf("g%02d", i), Count: Count(int64(100 - i)), Latency: Latency{Avg: &avg}})
 			}
 			for i := range tc.trends {
-				sr.Trends = append(sr.Trends, TrendResult{Name: fmt.Sprintf("t%02d", i), Unit: "ms", Count: count(7)})
+				sr.Trends = append(sr.Trends, TrendResult{Name: fmt.Sprintf("t%02d", i), Unit: "ms", Count: Count(7)})
 			}
 			r := &Result{Scenarios: []ScenarioResult{sr}}
 			st, _ := r.Status()

@@ -1,6 +1,7 @@
-package analysis
+package result
 
 import (
+	"math"
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -364,3 +365,32 @@ type ObjectiveResult struct {
 	Unit    string                           `json:"unit,omitempty"`
 	Message string                           `json:"message"`
 }
+
+// finite reports whether v is a usable number.
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// num returns a pointer to v, or nil when v is NaN or infinite, so NaN never leaks.
+func Num(v float64) *float64 {
+	if !Finite(v) {
+		return nil
+	}
+	return &v
+}
+
+func Count(v int64) *int64 { return &v }
+
+// The scales a change is measured on.
+const (
+	// ScalePercent is a relative change in percent of the baseline.
+	ScalePercent = "Percent"
+	// ScalePoints is an absolute difference of error rates in percentage points.
+	ScalePoints = "Points"
+)
+
+// The methods behind an interval.
+const (
+	// MethodBlockBootstrap resamples blocks of consecutive intervals of one run per side.
+	MethodBlockBootstrap = "BlockBootstrap"
+	// MethodRuns compares one statistic per run across repeated runs (Welch's t).
+	MethodRuns = "Runs"
+)
