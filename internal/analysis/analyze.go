@@ -467,7 +467,7 @@ func failingRequests(s *result.ScenarioResult, maxErrPercent float64) string {
 	if len(bad) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, shortList(bad, 5))
+	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, result.ShortList(bad, 5))
 }
 
 // resolveSlices turns slice specs into times within [ms, end]. A slice that reaches outside

@@ -37,9 +37,6 @@ import (
 const (
 	metricChecks = "k6_checks_rate"
 	tagCheck     = "check"
-	// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
-	// which were left out.
-	maxCustomNames = 32
 )
 
 // builtinCounterRatePrefixes are k6's own Counters and Rates: a custom one is any other
@@ -65,18 +62,10 @@ type customData struct {
 	names   map[string]bool
 }
 
-// The kinds of customKind.
-const (
-	kindCheck   = "check"
-	kindCounter = "counter"
-	kindRate    = "rate"
-	kindGauge   = "gauge"
-)
-
 // customKind says what a k6 metric name is: "check", "counter", "rate", or "" for k6's own.
 func customKind(name string) string {
 	if name == metricChecks {
-		return kindCheck
+		return result.KindCheck
 	}
 	for _, p := range builtinCounterRatePrefixes {
 		if strings.HasPrefix(name, p) {
@@ -87,9 +76,9 @@ func customKind(name string) string {
 	case !strings.HasPrefix(name, "k6_"):
 		return ""
 	case strings.HasSuffix(name, "_total"):
-		return kindCounter
+		return result.KindCounter
 	case strings.HasSuffix(name, "_rate"):
-		return kindRate
+		return result.KindRate
 	}
 	return ""
 }
@@ -123,7 +112,7 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 			if kind == "" || s.Histogram != nil || !result.Finite(float64(s.Value)) {
 				continue
 			}
-			if kind != kindCheck {
+			if kind != result.KindCheck {
 				seen[name] = true
 			}
 			k := s.Metric.String()
@@ -164,9 +153,9 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 		}
 	}
 	names := slices.Sorted(maps.Keys(seen))
-	if len(names) > maxCustomNames {
-		d.dropped = names[maxCustomNames:]
-		names = names[:maxCustomNames]
+	if len(names) > result.MaxCustomNames {
+		d.dropped = names[result.MaxCustomNames:]
+		names = names[:result.MaxCustomNames]
 	}
 	for _, n := range names {
 		d.names[n] = true
@@ -199,15 +188,15 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		name := string(m[model.MetricNameLabel])
 		scenario := string(m[tagScenario])
 		switch kind := customKind(name); {
-		case kind == kindCheck:
-			c := get(scenario, kindCheck+"\x00"+string(m[tagCheck]))
+		case kind == result.KindCheck:
+			c := get(scenario, result.KindCheck+"\x00"+string(m[tagCheck]))
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
 		case !d.names[name]:
-		case kind == kindCounter:
+		case kind == result.KindCounter:
 			// A series first written inside the window has nothing at a: all of it is in.
-			get(scenario, kindCounter+"\x00"+name).total += vb - d.values[a][k]
-		case kind == kindRate:
-			c := get(scenario, kindRate+"\x00"+name)
+			get(scenario, result.KindCounter+"\x00"+name).total += vb - d.values[a][k]
+		case kind == result.KindRate:
+			c := get(scenario, result.KindRate+"\x00"+name)
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
 		}
 	}
@@ -225,7 +214,7 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 				continue
 			}
 			if c == nil {
-				c = get(string(m[tagScenario]), kindGauge+"\x00"+name)
+				c = get(string(m[tagScenario]), result.KindGauge+"\x00"+name)
 				c.series++
 			}
 			v := float64(p.Value)
@@ -238,17 +227,17 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		for key, c := range per[sr.Name] {
 			kind, name, _ := strings.Cut(key, "\x00")
 			switch kind {
-			case kindCheck:
+			case result.KindCheck:
 				sr.Checks = append(sr.Checks, result.CheckResult{Name: name, PassPercent: result.Num(100 * c.lowest), Series: c.series})
-			case kindCounter:
+			case result.KindCounter:
 				cr := result.CounterResult{Name: customName(name), Metric: name, Total: result.Num(c.total)}
 				if s := seconds(sr.Name); s > 0 {
 					cr.Rate = result.Num(c.total / s)
 				}
 				sr.Counters = append(sr.Counters, cr)
-			case kindRate:
+			case result.KindRate:
 				sr.Rates = append(sr.Rates, result.RateResult{Name: customName(name), Metric: name, Percent: result.Num(100 * c.lowest)})
-			case kindGauge:
+			case result.KindGauge:
 				if math.IsInf(c.lowest, 1) {
 					// Nothing written in the window: the value is from before it.
 					continue
@@ -281,7 +270,7 @@ func (d *customData) notes() []string {
 	}
 	if len(d.dropped) > 0 {
 		out = append(out, fmt.Sprintf("the script wrote %d custom Counters, Rates and Gauges; the first %d by name are reported, left out: %s",
-			len(d.names)+len(d.dropped), len(d.names), shortList(d.dropped, 5)))
+			len(d.names)+len(d.dropped), len(d.names), result.ShortList(d.dropped, 5)))
 	}
 	return out
 }

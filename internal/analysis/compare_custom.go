@@ -38,7 +38,7 @@ type customRow struct {
 
 func (w customRow) label() string {
 	name := w.name
-	if w.kind == kindCheck {
+	if w.kind == result.KindCheck {
 		// A check's name is free text, spaces included.
 		name = fmt.Sprintf("%q", w.name)
 	}
@@ -49,18 +49,18 @@ func (w customRow) label() string {
 func (w customRow) value(r *result.Result) *float64 {
 	var v *float64
 	switch w.kind {
-	case kindCheck:
+	case result.KindCheck:
 		v, _ = checkPassRate(r, w.scenario, w.name)
-	case kindRate:
+	case result.KindRate:
 		v, _ = ratePercent(r, w.scenario, w.name)
-	case kindGauge:
+	case result.KindGauge:
 		v, _ = gaugeValue(r, w.scenario, w.name, w.metric)
 	}
 	return v
 }
 
 func (w customRow) unit() string {
-	if w.kind == kindGauge {
+	if w.kind == result.KindGauge {
 		return "" // the script's own
 	}
 	return "%"
@@ -69,9 +69,9 @@ func (w customRow) unit() string {
 // singleRunWhy is why a single run cannot decide the row.
 func (w customRow) singleRunWhy() string {
 	switch w.kind {
-	case kindCheck:
+	case result.KindCheck:
 		return "k6 writes a check's pass rate as a ratio since each runner began, without counts: nothing per interval to decide on; repeated runs compare it run by run"
-	case kindRate:
+	case result.KindRate:
 		return "k6 writes a Rate as a ratio since each runner began, without counts: nothing per interval to decide on; repeated runs compare it run by run"
 	}
 	return fmt.Sprintf("a Gauge's %s is one value per run: no interval to decide on; repeated runs compare it run by run", strings.ToLower(string(w.metric)))
@@ -114,15 +114,15 @@ func customRows(r, base *result.Result) ([]customRow, string) {
 		for _, g := range s.Gauges {
 			gauges = append(gauges, g.Name)
 		}
-		take(kindCheck, checks, perfexpv1alpha1.MetricPassRate)
-		take(kindRate, rates, perfexpv1alpha1.MetricPercent)
-		take(kindGauge, gauges, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricMax, perfexpv1alpha1.MetricLast)
+		take(result.KindCheck, checks, perfexpv1alpha1.MetricPassRate)
+		take(result.KindRate, rates, perfexpv1alpha1.MetricPercent)
+		take(result.KindGauge, gauges, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricMax, perfexpv1alpha1.MetricLast)
 	}
 	if len(left) == 0 {
 		return out, ""
 	}
 	return out, fmt.Sprintf("checks, custom Rates and Gauges: the first %d of each kind per scenario (by name) are compared; not compared: %s",
-		maxCustomCompared, shortList(left, 5))
+		maxCustomCompared, result.ShortList(left, 5))
 }
 
 func newCustomComparison(w customRow) result.MetricComparison {
@@ -156,9 +156,9 @@ func compareCustomRuns(c *result.Comparison, cur, base []*result.Result, o Compa
 		switch {
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
-		case w.kind == kindGauge && (logs(vc) == nil || logs(vb) == nil):
+		case w.kind == result.KindGauge && (logs(vc) == nil || logs(vb) == nil):
 			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
-		case w.kind == kindGauge:
+		case w.kind == result.KindGauge:
 			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent), result.MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		default:
@@ -216,11 +216,11 @@ const (
 // direction says whether higher is better for a row: always for a pass rate; for a Rate or a
 // Gauge as the experiment's objectives on it say (boundDirection).
 func direction(w customRow, objectives []perfexpv1alpha1.Objective) int {
-	if w.kind == kindCheck {
+	if w.kind == result.KindCheck {
 		return betterHigher
 	}
 	return boundDirection(objectives, func(o perfexpv1alpha1.Objective) bool {
-		return o.Scenario == w.scenario && (w.kind == kindRate && o.Rate == w.name || w.kind == kindGauge && o.Gauge == w.name)
+		return o.Scenario == w.scenario && (w.kind == result.KindRate && o.Rate == w.name || w.kind == result.KindGauge && o.Gauge == w.name)
 	})
 }
 
@@ -271,7 +271,7 @@ func orient(mc *result.MetricComparison, dir int) {
 		unit := scaleUnit(mc.Scale)
 		mc.Change = perfexpv1alpha1.ChangeInconclusive
 		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say: an objective with max (lower is better) or min (higher is better) on it gives the direction",
-			orZero(mc.Threshold), unit, orZero(mc.Low), orZero(mc.High), unit)
+			result.OrZero(mc.Threshold), unit, result.OrZero(mc.Low), result.OrZero(mc.High), unit)
 		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 	}
 }

@@ -63,7 +63,7 @@ func counterRows(r, base *result.Result) []row {
 	for _, s := range r.Scenarios {
 		n := 0
 		for _, c := range s.Counters {
-			if n == maxCustomNames {
+			if n == result.MaxCustomNames {
 				break
 			}
 			if base.CounterStats(s.Name, c.Name) == nil {
@@ -104,7 +104,7 @@ func (w row) noEffectWhy(why string, r, base *result.Result) string {
 	case w.iteration && why == noIntervalsWhy:
 		return "no per-interval iteration durations in one of the runs (its results were analysed by an older perfexp, which did not keep them): repeat the runs, which compare iteration durations run by run"
 	case w.counter != "" && why == noIntervalsWhy:
-		return fmt.Sprintf("no per-interval data for Counter %q in one of the runs (analysed by an older perfexp, or beyond the %d series results.json keeps): repeat the runs, which compare it run by run", w.counter, maxStoredSeries)
+		return fmt.Sprintf("no per-interval data for Counter %q in one of the runs (analysed by an older perfexp, or beyond the %d series results.json keeps): repeat the runs, which compare it run by run", w.counter, result.MaxStoredSeries)
 	case w.counter != "":
 		for _, x := range []*result.Result{r, base} {
 			if v := w.compared(x, false); v != nil && *v == 0 {

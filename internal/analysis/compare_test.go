@@ -155,7 +155,7 @@ func TestAdjustArmsCountsEveryArm(t *testing.T) {
 }
 
 func shape(vus int32, script string) []result.ScenarioShape {
-	return LoadShape(perfexpv1alpha1.Load{Scenarios: []perfexpv1alpha1.Scenario{{Name: "s", VUs: &vus, Duration: &metav1.Duration{Duration: 10 * time.Minute},
+	return result.LoadShape(perfexpv1alpha1.Load{Scenarios: []perfexpv1alpha1.Scenario{{Name: "s", VUs: &vus, Duration: &metav1.Duration{Duration: 10 * time.Minute},
 		Script: perfexpv1alpha1.ScriptSource{Inline: script}}}}, nil)
 }
 
@@ -205,15 +205,15 @@ func TestLoadShape(t *testing.T) {
 		{Name: "b", Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: 30 * time.Second}, Target: 10}, {Duration: metav1.Duration{Duration: time.Minute}, Target: 0}},
 			Script: perfexpv1alpha1.ScriptSource{ConfigMap: &perfexpv1alpha1.ConfigMapScript{Name: "gone"}}},
 	}}
-	got := LoadShape(l, map[string]string{"a": "export default function () {}"})
+	got := result.LoadShape(l, map[string]string{"a": "export default function () {}"})
 	want := []result.ScenarioShape{
-		{Name: "a", Executor: "constant-arrival-rate", Rate: 50, TimeUnit: "1s", Duration: "5m0s", PreAllocatedVUs: 20, Parallelism: 2, StartDelay: "1m0s", ScriptHash: ScriptHash("export default function () {}")},
+		{Name: "a", Executor: "constant-arrival-rate", Rate: 50, TimeUnit: "1s", Duration: "5m0s", PreAllocatedVUs: 20, Parallelism: 2, StartDelay: "1m0s", ScriptHash: result.ScriptHash("export default function () {}")},
 		{Name: "b", Executor: "ramping-vus", Stages: "30s:10,1m0s:0", Parallelism: 1},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("LoadShape =\n%+v, want\n%+v", got, want)
 	}
-	other := LoadShape(l, nil)
+	other := result.LoadShape(l, nil)
 	other[0].Rate = 60
 	if d := shapeDifference(got, other); d != "scenario a: arrival rate 50 here, 60 in the baseline" {
 		t.Errorf("difference %q", d)
@@ -472,7 +472,7 @@ func TestStoredIntervalsAreBounded(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := stored(build(tc.scenarios, tc.requests))
-			if len(got.Series) != tc.want || len(got.Series) > maxStoredSeries {
+			if len(got.Series) != tc.want || len(got.Series) > result.MaxStoredSeries {
 				t.Errorf("%d series stored, want %d", len(got.Series), tc.want)
 			}
 		})

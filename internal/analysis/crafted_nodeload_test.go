@@ -71,7 +71,7 @@ func TestCraftedNodeLoad(t *testing.T) {
 		got  any
 	}{
 		{"the experiment's node is n1", nl.Node == "n1" && nl.Nodes == 1, []any{nl.Node, nl.Nodes}},
-		{"read from the root cgroup", nl.Source == SourceRootCgroup, nl.Source},
+		{"read from the root cgroup", nl.Source == result.SourceRootCgroup, nl.Source},
 		{"other: the neighbour's 0.6 and 0.2 outside pods", near(nl.OtherCores, 0.8) && near(nl.OtherPeakCores, 0.8), []any{nl.OtherCores, nl.OtherPeakCores}},
 		{"own: service and runner, 0.8", near(nl.OwnCores, 0.8), nl.OwnCores},
 		{"4 cores, 20 %", near(nl.Cores, 4) && near(nl.OtherPercent(), 20), []any{nl.Cores, nl.OtherPercent()}},
@@ -90,7 +90,7 @@ func TestCraftedNodeLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nl.Node != "n3" || nl.Source != SourcePods || !near(nl.OtherCores, 0.45) || nl.Cores != 0 || nl.OtherPercent() != -1 {
+		if nl.Node != "n3" || nl.Source != result.SourcePods || !near(nl.OtherCores, 0.45) || nl.Cores != 0 || nl.OtherPercent() != -1 {
 			t.Errorf("got %+v", nl)
 		}
 	})

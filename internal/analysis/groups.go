@@ -130,7 +130,7 @@ func (t *trendData) notes() []string {
 	}
 	if len(t.dropped) > 0 {
 		out = append(out, fmt.Sprintf("the script wrote %d custom Trends; the first %d by name are reported, left out: %s",
-			len(t.names)+len(t.dropped), len(t.names), shortList(t.dropped, 5)))
+			len(t.names)+len(t.dropped), len(t.names), result.ShortList(t.dropped, 5)))
 	}
 	return out
 }
@@ -199,7 +199,7 @@ func orNoneList(names []string) string {
 	if len(names) == 0 {
 		return "the run wrote none"
 	}
-	return shortList(names, 10)
+	return result.ShortList(names, 10)
 }
 
 // transactionSelector selects the group_duration series (when groups), the iteration_duration

@@ -502,10 +502,6 @@ func timeline(d *result.IntervalData, start time.Time, scenarios []string) *resu
 	return t
 }
 
-// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
-// most a quarter of the report ConfigMap.
-const maxStoredSeries = 48
-
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
 // together, each scenario, and its most frequent request names (those a comparison shows),
 // then its iteration duration, groups, custom Trends and Counters, as many as fit
@@ -518,7 +514,7 @@ func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 	keep := map[result.IntervalKey]bool{{Scenario: result.AllScenarios}: true}
 	perScenario := topRequestsCompared
 	if n := len(r.Scenarios); n > 0 {
-		perScenario = min(perScenario, max(0, (maxStoredSeries-1-n)/n))
+		perScenario = min(perScenario, max(0, (result.MaxStoredSeries-1-n)/n))
 	}
 	for _, s := range r.Scenarios {
 		keep[result.IntervalKey{Scenario: s.Name}] = true
@@ -533,24 +529,24 @@ func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 	// first), then its Counters (no histogram: a few hundred bytes each), while the bound
 	// allows: a later single-run comparison with this run decides only what it kept.
 	for _, s := range r.Scenarios {
-		if s.IterationDuration != nil && len(keep) < maxStoredSeries {
+		if s.IterationDuration != nil && len(keep) < result.MaxStoredSeries {
 			keep[result.IntervalKey{Scenario: s.Name, Iteration: true}] = true
 		}
 	}
 	for _, s := range r.Scenarios {
 		for _, g := range s.Groups {
-			if len(keep) < maxStoredSeries {
+			if len(keep) < result.MaxStoredSeries {
 				keep[result.IntervalKey{Scenario: s.Name, Group: g.Name}] = true
 			}
 		}
 		for _, t := range s.Trends {
-			if len(keep) < maxStoredSeries {
+			if len(keep) < result.MaxStoredSeries {
 				keep[result.IntervalKey{Scenario: s.Name, Trend: t.Name}] = true
 			}
 		}
 	}
 	for _, k := range scriptIntervalKeys(r) {
-		if k.Counter != "" && len(keep) < maxStoredSeries {
+		if k.Counter != "" && len(keep) < result.MaxStoredSeries {
 			keep[k] = true
 		}
 	}

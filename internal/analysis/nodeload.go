@@ -13,12 +13,6 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
-// How NodeLoad.Source read the node's CPU.
-const (
-	SourceRootCgroup = "cAdvisor root cgroup"
-	SourcePods       = "sum of all pods"
-)
-
 // DefaultNodeLoadShare and FallbackMaxNodeLoadDifference make the default limit on how far
 // apart the other load of the two runs of a single-run comparison may be: a tenth of the node's
 // cores, or a quarter of a core when the core count is unknown. On the local 2-core cluster,
@@ -82,10 +76,10 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	}
 	var best *result.NodeLoad
 	for inst, mine := range own {
-		nl := &result.NodeLoad{Source: SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
+		nl := &result.NodeLoad{Source: result.SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
 		all := root[inst]
 		if len(all) == 0 {
-			nl.Source, all = SourcePods, pods[inst]
+			nl.Source, all = result.SourcePods, pods[inst]
 		}
 		var others []float64
 		var ownSum float64

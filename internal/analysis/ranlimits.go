@@ -192,5 +192,5 @@ func (d *workloadData) specLimitsNote() string {
 		return ""
 	}
 	sort.Strings(names)
-	return fmt.Sprintf("the limits of %s were read from the workloads' specs at analysis time (Prometheus has neither cAdvisor's container_spec_* nor kube-state-metrics' resource series for their pods); a change made since the run would show", shortList(names, 10))
+	return fmt.Sprintf("the limits of %s were read from the workloads' specs at analysis time (Prometheus has neither cAdvisor's container_spec_* nor kube-state-metrics' resource series for their pods); a change made since the run would show", result.ShortList(names, 10))
 }

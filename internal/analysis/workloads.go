@@ -589,7 +589,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 		if u.cpuAvg == nil && u.memAvg == nil {
 			continue
 		}
-		c := cand{i: i, cpu: orZero(u.cpuAvg), mem: orZero(u.memAvg)}
+		c := cand{i: i, cpu: result.OrZero(u.cpuAvg), mem: result.OrZero(u.memAvg)}
 		totalCPU += c.cpu
 		totalMem += c.mem
 		listed = append(listed, c)
@@ -627,21 +627,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 	}
 	sort.Strings(left)
 	return fmt.Sprintf("%d of the target namespace's %d running workloads are listed (at most %d, the largest by share of CPU or memory); left out: %s",
-		limit, len(listed), limit, shortList(left, 20))
-}
-
-func orZero(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func shortList(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+		limit, len(listed), limit, result.ShortList(left, 20))
 }
 
 // coverage says whether all, none or some containers have a resource set.

@@ -381,7 +381,7 @@ func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *analysis.Baseline
 	}
 	// Its load shape as its spec says, for results that do not record one; its ConfigMap
 	// scripts may have changed since it ran, so only inline scripts are hashed here.
-	out.LoadShape = analysis.LoadShape(b.Spec.Load, nil)
+	out.LoadShape = result.LoadShape(b.Spec.Load, nil)
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 )
@@ -33,7 +34,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	if err != nil {
 		return in, err
 	}
-	in.LoadShape = analysis.LoadShape(exp.Spec.Load, scripts)
+	in.LoadShape = result.LoadShape(exp.Spec.Load, scripts)
 	if in.Workloads, err = a.workloads(ctx, exp); err != nil {
 		return in, err
 	}

@@ -5,12 +5,8 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-)
-
-// statusFailing bounds the failing checks in the experiment's status.
-const statusFailing = 8
-
-// CheckResult is one k6 check of a scenario (`check(res, {'status is 200': ...})`).
+)                       // statusFailing bounds the failing checks in the experiment's status.
+const statusFailing = 8 // CheckResult is one k6 check of a scenario (`check(res, {'status is 200': ...})`).
 type CheckResult struct {
 	Name string `json:"name"`
 	// PassPercent is the lowest pass rate, in percent, among the runners and tag sets that ran
@@ -91,3 +87,15 @@ func GaugeStat(g *GaugeResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	}
 	return nil
 }
+
+// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
+// which were left out.
+const MaxCustomNames = 32
+
+// The kinds of customKind.
+const (
+	KindCheck   = "check"
+	KindCounter = "counter"
+	KindRate    = "rate"
+	KindGauge   = "gauge"
+)

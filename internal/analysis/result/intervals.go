@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
-
-// less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
+) // less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
 func (k IntervalKey) Less(o IntervalKey) bool {
 	switch {
 	case k.Scenario != o.Scenario:
@@ -239,3 +237,7 @@ func parseNumbers(s string) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
+// most a quarter of the report ConfigMap.
+const MaxStoredSeries = 48

@@ -2,9 +2,7 @@ package result
 
 import (
 	"fmt"
-)
-
-// NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
+) // NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
 // (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
 // machine. A single run cannot tell such load from the variant's effect, so a single-run
 // comparison whose two runs saw very different node load is not decided (see nodeLoadProblem).
@@ -50,3 +48,9 @@ func (n *NodeLoad) String() string {
 	}
 	return s
 }
+
+// How NodeLoad.Source read the node's CPU.
+const (
+	SourceRootCgroup = "cAdvisor root cgroup"
+	SourcePods       = "sum of all pods"
+)
