@@ -537,11 +537,8 @@ func intervalNames(r *result.Result, b *Baseline, a perfexpv1alpha1.Analysis) ma
 		keep[k] = true
 	}
 	if b != nil && b.Result != nil {
-		opts, _ := OptionsFor(a)
-		for _, w := range rows(r, b.Result, opts.withDefaults()) {
-			if w.request != "" || w.transaction() {
-				keep[w.key()] = true
-			}
+		for _, k := range comparedIntervals(r, b.Result, a) {
+			keep[k] = true
 		}
 	}
 	return keep

@@ -382,6 +382,19 @@ func rows(r, base *result.Result, o CompareOptions) []row {
 	return out
 }
 
+// comparedIntervals are the per-interval series a comparison of r with base shows: its request
+// names and transactions (groups, Trends, iterations).
+func comparedIntervals(r, base *result.Result, a perfexpv1alpha1.Analysis) []result.IntervalKey {
+	opts, _ := OptionsFor(a)
+	var keys []result.IntervalKey
+	for _, w := range rows(r, base, opts.withDefaults()) {
+		if w.request != "" || w.transaction() {
+			keys = append(keys, w.key())
+		}
+	}
+	return keys
+}
+
 // compare compares a single run with a single baseline run, metric by metric, with a
 // moving-block bootstrap over both runs' per-interval data.
 func compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *result.IntervalData, o CompareOptions) *result.Comparison {

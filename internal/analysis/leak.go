@@ -5,8 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
@@ -105,7 +103,7 @@ func leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z
 
 // judgePod runs the four steps on one pod's working set (bytes by Prometheus timestamp).
 func judgePod(mem map[int64]float64, a, b time.Time) leakPod {
-	lo, hi := int64(model.TimeFromUnixNano(a.UnixNano())), int64(model.TimeFromUnixNano(b.UnixNano()))
+	lo, hi := a.UnixMilli(), b.UnixMilli()
 	ts := make([]int64, 0, len(mem))
 	for t := range mem {
 		if t >= lo && t <= hi {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
@@ -34,7 +32,7 @@ func (m memSim) series(r *rand.Rand, start time.Time, from, to time.Duration) ma
 		ar = 0.8*ar + m.noise*math.Sqrt(1-0.64)*r.NormFloat64()
 		phase := float64(x-lastGC) / float64(nextGC-lastGC)
 		v := m.floor((x - from).Hours()) + ar + phase*m.gcRise
-		out[int64(model.TimeFromUnixNano(start.Add(x).UnixNano()))] = v
+		out[start.Add(x).UnixMilli()] = v
 	}
 	return out
 }
