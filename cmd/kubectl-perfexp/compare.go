@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -109,7 +109,7 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 	c := cur.Comparison
 	source := fmt.Sprintf("as analysed when %s ran", name)
 	if c == nil || c.Baseline != baseName {
-		c = analysis.CompareRuns([]*result.Result{base}, []*result.Result{cur}, analysis.CompareOptions{MinChangePercent: minChange})
+		c = judge.CompareRuns([]*result.Result{base}, []*result.Result{cur}, judge.CompareOptions{MinChangePercent: minChange})
 		source = "computed now from one run each: the noise between runs is not in the intervals"
 	}
 	switch output {

@@ -8,6 +8,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Input is everything the analysis needs to know about the experiment. The controller fills it
@@ -31,7 +32,7 @@ type Input struct {
 	// Workloads are the touched and observed workloads with their containers' resources.
 	Workloads []Workload
 	// Baseline is the baseline run, nil when none is set.
-	Baseline *Baseline
+	Baseline *judge.Baseline
 	// Phases is the experiment's timeline, for the report.
 	Phases []result.PhaseAt
 	// RunnerPods matches the names of the run's k6 pods in Namespace (load.RunnerPodPattern),
@@ -56,24 +57,6 @@ type Input struct {
 	EndGrace time.Duration
 }
 
-// Baseline is a baseline run as the controller found it.
-type Baseline struct {
-	// Name of the baseline experiment.
-	Name string
-	// Problem, when set, says why the baseline cannot be used (not found, not succeeded, ...).
-	Problem string
-	// TestID, Start, WarmUpEnd and End locate its samples.
-	TestID                string
-	Start, WarmUpEnd, End time.Time
-	// Scenarios are its declared scenario names.
-	Scenarios []string
-	// LoadShape is its load shape from its spec, for a baseline whose results do not record
-	// one (older than this field).
-	LoadShape []result.ScenarioShape
-	// Result is its full result (from its report) or what its status holds.
-	Result *result.Result
-}
-
 // DefaultEndGrace is the default Input.EndGrace.
 const DefaultEndGrace = time.Minute
 
@@ -81,9 +64,6 @@ const DefaultEndGrace = time.Minute
 // run are always inside them. Only samples of this test ID are selected, so reaching back
 // costs nothing.
 const lookBefore = 10 * time.Minute
-
-// DefaultMaxErrorRatePercent applies when spec.analysis.maxErrorRatePercent is unset.
-const DefaultMaxErrorRatePercent = 5.0
 
 // edgeSet collects distinct evaluation times.
 type edgeSet struct {
@@ -157,7 +137,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 	r.Window.MeasuredSeconds = seconds
 	if seconds <= 0 {
 		r.LatencySource = perfexpv1alpha1.LatencyNone
-		invalid(r, fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
+		judge.MarkInvalid(r, fmt.Sprintf("the measured window is empty: it starts at %s and ends at %s", ms.Format(time.RFC3339), in.End.Format(time.RFC3339)))
 		r.Verdict = perfexpv1alpha1.VerdictInvalid
 		return r, nil
 	}
@@ -317,8 +297,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 		r.Slices = append(r.Slices, sr)
 	}
 
-	judgeValidity(r, maxErrorRate(in.Analysis))
-	judgeDrift(r, in.Drifted)
+	judge.Validity(r, judge.MaxErrorRate(in.Analysis))
+	judge.Drift(r, in.Drifted)
 
 	r.LoadShape = in.LoadShape
 	// The request names whose latency per interval anyone reads: the stored ones and the
@@ -336,8 +316,8 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 			return nil, err
 		}
 	}
-	r.Objectives = judgeObjectives(r, in.Analysis.Objectives)
-	r.Verdict = verdict(r)
+	r.Objectives = judge.Objectives(r, in.Analysis.Objectives)
+	r.Verdict = judge.Verdict(r)
 	r.PrometheusQueries = cq.Count()
 	return r, nil
 }
@@ -346,10 +326,10 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 // from ms, step apart).
 func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Result, cur *result.IntervalData, ms time.Time, step time.Duration, keep map[result.IntervalKey]bool) (*result.Comparison, error) {
 	b := in.Baseline
-	opts, note := OptionsFor(in.Analysis)
+	opts, note := judge.OptionsFor(in.Analysis)
 	var base *result.IntervalData
 	compared := cur
-	if baselineProblem(r, b) == "" {
+	if judge.BaselineProblem(r, b) == "" {
 		var err error
 		// A baseline's own stored intervals are used when it has them: Prometheus may no
 		// longer hold its samples.
@@ -362,7 +342,7 @@ func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Res
 			if base, err = readIntervals(ctx, q, b.TestID, in.Scenarios, bms, b.End, step, keep, true); err != nil {
 				return nil, err
 			}
-		case !successfulIntervals(base, b.Result):
+		case !judge.SuccessfulIntervals(base, b.Result):
 			// The baseline kept all its requests' latency: compare like with like.
 			if compared, err = readIntervals(ctx, q, in.TestID, in.Scenarios, ms, in.End, step, keep, false); err != nil {
 				return nil, err
@@ -370,69 +350,12 @@ func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Res
 			compared.Workloads = cur.Workloads
 		}
 	}
-	c := compare(r, compared, b, base, opts)
+	c := judge.Compare(r, compared, b, base, opts)
 	if note != "" {
 		c.Notes = append(c.Notes, note)
 	}
 	return c, nil
 }
-
-func maxErrorRate(a perfexpv1alpha1.Analysis) float64 {
-	if a.MaxErrorRatePercent == nil {
-		return DefaultMaxErrorRatePercent
-	}
-	return a.MaxErrorRatePercent.AsApproximateFloat64()
-}
-
-func invalid(r *result.Result, reason string) {
-	r.Validity = perfexpv1alpha1.Invalid
-	r.InvalidReasons = append(r.InvalidReasons, reason)
-}
-
-// judgeValidity marks scenarios without data or over the error-rate limit invalid: fast errors
-// are not fast responses, and a missing scenario is not a fast one.
-func judgeValidity(r *result.Result, maxErrPercent float64) {
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		var why string
-		switch {
-		case s.RequestStats.Requests == nil:
-			why = fmt.Sprintf("scenario %s: no k6 samples with testid=%s reached Prometheus", s.Name, r.TestID)
-		case *s.RequestStats.Requests == 0:
-			why = fmt.Sprintf("scenario %s: no requests in the measured window", s.Name)
-		case s.ErrorPercent != nil && *s.ErrorPercent > maxErrPercent:
-			why = fmt.Sprintf("scenario %s: %.2f%% of requests failed (%d of %d), above the maximum of %g%%",
-				s.Name, *s.ErrorPercent, *s.Errors, *s.RequestStats.Requests, maxErrPercent)
-		}
-		// A request name can fail wholesale under a small share of the traffic and leave the
-		// scenario's rate under the maximum: each name is held to the maximum too, once it has
-		// enough errors for the rate to mean something.
-		if why == "" {
-			why = failingRequests(s, maxErrPercent)
-		}
-		if why == "" && s.DroppedPercent != nil && *s.DroppedPercent > MaxDroppedPercent {
-			why = fmt.Sprintf("scenario %s: k6 dropped %d iterations, %.2f%% of those planned (above %g%%): the planned arrival rate was not reached, so the load was not the one declared",
-				s.Name, *s.DroppedIterations, *s.DroppedPercent, MaxDroppedPercent)
-		}
-		if why != "" {
-			s.Validity = perfexpv1alpha1.Invalid
-			s.InvalidReason = why
-			invalid(r, why)
-		}
-	}
-}
-
-// judgeDrift marks the results invalid when the variant drifted during the run: the numbers
-// are real, but not the variant's.
-func judgeDrift(r *result.Result, drifted string) {
-	if drifted != "" {
-		invalid(r, "the variant drifted during the run: "+drifted)
-	}
-}
-
-// MaxDroppedPercent is the share of planned iterations k6 may drop before the results are
-// Invalid: beyond it the runners or the system saturated and the declared load was not run.
-const MaxDroppedPercent = 1.0
 
 // readListedWorkloads reads the workloads' use over [ms, end] and keeps the listed ones within
 // the cap; the notes say which were left out and whose limits could only come from their specs.
@@ -449,25 +372,6 @@ func readListedWorkloads(ctx context.Context, q Querier, in Input, ms time.Time)
 		notes = append(notes, note)
 	}
 	return wd, notes, nil
-}
-
-// minRequestNameErrors is the fewest errors that make a request name's error rate count for
-// validity: one failure in three requests of a rare name is not a broken run.
-const minRequestNameErrors = 5
-
-// failingRequests names the scenario's request names whose error rate is above the maximum.
-func failingRequests(s *result.ScenarioResult, maxErrPercent float64) string {
-	var bad []string
-	for _, rr := range s.Requests {
-		if rr.ErrorPercent == nil || rr.Errors == nil || rr.Requests == nil || *rr.Errors < minRequestNameErrors || *rr.ErrorPercent <= maxErrPercent {
-			continue
-		}
-		bad = append(bad, fmt.Sprintf("%s %.2f%% (%d of %d)", rr.Name, *rr.ErrorPercent, *rr.Errors, *rr.Requests))
-	}
-	if len(bad) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, result.ShortList(bad, 5))
 }
 
 // resolveSlices turns slice specs into times within [ms, end]. A slice that reaches outside
@@ -515,11 +419,11 @@ func resolveSlices(specs []perfexpv1alpha1.TimeSlice, ms, end time.Time) []slice
 // are read: each scenario's most frequent request names and all its groups and Trends (what
 // results.json may keep for later comparisons) and every one a comparison with the baseline
 // would show.
-func intervalNames(r *result.Result, b *Baseline, a perfexpv1alpha1.Analysis) map[result.IntervalKey]bool {
+func intervalNames(r *result.Result, b *judge.Baseline, a perfexpv1alpha1.Analysis) map[result.IntervalKey]bool {
 	keep := map[result.IntervalKey]bool{}
 	for _, s := range r.Scenarios {
 		for i, rr := range s.Requests {
-			if i == topRequestsCompared {
+			if i == judge.TopRequestsCompared {
 				break
 			}
 			keep[result.IntervalKey{Scenario: s.Name, Request: rr.Name}] = true
@@ -537,7 +441,7 @@ func intervalNames(r *result.Result, b *Baseline, a perfexpv1alpha1.Analysis) ma
 		keep[k] = true
 	}
 	if b != nil && b.Result != nil {
-		for _, k := range comparedIntervals(r, b.Result, a) {
+		for _, k := range judge.ComparedIntervals(r, b.Result, a) {
 			keep[k] = true
 		}
 	}

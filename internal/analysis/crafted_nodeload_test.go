@@ -10,6 +10,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // nodeCPU crafts one cAdvisor CPU counter of a node (instance): the root cgroup (id "/") when
@@ -128,15 +129,15 @@ func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
 				{Metric: "a p99", Change: perfexpv1alpha1.ChangeRegressed},
 				{Metric: "a max", Change: perfexpv1alpha1.ChangeUnknown, Why: "no interval"},
 			}}
-			c.Change = headline(c.Metrics)
-			why := nodeLoadProblem(tc.cur, tc.base, 0)
+			c.Change = judge.Headline(c.Metrics)
+			why := judge.NodeLoadProblem(tc.cur, tc.base, 0)
 			if (why != "") != tc.withdrawn || !strings.Contains(why, tc.busier) {
 				t.Fatalf("problem %q", why)
 			}
 			if why == "" {
 				return
 			}
-			undecide(c, why)
+			judge.Undecide(c, why)
 			if c.Change != perfexpv1alpha1.ChangeInconclusive || c.Disturbed != why || c.Notes[0] != why {
 				t.Errorf("headline %s, disturbed %q, notes %q", c.Change, c.Disturbed, c.Notes)
 			}
@@ -180,7 +181,7 @@ func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := throttleProblem(tc.cur, tc.base)
+			got := judge.ThrottleProblem(tc.cur, tc.base)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("got %q, want it to hold %q", got, tc.want)
 			}

@@ -12,6 +12,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Story: a release makes every successful check-out 10 % slower, and also fails 15 % of them
@@ -47,7 +48,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 	}
 	prom.Write(t, series)
 	maxErr := resource.MustParse("20")
-	analyze := func(t *testing.T, run int, b *Baseline) *result.Result {
+	analyze := func(t *testing.T, run int, b *judge.Baseline) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: runs[run].id, TestID: runs[run].id, Start: runs[run].start,
 			End: runs[run].start.Add(window), Scenarios: []string{"checkout"}, Baseline: b,
 			Analysis: perfexpv1alpha1.Analysis{MaxErrorRatePercent: &maxErr}})
@@ -57,7 +58,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		return r
 	}
 	first := analyze(t, 0, nil)
-	r := analyze(t, 1, &Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(window), Scenarios: []string{"checkout"}, Result: first})
+	r := analyze(t, 1, &judge.Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(window), Scenarios: []string{"checkout"}, Result: first})
 	if r.Validity != perfexpv1alpha1.Valid {
 		t.Fatalf("the variant is %s: %v", r.Validity, r.InvalidReasons)
 	}
@@ -86,7 +87,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		}
 	})
 	t.Run("the comparison says what its latencies cover", func(t *testing.T) {
-		if !slices.Contains(r.Comparison.Notes, successfulLatencyNote) {
+		if !slices.Contains(r.Comparison.Notes, judge.SuccessfulLatencyNote) {
 			t.Errorf("notes %q", r.Comparison.Notes)
 		}
 	})
@@ -102,7 +103,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 	}
 	old.Intervals, old.Comparison = oldIv, nil
 	t.Run("an older baseline with failures: all requests on both sides, said so", func(t *testing.T) {
-		again := analyze(t, 1, &Baseline{Name: "release-2-old", TestID: runs[1].id, Start: runs[1].start, End: runs[1].start.Add(window), Scenarios: []string{"checkout"}, Result: &old})
+		again := analyze(t, 1, &judge.Baseline{Name: "release-2-old", TestID: runs[1].id, Start: runs[1].start, End: runs[1].start.Add(window), Scenarios: []string{"checkout"}, Result: &old})
 		var m result.MetricComparison
 		for _, x := range again.Comparison.Metrics {
 			if x.Metric == "checkout avg" {
@@ -117,7 +118,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		}
 	})
 	t.Run("an older baseline with failures, no Prometheus: latency Unknown, error rate compared", func(t *testing.T) {
-		c := CompareRuns([]*result.Result{&old}, []*result.Result{r}, CompareOptions{})
+		c := judge.CompareRuns([]*result.Result{&old}, []*result.Result{r}, judge.CompareOptions{})
 		for _, m := range c.Metrics {
 			switch {
 			case m.Metric == "checkout avg" && (m.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(m.Why, "not comparable")):

@@ -11,6 +11,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // jitter is a deterministic noise in [-1, 1) for a time since base: a scrape's share of a
@@ -66,7 +67,7 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "api", Touched: true, Containers: []Container{{Name: "app"}}},
 		{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Namespace: "shop", Name: "db", Containers: []Container{{Name: "postgres"}}},
 	}
-	analyze := func(t *testing.T, id string, start time.Time, b *Baseline) *result.Result {
+	analyze := func(t *testing.T, id string, start time.Time, b *judge.Baseline) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: id, TestID: id, TargetNamespace: "shop", Start: start, End: start.Add(window),
 			Scenarios: []string{"checkout"}, Workloads: workloads, Baseline: b})
 		if err != nil {
@@ -87,8 +88,8 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 	if reread.Intervals == nil || len(reread.Intervals.Workloads) != 2 {
 		t.Fatalf("results.json keeps no per-interval CPU and memory: %+v", reread.Intervals)
 	}
-	asBaseline := func(r *result.Result) *Baseline {
-		return &Baseline{Name: "release-1", TestID: "release-1", Start: release1, End: release1.Add(window), Scenarios: []string{"checkout"}, Result: r}
+	asBaseline := func(r *result.Result) *judge.Baseline {
+		return &judge.Baseline{Name: "release-1", TestID: "release-1", Start: release1, End: release1.Add(window), Scenarios: []string{"checkout"}, Result: r}
 	}
 	find := func(t *testing.T, r *result.Result, metric string) result.MetricComparison {
 		t.Helper()

@@ -167,41 +167,6 @@ func sortGroups(gs []result.GroupResult) {
 	})
 }
 
-// transactionStats is a scenario's group (group != "") or custom Trend as statistics an
-// objective or comparison row can read, with its unit; nil and a reason when the run has none
-// by that name.
-func transactionStats(r *result.Result, scenario, group, trend string) (*result.RequestStats, string, string) {
-	s, why := r.ScenarioNamed(scenario)
-	if s == nil {
-		return nil, "", why
-	}
-	if group != "" {
-		var names []string
-		for _, g := range s.Groups {
-			if g.Name == group {
-				return result.LatencyStats(g.Latency), "ms", ""
-			}
-			names = append(names, g.Name)
-		}
-		return nil, "", fmt.Sprintf("scenario %s has no group %q in the window (groups: %s)", scenario, group, orNoneList(names))
-	}
-	var names []string
-	for _, t := range s.Trends {
-		if t.Name == trend {
-			return result.LatencyStats(t.Latency), t.Unit, ""
-		}
-		names = append(names, t.Name)
-	}
-	return nil, "", fmt.Sprintf("scenario %s has no custom Trend %q in the window (Trends: %s)", scenario, trend, orNoneList(names))
-}
-
-func orNoneList(names []string) string {
-	if len(names) == 0 {
-		return "the run wrote none"
-	}
-	return result.ShortList(names, 10)
-}
-
 // transactionSelector selects the group_duration series (when groups), the iteration_duration
 // series (when iterations) and the named custom Trends of a run, time Trends (name_seconds)
 // and plain ones alike; "" when none is wanted.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Per-interval data is the input of a single-run comparison: for each interval of the
@@ -512,7 +513,7 @@ func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 		return nil
 	}
 	keep := map[result.IntervalKey]bool{{Scenario: result.AllScenarios}: true}
-	perScenario := topRequestsCompared
+	perScenario := judge.TopRequestsCompared
 	if n := len(r.Scenarios); n > 0 {
 		perScenario = min(perScenario, max(0, (result.MaxStoredSeries-1-n)/n))
 	}

@@ -13,6 +13,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 func requestRow(name string, requests, errors int64) result.RequestResult {
@@ -42,7 +43,7 @@ func TestValidityPerRequestName(t *testing.T) {
 			}
 			r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: []result.ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
 				RequestStats: result.RequestStats{Requests: result.Count(total), Errors: result.Count(errs), ErrorPercent: result.Num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
-			judgeValidity(r, DefaultMaxErrorRatePercent)
+			judge.Validity(r, judge.DefaultMaxErrorRatePercent)
 			s := r.Scenarios[0]
 			switch {
 			case tc.invalid == "" && s.Validity != perfexpv1alpha1.Valid:
@@ -74,7 +75,7 @@ func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &result.Result{Total: result.RequestStats{Avg: result.Num(200), P95: result.Num(400), PercentilesUpperBound: tc.bounded}}
-			got := judgeObjectives(r, []perfexpv1alpha1.Objective{tc.o})[0]
+			got := judge.Objectives(r, []perfexpv1alpha1.Objective{tc.o})[0]
 			if got.Outcome != tc.want {
 				t.Errorf("%s (%s), want %s", got.Outcome, got.Message, tc.want)
 			}
@@ -116,7 +117,7 @@ func TestDroppedIterations(t *testing.T) {
 		for i := range r.Scenarios {
 			r.Scenarios[i].RequestStats = result.RequestStats{Requests: result.Count(100), Errors: result.Count(0), ErrorPercent: result.Num(0)}
 		}
-		judgeValidity(r, DefaultMaxErrorRatePercent)
+		judge.Validity(r, judge.DefaultMaxErrorRatePercent)
 		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
 			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
 		}

@@ -15,6 +15,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Workload is a workload whose resource use is reported.
@@ -536,7 +537,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResu
 		sort.Strings(wr.Sidecars)
 		if trend {
 			wr.Restarts, wr.RestartsSource, wr.OOMKills = s.restarts, s.restartsSource, s.oom
-			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = leak(s.podMem, a, b)
+			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = judge.Leak(s.podMem, a, b)
 		}
 		names := make([]string, 0, len(s.containers))
 		for n := range s.containers {

@@ -14,6 +14,7 @@ import (
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
@@ -357,9 +358,9 @@ func containerFrom(name string, requests, limits corev1.ResourceList) analysis.C
 
 // describeBaseline is the baseline run as its experiment (b, nil when not found) tells it, or
 // why it cannot be used (Problem). Its results are read separately (baselineResult).
-func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *analysis.Baseline {
+func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *judge.Baseline {
 	name := exp.Spec.Baseline.Name
-	out := &analysis.Baseline{Name: name}
+	out := &judge.Baseline{Name: name}
 	switch {
 	case b == nil:
 		out.Problem = fmt.Sprintf("baseline experiment %s was not found in namespace %s", name, exp.Namespace)
@@ -410,7 +411,7 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, repo
 	exp.Status.Results, exp.Status.Comparison = res.Status()
 	exp.Status.Verdict = res.Verdict
 	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
-	status, reason, message := analysis.ObjectivesCondition(res)
+	status, reason, message := judge.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,
 		Message: truncate(message, maxConditionMessage), ObservedGeneration: exp.Generation,

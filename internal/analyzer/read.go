@@ -14,6 +14,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 )
@@ -140,7 +141,7 @@ func (a *PrometheusAnalyzer) podSpec(ctx context.Context, kind perfexpv1alpha1.W
 
 // baseline describes the baseline run, or why it cannot be used, with its full results from
 // its report when that is still there.
-func (a *PrometheusAnalyzer) baseline(ctx context.Context, exp, b *perfexpv1alpha1.PerfExperiment) (*analysis.Baseline, error) {
+func (a *PrometheusAnalyzer) baseline(ctx context.Context, exp, b *perfexpv1alpha1.PerfExperiment) (*judge.Baseline, error) {
 	out := describeBaseline(exp, b)
 	if out.Problem != "" {
 		return out, nil

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -48,17 +48,17 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		out.Arms = append(out.Arms, a)
 	}
 
-	opts := analysis.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
+	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
 	comparisons := make([]*result.Comparison, 0, len(out.Arms)-1)
 	for i := range out.Arms {
 		a := &out.Arms[i]
 		if a.Baseline == "" {
 			continue
 		}
-		a.Comparison = analysis.CompareRuns(results[a.Baseline], results[a.Name], opts)
+		a.Comparison = judge.CompareRuns(results[a.Baseline], results[a.Name], opts)
 		comparisons = append(comparisons, a.Comparison)
 	}
-	analysis.AdjustArms(comparisons)
+	judge.AdjustArms(comparisons)
 	out.BestArm = bestArm(out.Arms)
 	out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
 		"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(comparisons)))

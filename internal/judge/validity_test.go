@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"strings"
@@ -22,8 +22,8 @@ func TestDriftedResultsAreInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &result.Result{Validity: perfexpv1alpha1.Valid}
-			judgeDrift(r, tt.drifted)
-			if got := verdict(r); got != tt.wantVerdict {
+			Drift(r, tt.drifted)
+			if got := Verdict(r); got != tt.wantVerdict {
 				t.Fatalf("verdict %s, want %s (reasons %v)", got, tt.wantVerdict, r.InvalidReasons)
 			}
 			if tt.drifted != "" && (len(r.InvalidReasons) != 1 || !strings.Contains(r.InvalidReasons[0], "argocd-controller")) {

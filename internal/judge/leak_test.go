@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"math"
@@ -130,7 +130,7 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 			var errs []float64
 			for i := range trials {
 				r := rand.New(rand.NewPCG(uint64(i), 11))
-				growth, _, v := leak(tc.pods(r), start, start.Add(tc.window))
+				growth, _, v := Leak(tc.pods(r), start, start.Add(tc.window))
 				if v == tc.want {
 					right++
 				}

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func customRun(name string, i int, pass, share, depth float64) *result.Result {
 // has no Last row. None is primary, and the headline is the requests'.
 func TestCustomSingleRunComparison(t *testing.T) {
 	base, cur := customRun("base", 0, 99.5, 20, 30), customRun("arm", 1, 97, 30, 45)
-	c := compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
+	c := Compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
 	if c.Message != "" {
 		t.Fatalf("comparison refused: %s", c.Message)
 	}
@@ -169,7 +169,7 @@ func TestCustomComparisonCap(t *testing.T) {
 			r.Scenarios[0].Checks = append(r.Scenarios[0].Checks, result.CheckResult{Name: fmt.Sprintf("check %02d", i), PassPercent: result.Num(100), Series: 1})
 		}
 	}
-	c := compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
+	c := Compare(cur, &result.IntervalData{}, &Baseline{Name: "base", Result: base}, &result.IntervalData{}, CompareOptions{})
 	n := 0
 	for _, mc := range c.Metrics {
 		if mc.Kind == perfexpv1alpha1.MetricPassRate {

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"math"
@@ -69,7 +69,7 @@ type leakPod struct {
 
 // leak judges the workload from its pods' working sets between a and b: the verdict, the sum
 // of the analysed pods' floor slopes (bytes per hour), and the largest trend statistic.
-func leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z *float64, verdict string) {
+func Leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z *float64, verdict string) {
 	if b.Sub(a) < leakMinWindow {
 		return nil, nil, result.LeakWindowTooShort
 	}

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"encoding/json"

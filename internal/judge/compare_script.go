@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -6,19 +6,6 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// Comparison rows of what a script measures beyond its requests: a scenario's iteration
-// duration and its custom Counters, read per interval in script_intervals.go.
-//
-// A Counter's row compares its rate, what the script added to it per second of the window,
-// with the same machinery as the request rate: the ratio of the two runs' rates on a log
-// scale, δ on either side, the block bootstrap over per-interval increments for one run per
-// side and the runs' rates for repeats. Its kind is Count, so a relative objective on the
-// Counter (`metric: Count, maxIncreasePercent: 20`) is judged on it. Whether an increase is a
-// regression is the script's to say (more stuck refreshes is worse, more baskets better): an
-// objective bounding the Counter gives the direction (orientCounter), and without one a change
-// beyond ±δ reads Inconclusive with why. The rows are secondary: never primary, never in the
-// headline.
 
 // orientCounter turns a Counter row's verdict, decided as "an increase is worse", to the
 // direction the experiment's objectives on that Counter give (max or maxIncreasePercent: lower

@@ -1,11 +1,30 @@
-package analysis
+package judge
 
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
+
+// Baseline is a baseline run as the controller found it.
+type Baseline struct {
+	// Name of the baseline experiment.
+	Name string
+	// Problem, when set, says why the baseline cannot be used (not found, not succeeded, ...).
+	Problem string
+	// TestID, Start, WarmUpEnd and End locate its samples.
+	TestID                string
+	Start, WarmUpEnd, End time.Time
+	// Scenarios are its declared scenario names.
+	Scenarios []string
+	// LoadShape is its load shape from its spec, for a baseline whose results do not record
+	// one (older than this field).
+	LoadShape []result.ScenarioShape
+	// Result is its full result (from its report) or what its status holds.
+	Result *result.Result
+}
 
 // shapeDifference says how two load shapes differ, "" when they match. Scenario names are
 // checked elsewhere; a script hash counts only when both runs know theirs.

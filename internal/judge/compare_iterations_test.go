@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"math"
@@ -56,7 +56,7 @@ func TestIterationDurationComparison(t *testing.T) {
 	}
 	r := cur[0]
 	r.Comparison = c
-	got := judgeObjectives(r, objectives)
+	got := Objectives(r, objectives)
 	want := []struct {
 		outcome perfexpv1alpha1.ObjectiveOutcome
 		message string
@@ -72,7 +72,7 @@ func TestIterationDurationComparison(t *testing.T) {
 	}
 
 	// Results analysed before iteration durations were stored per interval: Unknown, and why.
-	single := compare(cur[0], &result.IntervalData{}, &Baseline{Name: "base", Result: base[0]}, &result.IntervalData{}, CompareOptions{Objectives: objectives})
+	single := Compare(cur[0], &result.IntervalData{}, &Baseline{Name: "base", Result: base[0]}, &result.IntervalData{}, CompareOptions{Objectives: objectives})
 	mc := comparedRow(single, "desk iteration p95")
 	if mc == nil || mc.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(mc.Why, "no per-interval iteration durations") {
 		t.Errorf("single run without iteration intervals: %+v; want Unknown, no per-interval iteration durations", mc)

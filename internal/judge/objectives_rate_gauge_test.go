@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"strings"
@@ -55,7 +55,7 @@ func TestRateAndGaugeObjectives(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := judgeObjectives(r, []perfexpv1alpha1.Objective{tc.objective})
+			got := Objectives(r, []perfexpv1alpha1.Objective{tc.objective})
 			o := got[0]
 			if o.Outcome != tc.outcome || o.Unit != tc.unit || o.Name != tc.name || !strings.Contains(o.Message, tc.message) {
 				t.Errorf("%s %q unit %q: %s; want %s %q unit %q with %q", o.Outcome, o.Name, o.Unit, o.Message, tc.outcome, tc.name, tc.unit, tc.message)
@@ -66,9 +66,9 @@ func TestRateAndGaugeObjectives(t *testing.T) {
 		})
 	}
 	// A Gauge's Last missed and another objective Unknown: the verdict is Fail, not Pass.
-	r.Objectives = judgeObjectives(r, []perfexpv1alpha1.Objective{tests[4].objective, tests[7].objective})
+	r.Objectives = Objectives(r, []perfexpv1alpha1.Objective{tests[4].objective, tests[7].objective})
 	r.Validity = perfexpv1alpha1.Valid
-	if v := verdict(r); v != perfexpv1alpha1.VerdictFail {
+	if v := Verdict(r); v != perfexpv1alpha1.VerdictFail {
 		t.Errorf("verdict %s, want Fail", v)
 	}
 }

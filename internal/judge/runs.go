@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	}
 	for _, r := range base {
 		b := &Baseline{Name: r.Experiment, TestID: r.TestID, Result: r}
-		if msg := baselineProblem(ref, b); msg != "" {
+		if msg := BaselineProblem(ref, b); msg != "" {
 			c.Message = msg
 			return c
 		}
@@ -64,12 +64,12 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 			return c
 		}
 		b := &Baseline{Name: base[0].Experiment, TestID: base[0].TestID, Result: base[0]}
-		single := compare(cur[0], cur[0].Intervals, b, base[0].Intervals, o)
+		single := Compare(cur[0], cur[0].Intervals, b, base[0].Intervals, o)
 		single.Notes = append(single.Notes, notes...)
 		return single
 	}
 	if failedIn(append(slices.Clone(cur), base...)...) {
-		notes = append(notes, successfulLatencyNote)
+		notes = append(notes, SuccessfulLatencyNote)
 	}
 	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
 	for _, w := range rows(ref, base[0], o) {
@@ -114,7 +114,7 @@ func validRuns(rs []*result.Result) ([]*result.Result, int) {
 
 // runDifference says how two runs of one arm differ in scenarios or load shape, or "".
 func runDifference(a, b *result.Result) string {
-	msg := baselineProblem(a, &Baseline{Name: b.Experiment, Result: b})
+	msg := BaselineProblem(a, &Baseline{Name: b.Experiment, Result: b})
 	return strings.TrimPrefix(msg, "baseline ")
 }
 

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func adjust(cs []*result.Comparison) {
 			continue
 		}
 		c.Multiplicity = desc
-		c.Change = headline(c.Metrics)
+		c.Change = Headline(c.Metrics)
 	}
 }
 
@@ -104,7 +104,7 @@ func armsCompared(cs []*result.Comparison) int {
 // regressed (a regression is the finding a team must not miss, even beside an improvement),
 // else Improved if one improved, NoMeaningfulChange if every primary metric was shown to stay
 // within δ, Inconclusive if any could not tell, Unknown if none could be compared.
-func headline(ms []result.MetricComparison) perfexpv1alpha1.Change {
+func Headline(ms []result.MetricComparison) perfexpv1alpha1.Change {
 	var regressed, improved, inconclusive, equivalent bool
 	for _, m := range ms {
 		if !m.Primary {

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func (c scriptSim) run(rng *rand.Rand, id string, iterRatio, counterRatio float6
 
 // single compares one run per side on their stored intervals.
 func single(cur, base *result.Result, o CompareOptions) *result.Comparison {
-	return compare(cur, cur.Intervals, &Baseline{Name: base.Experiment, TestID: base.TestID, Result: base}, base.Intervals, o)
+	return Compare(cur, cur.Intervals, &Baseline{Name: base.Experiment, TestID: base.TestID, Result: base}, base.Intervals, o)
 }
 
 const (
@@ -157,7 +157,7 @@ func TestScriptRowsUnknownWithoutIntervals(t *testing.T) {
 			}
 			r := *cur
 			r.Comparison = c
-			if got := judgeObjectives(&r, []perfexpv1alpha1.Objective{ob}); got[0].Outcome != perfexpv1alpha1.ObjectiveUnknown {
+			if got := Objectives(&r, []perfexpv1alpha1.Objective{ob}); got[0].Outcome != perfexpv1alpha1.ObjectiveUnknown {
 				t.Errorf("objective %s: %s: %s; want Unknown", got[0].Name, got[0].Outcome, got[0].Message)
 			}
 		})
@@ -199,7 +199,7 @@ func TestCountObjectiveRelativeToTheBaseline(t *testing.T) {
 			}
 			r := *curs[0]
 			r.Comparison = tc.c
-			for i, got := range judgeObjectives(&r, objectives) {
+			for i, got := range Objectives(&r, objectives) {
 				if got.Outcome != want[i] {
 					t.Errorf("objective %s: %s: %s; want %s", got.Name, got.Outcome, got.Message, want[i])
 				}

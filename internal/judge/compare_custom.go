@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -7,22 +7,6 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// Checks, custom Rates and custom Gauges are compared with the baseline as secondary rows:
-// never primary, so they never decide the headline nor enter its multiplicity family.
-//
-// A single run cannot decide them. k6 writes a Rate (a check is one) as a ratio since each
-// runner began with no count beside it, so there is nothing per interval to resample; a
-// Gauge's min, max or last is one value per run. So a single-run row shows the baseline, the
-// value and the difference and is Unknown with that reason, as a custom query's row is.
-// Repeated runs give one value per run, and the rows are decided like the request metrics:
-// a pass rate or a Rate's share on the points scale of error rates (δ of the rarer side's
-// share, at least 0.1 points), a Gauge on the log scale of ratios.
-//
-// Higher is better for a pass rate. For a script's own Rate or Gauge only the script knows
-// (a Rate of errors, a Gauge of free connections), so an objective that bounds it says which:
-// max only means lower is better, min only higher. Without one, a change beyond ±δ is
-// reported Inconclusive with its interval and the reason.
 
 // maxCustomCompared is how many checks, and how many Rates and Gauges, are compared per
 // scenario (the first by name of those in both runs); the report lists up to maxCustomNames.

@@ -1,4 +1,4 @@
-package analysis
+package judge
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // topRequestsCompared is how many request names per scenario (the most frequent) are compared.
-const topRequestsCompared = 10
+const TopRequestsCompared = 10
 
 // singleRunNote is said of every single-run comparison: its interval is the noise within the
 // two runs, not the noise between runs of the same configuration, which is often larger.
@@ -93,13 +93,13 @@ func failedIn(rs ...*result.Result) bool {
 
 // successfulIntervals is true when a run's interval histograms hold the successful requests'
 // latency only: read so, or none of its requests failed.
-func successfulIntervals(d *result.IntervalData, r *result.Result) bool {
+func SuccessfulIntervals(d *result.IntervalData, r *result.Result) bool {
 	return d != nil && (d.SuccessfulOnly || !failedIn(r))
 }
 
 // successfulLatencyNote is said when latencies were compared over the successful requests and
 // some failed.
-const successfulLatencyNote = "latencies are compared over the successful requests only (a failed request is often fast, and would pull a run that fails more towards faster); the error rate covers every request, and the response-time tables show all of them"
+const SuccessfulLatencyNote = "latencies are compared over the successful requests only (a failed request is often fast, and would pull a run that fails more towards faster); the error rate covers every request, and the response-time tables show all of them"
 
 // CompareOptions configure a comparison with a baseline.
 type CompareOptions struct {
@@ -165,7 +165,7 @@ func (o CompareOptions) primary(scenario, request string, m perfexpv1alpha1.Obje
 // baselineProblem says why a baseline cannot be compared with, or "": it is not there, it is
 // not Valid (fast 404s are not fast responses), it ran other scenarios, or it ran them with
 // another load shape.
-func baselineProblem(r *result.Result, b *Baseline) string {
+func BaselineProblem(r *result.Result, b *Baseline) string {
 	switch {
 	case b.Problem != "":
 		return b.Problem
@@ -323,7 +323,7 @@ func rows(r, base *result.Result, o CompareOptions) []row {
 	for _, s := range r.Scenarios {
 		n := 0
 		for _, rr := range s.Requests {
-			if n == topRequestsCompared {
+			if n == TopRequestsCompared {
 				break
 			}
 			if base.Lookup(s.Name, rr.Name) == nil {
@@ -340,7 +340,7 @@ func rows(r, base *result.Result, o CompareOptions) []row {
 	for _, s := range r.Scenarios {
 		n := 0
 		for _, g := range s.Groups {
-			if n == topRequestsCompared {
+			if n == TopRequestsCompared {
 				break
 			}
 			if st, _, _ := transactionStats(base, s.Name, g.Name, ""); st == nil {
@@ -384,7 +384,7 @@ func rows(r, base *result.Result, o CompareOptions) []row {
 
 // comparedIntervals are the per-interval series a comparison of r with base shows: its request
 // names and transactions (groups, Trends, iterations).
-func comparedIntervals(r, base *result.Result, a perfexpv1alpha1.Analysis) []result.IntervalKey {
+func ComparedIntervals(r, base *result.Result, a perfexpv1alpha1.Analysis) []result.IntervalKey {
 	opts, _ := OptionsFor(a)
 	var keys []result.IntervalKey
 	for _, w := range rows(r, base, opts.withDefaults()) {
@@ -397,19 +397,19 @@ func comparedIntervals(r, base *result.Result, a perfexpv1alpha1.Analysis) []res
 
 // compare compares a single run with a single baseline run, metric by metric, with a
 // moving-block bootstrap over both runs' per-interval data.
-func compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *result.IntervalData, o CompareOptions) *result.Comparison {
+func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *result.IntervalData, o CompareOptions) *result.Comparison {
 	o = o.withDefaults()
 	c := &result.Comparison{Baseline: b.Name, Method: result.MethodBlockBootstrap, Runs: 1, BaselineRuns: 1, MinChangePercent: o.MinChangePercent}
-	if msg := baselineProblem(r, b); msg != "" {
+	if msg := BaselineProblem(r, b); msg != "" {
 		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
 		return c
 	}
 	c.Notes = []string{singleRunNote}
-	cs, bs := successfulIntervals(cur, r), successfulIntervals(base, b.Result)
+	cs, bs := SuccessfulIntervals(cur, r), SuccessfulIntervals(base, b.Result)
 	successfulOnly, mixed := cs && bs, cs != bs
 	switch {
 	case successfulOnly && failedIn(r, b.Result):
-		c.Notes = append(c.Notes, successfulLatencyNote)
+		c.Notes = append(c.Notes, SuccessfulLatencyNote)
 	case !successfulOnly && !mixed:
 		c.Notes = append(c.Notes, "latencies are compared over all requests, failed ones included: the baseline's stored intervals hold all its requests' latency (analysed by an older perfexp)")
 	}
@@ -475,9 +475,9 @@ func compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 	compareCustom(c, r, b.Result)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
-	for _, why := range []string{nodeLoadProblem(r.NodeLoad, b.Result.NodeLoad, o.MaxNodeLoadDifference), throttleProblem(r, b.Result)} {
+	for _, why := range []string{NodeLoadProblem(r.NodeLoad, b.Result.NodeLoad, o.MaxNodeLoadDifference), ThrottleProblem(r, b.Result)} {
 		if why != "" {
-			undecide(c, why)
+			Undecide(c, why)
 		}
 	}
 	return c
@@ -485,7 +485,7 @@ func compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 
 // undecide withdraws every claim of a comparison whose two runs were not measured on a
 // comparable node: a change, or the absence of one, may be the neighbour's.
-func undecide(c *result.Comparison, why string) {
+func Undecide(c *result.Comparison, why string) {
 	c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 	for i := range c.Metrics {
 		mc := &c.Metrics[i]
@@ -495,7 +495,7 @@ func undecide(c *result.Comparison, why string) {
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
 		}
 	}
-	c.Change = headline(c.Metrics)
+	c.Change = Headline(c.Metrics)
 	c.Notes = append([]string{why}, c.Notes...)
 }
 

@@ -1,7 +1,9 @@
-package analysis
+package judge
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +89,7 @@ func spaced(unit string) string {
 // is judged on the 95 % interval of the change, as comparisons are: Missed only when the whole
 // interval lies beyond the bound, Met only when it lies within it, else Unknown with the
 // reason. Max and custom queries have no interval and are judged on the difference alone.
-func judgeObjectives(r *result.Result, specs []perfexpv1alpha1.Objective) []result.ObjectiveResult {
+func Objectives(r *result.Result, specs []perfexpv1alpha1.Objective) []result.ObjectiveResult {
 	out := make([]result.ObjectiveResult, 0, len(specs))
 	for _, o := range specs {
 		or := result.ObjectiveResult{Name: ObjectiveName(o), Unit: objectiveUnit(o)}
@@ -338,7 +340,7 @@ func findComparison(r *result.Result, o perfexpv1alpha1.Objective) *result.Metri
 
 // verdict is Invalid on invalid results whatever the objectives say, else Fail when one was
 // missed, Inconclusive when one could not be judged, else Pass.
-func verdict(r *result.Result) perfexpv1alpha1.Verdict {
+func Verdict(r *result.Result) perfexpv1alpha1.Verdict {
 	if r.Validity == perfexpv1alpha1.Invalid {
 		return perfexpv1alpha1.VerdictInvalid
 	}
@@ -395,4 +397,12 @@ func transactionLabel(label string) bool {
 		}
 	}
 	return false
+}
+
+// format renders a number with up to three decimals and no trailing zeros.
+func format(v float64) string {
+	if !result.Finite(v) {
+		return ""
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
