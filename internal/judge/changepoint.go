@@ -1,4 +1,4 @@
-package history
+package judge
 
 import (
 	"math"
@@ -7,33 +7,8 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Change-point detection: E-divisive means with a Student t significance test, the method
-// Apache Otava (formerly Hunter) uses for performance series. It is written here because no
-// maintained Go library offers it: the Go packages found do Bayesian online detection or
-// CUSUM, not a divisive energy-distance search with a test per split, and pulling Python in
-// is out of the question for an operator. It is small, deterministic (no permutation test, no
-// randomness) and tested by simulation in changepoint_test.go.
-//
-// The method:
-//  1. In a segment of the series, every split point τ (leaving at least MinSegment points on
-//     each side) is scored by the energy distance between the points before and after it,
-//     scaled by m·n/(m+n) so that splits near the ends are not favoured. The best-scoring
-//     split is the candidate (the first one on ties, for determinism).
-//  2. The candidate counts when a two-sample Student t test (pooled variance)
-//     between the two sides gives p <= MaxPValue and the means differ by at least
-//     MinMagnitude of the mean before it. The segment is then split there and both halves
-//     are searched again. (While dividing, a looser bound lets a segment holding two
-//     opposite changes be split; step 3 applies the strict one.)
-//  3. When no segment yields a new point, every point is tested again against its
-//     neighbouring points only (the segments on either side); the weakest one that no longer
-//     passes is removed and the test repeated, so a point found early against a long, mixed
-//     segment survives only if it is a change between its own neighbours. Each survivor is
-//     then placed again at the best split between its neighbours.
-// Points fixed by the caller (confirmed changes) split the series from the start and are
-// never removed.
-
 // Settings tune detection.
-type Settings struct {
+type ChangePointSettings struct {
 	// MaxPValue is the largest p-value a change may have. 0 means the default, 0.001: the candidate is the
 	// split that looks most like a change, so the test is biased towards finding one, and a
 	// strict level keeps pure noise quiet (see TestDetectFlatNoise for the measured rate).
@@ -60,7 +35,7 @@ const (
 	DefaultMinSegment   = 3
 )
 
-func (s Settings) withDefaults() Settings {
+func (s ChangePointSettings) withDefaults() ChangePointSettings {
 	if s.MaxPValue <= 0 || s.MaxPValue >= 1 {
 		s.MaxPValue = DefaultMaxPValue
 	}
@@ -77,12 +52,12 @@ func (s Settings) withDefaults() Settings {
 }
 
 // DefaultSettings are the documented defaults.
-func DefaultSettings() Settings {
-	return Settings{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinSegment: DefaultMinSegment}
+func DefaultChangePointSettings() ChangePointSettings {
+	return ChangePointSettings{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinSegment: DefaultMinSegment}
 }
 
 // Point is a change found in a series: the mean from Index on differs from the mean before.
-type Point struct {
+type ChangePoint struct {
 	// Index is the first point of the new segment.
 	Index int
 	// Before and After are the means of the segments either side (between neighbouring
@@ -98,7 +73,7 @@ type Point struct {
 
 // Detect finds the change points of xs. fixed are indices where a segment starts regardless
 // of the data (confirmed changes); they are returned too, marked Fixed, with their statistics.
-func Detect(xs []float64, fixed []int, set Settings) []Point {
+func DetectChangePoints(xs []float64, fixed []int, set ChangePointSettings) []ChangePoint {
 	set = set.withDefaults()
 	n := len(xs)
 	if n == 0 {
@@ -124,7 +99,7 @@ func Detect(xs []float64, fixed []int, set Settings) []Point {
 			if !ok {
 				continue
 			}
-			if p := judge(xs[a:tau], xs[tau:b]); p.PValue <= max(set.MaxPValue, candidatePValue) {
+			if p := splitAt(xs[a:tau], xs[tau:b]); p.PValue <= max(set.MaxPValue, candidatePValue) {
 				cuts = append(cuts, tau)
 				sort.Ints(cuts)
 				added = true
@@ -143,8 +118,8 @@ func Detect(xs []float64, fixed []int, set Settings) []Point {
 			if isFixed[cuts[i]] {
 				continue
 			}
-			p := judge(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
-			if !p.significant(set) && p.PValue > weakestP {
+			p := splitAt(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
+			if !p.Significant(set) && p.PValue > weakestP {
 				weakest, weakestP = i, p.PValue
 			}
 		}
@@ -163,7 +138,7 @@ func Detect(xs []float64, fixed []int, set Settings) []Point {
 				continue
 			}
 			if tau, ok := e.best(cuts[i-1], cuts[i+1], set.MinSegment); ok && tau != cuts[i] &&
-				judge(xs[cuts[i-1]:tau], xs[tau:cuts[i+1]]).significant(set) {
+				splitAt(xs[cuts[i-1]:tau], xs[tau:cuts[i+1]]).Significant(set) {
 				cuts[i], moved = tau, true
 			}
 		}
@@ -172,24 +147,24 @@ func Detect(xs []float64, fixed []int, set Settings) []Point {
 		}
 	}
 
-	var out []Point
+	var out []ChangePoint
 	for i := 1; i+1 < len(cuts); i++ {
-		p := judge(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
+		p := splitAt(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
 		p.Index, p.Fixed = cuts[i], isFixed[cuts[i]]
 		out = append(out, p)
 	}
 	return out
 }
 
-func (p Point) significant(set Settings) bool {
+func (p ChangePoint) Significant(set ChangePointSettings) bool {
 	return p.PValue <= set.MaxPValue && math.Abs(p.Change) >= set.MinMagnitude
 }
 
 // judge compares the two sides of a split with Student's t test.
-func judge(left, right []float64) Point {
+func splitAt(left, right []float64) ChangePoint {
 	ml, vl := meanVar(left)
 	mr, vr := meanVar(right)
-	p := Point{Before: ml, After: mr, PValue: studentP(ml, vl, len(left), mr, vr, len(right))}
+	p := ChangePoint{Before: ml, After: mr, PValue: studentP(ml, vl, len(left), mr, vr, len(right))}
 	switch {
 	case ml != 0:
 		p.Change = (mr - ml) / math.Abs(ml)

@@ -1,4 +1,4 @@
-package history
+package judge
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 
 // series is a run-level metric around 100 (a p95 in ms, say) with run-to-run noise of sd
 // percent, multiplied by the factor of the step each index falls in.
-func series(rng *rand.Rand, n int, sd float64, steps map[int]float64) []float64 {
+func steppedSeries(rng *rand.Rand, n int, sd float64, steps map[int]float64) []float64 {
 	xs := make([]float64, n)
 	level := 100.0
 	for i := range xs {
@@ -19,7 +19,7 @@ func series(rng *rand.Rand, n int, sd float64, steps map[int]float64) []float64 
 	return xs
 }
 
-func indices(ps []Point) []int {
+func indices(ps []ChangePoint) []int {
 	out := []int{}
 	for _, p := range ps {
 		out = append(out, p.Index)
@@ -76,7 +76,7 @@ func TestDetectKnownTruth(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			hits := 0
 			for range trials {
-				if near(indices(Detect(series(rng, tc.n, tc.sd, tc.steps), nil, Settings{})), tc.want, tc.tol) {
+				if near(indices(DetectChangePoints(steppedSeries(rng, tc.n, tc.sd, tc.steps), nil, ChangePointSettings{})), tc.want, tc.tol) {
 					hits++
 				}
 			}
@@ -96,7 +96,7 @@ func TestDetectNoMagnitudeFloor(t *testing.T) {
 	const trials = 1000
 	quiet := 0
 	for range trials {
-		if len(Detect(series(rng, 20, 3, nil), nil, Settings{MinMagnitude: -1})) == 0 {
+		if len(DetectChangePoints(steppedSeries(rng, 20, 3, nil), nil, ChangePointSettings{MinMagnitude: -1})) == 0 {
 			quiet++
 		}
 	}
@@ -108,8 +108,8 @@ func TestDetectNoMagnitudeFloor(t *testing.T) {
 
 func TestDetectSingleStepAtIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	xs := series(rng, 16, 3, map[int]float64{9: 1.10})
-	got := Detect(xs, nil, Settings{})
+	xs := steppedSeries(rng, 16, 3, map[int]float64{9: 1.10})
+	got := DetectChangePoints(xs, nil, ChangePointSettings{})
 	if len(got) != 1 || got[0].Index != 9 {
 		t.Fatalf("Detect = %+v, want one change at 9", got)
 	}
@@ -123,19 +123,19 @@ func TestDetectSingleStepAtIndex(t *testing.T) {
 
 func TestDetectSettings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	xs := series(rng, 20, 1, map[int]float64{10: 1.04})
+	xs := steppedSeries(rng, 20, 1, map[int]float64{10: 1.04})
 	tests := []struct {
 		name string
-		set  Settings
+		set  ChangePointSettings
 		want []int
 	}{
-		{name: "a 4% step is under the default 5% floor", set: Settings{}, want: []int{}},
-		{name: "a 3% floor reports it", set: Settings{MinMagnitude: 0.03}, want: []int{10}},
-		{name: "a p-value bound nothing passes", set: Settings{MinMagnitude: 0.03, MaxPValue: 1e-300}, want: []int{}},
+		{name: "a 4% step is under the default 5% floor", set: ChangePointSettings{}, want: []int{}},
+		{name: "a 3% floor reports it", set: ChangePointSettings{MinMagnitude: 0.03}, want: []int{10}},
+		{name: "a p-value bound nothing passes", set: ChangePointSettings{MinMagnitude: 0.03, MaxPValue: 1e-300}, want: []int{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := indices(Detect(xs, nil, tc.set)); !equalInts(got, tc.want) {
+			if got := indices(DetectChangePoints(xs, nil, tc.set)); !equalInts(got, tc.want) {
 				t.Errorf("Detect = %v, want %v", got, tc.want)
 			}
 		})
@@ -145,8 +145,8 @@ func TestDetectSettings(t *testing.T) {
 func TestDetectFixedPointsSplitFirst(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	// A confirmed change at 10; a second, real one at 20 is found against the runs after 10.
-	xs := series(rng, 30, 2, map[int]float64{10: 1.20, 20: 1.08})
-	got := Detect(xs, []int{10}, Settings{})
+	xs := steppedSeries(rng, 30, 2, map[int]float64{10: 1.20, 20: 1.08})
+	got := DetectChangePoints(xs, []int{10}, ChangePointSettings{})
 	if !equalInts(indices(got), []int{10, 20}) {
 		t.Fatalf("Detect = %v, want [10 20]", indices(got))
 	}
@@ -154,18 +154,18 @@ func TestDetectFixedPointsSplitFirst(t *testing.T) {
 		t.Errorf("fixed flags = %v %v, want true false", got[0].Fixed, got[1].Fixed)
 	}
 	// A fixed point with no change behind it is still kept: a person said so.
-	flat := series(rng, 20, 2, nil)
-	if got := Detect(flat, []int{7}, Settings{}); !equalInts(indices(got), []int{7}) {
+	flat := steppedSeries(rng, 20, 2, nil)
+	if got := DetectChangePoints(flat, []int{7}, ChangePointSettings{}); !equalInts(indices(got), []int{7}) {
 		t.Errorf("Detect(flat, fixed 7) = %v, want [7]", indices(got))
 	}
 }
 
 func TestDetectDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	xs := series(rng, 40, 3, map[int]float64{13: 1.2, 27: 0.8})
-	first := Detect(xs, nil, Settings{})
+	xs := steppedSeries(rng, 40, 3, map[int]float64{13: 1.2, 27: 0.8})
+	first := DetectChangePoints(xs, nil, ChangePointSettings{})
 	for range 5 {
-		if again := Detect(xs, nil, Settings{}); !equalInts(indices(again), indices(first)) {
+		if again := DetectChangePoints(xs, nil, ChangePointSettings{}); !equalInts(indices(again), indices(first)) {
 			t.Fatalf("Detect gave %v then %v", indices(first), indices(again))
 		}
 	}
@@ -185,7 +185,7 @@ func TestDetectEdgeCases(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := indices(Detect(tc.xs, nil, Settings{})); !equalInts(got, tc.want) {
+			if got := indices(DetectChangePoints(tc.xs, nil, ChangePointSettings{})); !equalInts(got, tc.want) {
 				t.Errorf("Detect = %v, want %v", got, tc.want)
 			}
 		})
