@@ -19,7 +19,7 @@ type fingerprinted struct {
 }
 
 // Fingerprint is the hex SHA-256 of what makes runs comparable: the target namespace, every
-// scenario's name, script hash and load shape (analysis.LoadShape), and the variant. scripts
+// scenario's name, script hash and load shape (result.LoadShape), and the variant. scripts
 // maps a scenario to its script's text where it was read (ConfigMap scripts); a script that
 // could not be read hashes as unknown, which still matches the next run whose script is gone.
 func Fingerprint(exp *perfexpv1alpha1.PerfExperiment, scripts map[string]string) string {
