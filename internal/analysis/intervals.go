@@ -17,7 +17,7 @@ import (
 // Per-interval data is the input of a single-run comparison: for each interval of the
 // measured window, the requests, the failed requests and the latency histogram, for each
 // scenario, for all scenarios together, and for each request name. A comparison resamples
-// blocks of these intervals (bootstrap.go); the report's charts show their p95, throughput and
+// blocks of these intervals (internal/judge/bootstrap.go); the report's charts show their p95, throughput and
 // error rate.
 //
 // Two range queries read every series' cumulative value at each interval boundary; the

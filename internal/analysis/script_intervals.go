@@ -10,7 +10,7 @@ import (
 )
 
 // Per-interval data of a scenario's iterations and of a script's custom Counters: what a
-// single-run comparison resamples for their rows (compare_script.go). Both are read by the
+// single-run comparison resamples for their rows (internal/judge/compare_script.go). Both are read by the
 // range queries readIntervals makes anyway, so their number stays the same whatever the run's
 // length or the number of Counters: the iteration-duration histograms with the request
 // names', groups' and Trends' (every series read, as a sum would lose a runner that stopped),

@@ -2,9 +2,12 @@ package judge
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
@@ -76,4 +79,54 @@ func orDash(v any) any {
 		}
 	}
 	return v
+}
+
+// BaselineProblem says why a baseline cannot be compared with, or "": it is not there, it is
+// not Valid (fast 404s are not fast responses), it ran other scenarios, or it ran them with
+// another load shape.
+func BaselineProblem(r *result.Result, b *Baseline) string {
+	switch {
+	case b.Problem != "":
+		return b.Problem
+	case b.Result == nil:
+		return fmt.Sprintf("baseline %s has no results", b.Name)
+	case b.Result.Validity != perfexpv1alpha1.Valid:
+		why := ""
+		if len(b.Result.InvalidReasons) > 0 {
+			why = ": " + strings.Join(b.Result.InvalidReasons, "; ")
+		}
+		return fmt.Sprintf("baseline %s is not valid (%s)%s", b.Name, orNone(string(b.Result.Validity)), why)
+	}
+	mine, theirs := scenarioNames(r.Scenarios), slices.Clone(b.Scenarios)
+	if len(theirs) == 0 {
+		theirs = scenarioNames(b.Result.Scenarios)
+	}
+	sort.Strings(theirs)
+	if !slices.Equal(mine, theirs) {
+		return fmt.Sprintf("baseline %s ran the scenarios [%s], this experiment [%s]", b.Name, strings.Join(theirs, ", "), strings.Join(mine, ", "))
+	}
+	shape := b.Result.LoadShape
+	if len(shape) == 0 {
+		shape = b.LoadShape
+	}
+	if d := shapeDifference(r.LoadShape, shape); d != "" {
+		return fmt.Sprintf("baseline %s ran another load shape: %s", b.Name, d)
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no validity recorded"
+	}
+	return s
+}
+
+func scenarioNames(ss []result.ScenarioResult) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	sort.Strings(out)
+	return out
 }

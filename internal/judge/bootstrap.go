@@ -275,6 +275,42 @@ func seedOf(parts ...string) uint64 {
 	return h.Sum64()
 }
 
+// statsPair is one resample's statistics of the two runs.
+type statsPair struct{ cur, base runStats }
+
+// wholeRun is the statistics of all of a run's intervals together.
+func wholeRun(s *series, nBounds int, lb *logBounds) runStats {
+	counts := make([]float64, nBounds)
+	var sum, all, failed float64
+	for i := range s.all {
+		for k, v := range s.counts[i] {
+			counts[k] += v
+		}
+		sum, all, failed = sum+s.sums[i], all+s.all[i], failed+s.failed[i]
+	}
+	return statsOf(counts, lb, sum, all, failed, float64(len(s.all))*s.seconds, compareQuantiles)
+}
+
+// resampledDiffs is metric m's change in every resample that has it on both sides, on the
+// decision scale.
+func resampledDiffs(reps []statsPair, m perfexpv1alpha1.ObjectiveMetric, logScale bool) []float64 {
+	ds := make([]float64, 0, len(reps))
+	for _, r := range reps {
+		var d float64
+		if logScale {
+			d = r.cur.logValue(m) - r.base.logValue(m)
+		} else {
+			x, _ := r.cur.value(m)
+			y, _ := r.base.value(m)
+			d = x - y
+		}
+		if !math.IsNaN(d) {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
 // blockBootstrap estimates the change of every bootstrap metric between two single runs with a
 // moving-block bootstrap: each resample draws ceil(n/L) blocks of L consecutive intervals with
 // replacement from each run independently, merges their histograms and counts, and takes the
@@ -287,33 +323,21 @@ func blockBootstrap(cur, base *result.IntervalSeries, curStep, baseStep float64,
 	c, b := onto(cur, bounds, curStep), onto(base, bounds, baseStep)
 	out := map[perfexpv1alpha1.ObjectiveMetric]*effect{}
 	nc, nb := c.active(), b.active()
-	full := func(s *series) runStats {
-		counts := make([]float64, len(bounds))
-		var sum, all, failed float64
-		for i := range s.all {
-			for k, v := range s.counts[i] {
-				counts[k] += v
-			}
-			sum, all, failed = sum+s.sums[i], all+s.all[i], failed+s.failed[i]
-		}
-		return statsOf(counts, lb, sum, all, failed, float64(len(s.all))*s.seconds, compareQuantiles)
-	}
-	fc, fb := full(c), full(b)
+	fc, fb := wholeRun(c, len(bounds), lb), wholeRun(b, len(bounds), lb)
 	few := ""
 	if nc < minBootstrapIntervals || nb < minBootstrapIntervals {
 		// Intervals are 1/20 of the window but at least 15 s: 8 need 2 minutes of load.
 		few = fmtFew(nc, nb, minBootstrapIntervals, "intervals with requests") + " (measure at least 2 minutes, or repeat the runs)"
 	}
-	type pair struct{ cur, base runStats }
-	var reps []pair
+	var reps []statsPair
 	var bc, bb *blocks
 	if few == "" {
 		bc, bb = c.blocks(), b.blocks()
 		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-		reps = make([]pair, resamples)
+		reps = make([]statsPair, resamples)
 		cc, cb := make([]float64, len(bounds)), make([]float64, len(bounds))
 		for r := range resamples {
-			reps[r] = pair{resampleStats(bc, lb, cc, rng), resampleStats(bb, lb, cb, rng)}
+			reps[r] = statsPair{resampleStats(bc, lb, cc, rng), resampleStats(bb, lb, cb, rng)}
 		}
 	}
 	for _, m := range bootstrapMetrics {
@@ -344,20 +368,7 @@ func blockBootstrap(cur, base *result.IntervalSeries, curStep, baseStep float64,
 			out[m] = e
 			continue
 		}
-		ds := make([]float64, 0, len(reps))
-		for _, r := range reps {
-			var d float64
-			if logScale {
-				d = r.cur.logValue(m) - r.base.logValue(m)
-			} else {
-				x, _ := r.cur.value(m)
-				y, _ := r.base.value(m)
-				d = x - y
-			}
-			if !math.IsNaN(d) {
-				ds = append(ds, d)
-			}
-		}
+		ds := resampledDiffs(reps, m, logScale)
 		if len(ds) < resamples/2 {
 			e.few = "too few resamples had data on both sides"
 			out[m] = e

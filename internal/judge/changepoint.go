@@ -7,7 +7,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Settings tune detection.
+// ChangePointSettings tune detection.
 type ChangePointSettings struct {
 	// MaxPValue is the largest p-value a change may have. 0 means the default, 0.001: the candidate is the
 	// split that looks most like a change, so the test is biased towards finding one, and a
@@ -51,12 +51,12 @@ func (s ChangePointSettings) withDefaults() ChangePointSettings {
 	return s
 }
 
-// DefaultSettings are the documented defaults.
+// DefaultChangePointSettings are the documented defaults.
 func DefaultChangePointSettings() ChangePointSettings {
 	return ChangePointSettings{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinSegment: DefaultMinSegment}
 }
 
-// Point is a change found in a series: the mean from Index on differs from the mean before.
+// ChangePoint is a change found in a series: the mean from Index on differs from the mean before.
 type ChangePoint struct {
 	// Index is the first point of the new segment.
 	Index int
@@ -71,7 +71,7 @@ type ChangePoint struct {
 	Fixed bool
 }
 
-// Detect finds the change points of xs. fixed are indices where a segment starts regardless
+// DetectChangePoints finds the change points of xs. fixed are indices where a segment starts regardless
 // of the data (confirmed changes); they are returned too, marked Fixed, with their statistics.
 func DetectChangePoints(xs []float64, fixed []int, set ChangePointSettings) []ChangePoint {
 	set = set.withDefaults()
@@ -90,62 +90,9 @@ func DetectChangePoints(xs []float64, fixed []int, set ChangePointSettings) []Ch
 	}
 	sort.Ints(cuts)
 
-	// Divide: split segments until none yields a significant candidate.
-	for {
-		added := false
-		for i := 0; i+1 < len(cuts); i++ {
-			a, b := cuts[i], cuts[i+1]
-			tau, ok := e.best(a, b, set.MinSegment)
-			if !ok {
-				continue
-			}
-			if p := splitAt(xs[a:tau], xs[tau:b]); p.PValue <= max(set.MaxPValue, candidatePValue) {
-				cuts = append(cuts, tau)
-				sort.Ints(cuts)
-				added = true
-				break
-			}
-		}
-		if !added {
-			break
-		}
-	}
-
-	// Merge: re-test each found point between its neighbours; drop the weakest failure.
-	for {
-		weakest, weakestP := -1, -1.0
-		for i := 1; i+1 < len(cuts); i++ {
-			if isFixed[cuts[i]] {
-				continue
-			}
-			p := splitAt(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
-			if !p.Significant(set) && p.PValue > weakestP {
-				weakest, weakestP = i, p.PValue
-			}
-		}
-		if weakest < 0 {
-			break
-		}
-		cuts = append(cuts[:weakest], cuts[weakest+1:]...)
-	}
-
-	// Place each point again as the best split between its neighbours only: one found in a
-	// long segment holding another change may sit a run off.
-	for range len(cuts) {
-		moved := false
-		for i := 1; i+1 < len(cuts); i++ {
-			if isFixed[cuts[i]] {
-				continue
-			}
-			if tau, ok := e.best(cuts[i-1], cuts[i+1], set.MinSegment); ok && tau != cuts[i] &&
-				splitAt(xs[cuts[i-1]:tau], xs[tau:cuts[i+1]]).Significant(set) {
-				cuts[i], moved = tau, true
-			}
-		}
-		if !moved {
-			break
-		}
-	}
+	cuts = divide(e, xs, cuts, set)
+	cuts = merge(xs, cuts, isFixed, set)
+	replace(e, xs, cuts, isFixed, set)
 
 	var out []ChangePoint
 	for i := 1; i+1 < len(cuts); i++ {
@@ -160,7 +107,7 @@ func (p ChangePoint) Significant(set ChangePointSettings) bool {
 	return p.PValue <= set.MaxPValue && math.Abs(p.Change) >= set.MinMagnitude
 }
 
-// judge compares the two sides of a split with Student's t test.
+// splitAt compares the two sides of a split with Student's t test.
 func splitAt(left, right []float64) ChangePoint {
 	ml, vl := meanVar(left)
 	mr, vr := meanVar(right)
@@ -261,4 +208,68 @@ func (e *energy) best(a, b, minSeg int) (int, bool) {
 		}
 	}
 	return bestTau, bestTau >= 0
+}
+
+// divide splits segments until none yields a significant candidate.
+func divide(e *energy, xs []float64, cuts []int, set ChangePointSettings) []int {
+	for {
+		added := false
+		for i := 0; i+1 < len(cuts); i++ {
+			a, b := cuts[i], cuts[i+1]
+			tau, ok := e.best(a, b, set.MinSegment)
+			if !ok {
+				continue
+			}
+			if p := splitAt(xs[a:tau], xs[tau:b]); p.PValue <= max(set.MaxPValue, candidatePValue) {
+				cuts = append(cuts, tau)
+				sort.Ints(cuts)
+				added = true
+				break
+			}
+		}
+		if !added {
+			return cuts
+		}
+	}
+}
+
+// merge re-tests each found point between its neighbours and drops the weakest failure, until
+// every point left passes.
+func merge(xs []float64, cuts []int, isFixed map[int]bool, set ChangePointSettings) []int {
+	for {
+		weakest, weakestP := -1, -1.0
+		for i := 1; i+1 < len(cuts); i++ {
+			if isFixed[cuts[i]] {
+				continue
+			}
+			p := splitAt(xs[cuts[i-1]:cuts[i]], xs[cuts[i]:cuts[i+1]])
+			if !p.Significant(set) && p.PValue > weakestP {
+				weakest, weakestP = i, p.PValue
+			}
+		}
+		if weakest < 0 {
+			return cuts
+		}
+		cuts = append(cuts[:weakest], cuts[weakest+1:]...)
+	}
+}
+
+// replace places each point again as the best split between its neighbours only: one found
+// in a long segment holding another change may sit a run off.
+func replace(e *energy, xs []float64, cuts []int, isFixed map[int]bool, set ChangePointSettings) {
+	for range len(cuts) {
+		moved := false
+		for i := 1; i+1 < len(cuts); i++ {
+			if isFixed[cuts[i]] {
+				continue
+			}
+			if tau, ok := e.best(cuts[i-1], cuts[i+1], set.MinSegment); ok && tau != cuts[i] &&
+				splitAt(xs[cuts[i-1]:tau], xs[tau:cuts[i+1]]).Significant(set) {
+				cuts[i], moved = tau, true
+			}
+		}
+		if !moved {
+			return
+		}
+	}
 }

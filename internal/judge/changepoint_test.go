@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// series is a run-level metric around 100 (a p95 in ms, say) with run-to-run noise of sd
+// steppedSeries is a run-level metric around 100 (a p95 in ms, say) with run-to-run noise of sd
 // percent, multiplied by the factor of the step each index falls in.
 func steppedSeries(rng *rand.Rand, n int, sd float64, steps map[int]float64) []float64 {
 	xs := make([]float64, n)

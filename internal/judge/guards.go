@@ -29,7 +29,7 @@ func maxNodeLoadDifference(set float64, cur, base *result.NodeLoad) float64 {
 	return FallbackMaxNodeLoadDifference
 }
 
-// nodeLoadProblem says why a single-run comparison cannot be decided because the node was not
+// NodeLoadProblem says why a single-run comparison cannot be decided because the node was not
 // the same for both runs, or "": the other load of the two runs differs by more than the limit
 // (set, in cores, or the default).
 func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
@@ -58,7 +58,7 @@ func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
 // that lifts the throttling (no CPU limit) is still compared: one side is not throttled.
 const MinThrottledPercent = 10.0
 
-// throttleProblem says why a single-run comparison cannot be decided because a workload was
+// ThrottleProblem says why a single-run comparison cannot be decided because a workload was
 // CPU-throttled in both runs, or "".
 func ThrottleProblem(r, base *result.Result) string {
 	if r == nil || base == nil {

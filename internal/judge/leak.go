@@ -67,7 +67,7 @@ type leakPod struct {
 	analysed bool
 }
 
-// leak judges the workload from its pods' working sets between a and b: the verdict, the sum
+// Leak judges the workload from its pods' working sets between a and b: the verdict, the sum
 // of the analysed pods' floor slopes (bytes per hour), and the largest trend statistic.
 func Leak(pods map[string]map[int64]float64, a, b time.Time) (growth *float64, z *float64, verdict string) {
 	if b.Sub(a) < leakMinWindow {

@@ -100,7 +100,7 @@ func armsCompared(cs []*result.Comparison) int {
 	return n
 }
 
-// headline decides a comparison from its primary rows (already adjusted): Regressed if one
+// Headline decides a comparison from its primary rows (already adjusted): Regressed if one
 // regressed (a regression is the finding a team must not miss, even beside an improvement),
 // else Improved if one improved, NoMeaningfulChange if every primary metric was shown to stay
 // within δ, Inconclusive if any could not tell, Unknown if none could be compared.

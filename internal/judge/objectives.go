@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
@@ -84,7 +82,7 @@ func spaced(unit string) string {
 	return " " + unit
 }
 
-// judgeObjectives decides each objective. Absolute bounds are in the metric's unit (latency
+// Objectives decides each objective. Absolute bounds are in the metric's unit (latency
 // ms, ErrorRate percent, Rate requests per second, Query the query's unit). A relative bound
 // is judged on the 95 % interval of the change, as comparisons are: Missed only when the whole
 // interval lies beyond the bound, Met only when it lies within it, else Unknown with the
@@ -336,50 +334,6 @@ func findComparison(r *result.Result, o perfexpv1alpha1.Objective) *result.Metri
 		}
 	}
 	return nil
-}
-
-// verdict is Invalid on invalid results whatever the objectives say, else Fail when one was
-// missed, Inconclusive when one could not be judged, else Pass.
-func Verdict(r *result.Result) perfexpv1alpha1.Verdict {
-	if r.Validity == perfexpv1alpha1.Invalid {
-		return perfexpv1alpha1.VerdictInvalid
-	}
-	v := perfexpv1alpha1.VerdictPass
-	for _, o := range r.Objectives {
-		switch o.Outcome {
-		case perfexpv1alpha1.ObjectiveMissed:
-			return perfexpv1alpha1.VerdictFail
-		case perfexpv1alpha1.ObjectiveUnknown:
-			v = perfexpv1alpha1.VerdictInconclusive
-		}
-	}
-	return v
-}
-
-// ObjectivesCondition is the ObjectivesMet condition's status, reason and message for a result.
-func ObjectivesCondition(r *result.Result) (metav1.ConditionStatus, string, string) {
-	if r.Validity == perfexpv1alpha1.Invalid {
-		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonResultsInvalid, "results are invalid: " + strings.Join(r.InvalidReasons, "; ")
-	}
-	if len(r.Objectives) == 0 {
-		return metav1.ConditionTrue, perfexpv1alpha1.ReasonNoObjectives, "no objectives were declared"
-	}
-	var missed, unknown []string
-	for _, o := range r.Objectives {
-		switch o.Outcome {
-		case perfexpv1alpha1.ObjectiveMissed:
-			missed = append(missed, o.Name+": "+o.Message)
-		case perfexpv1alpha1.ObjectiveUnknown:
-			unknown = append(unknown, o.Name+": "+o.Message)
-		}
-	}
-	switch {
-	case len(missed) > 0:
-		return metav1.ConditionFalse, perfexpv1alpha1.ReasonObjectivesMissed, fmt.Sprintf("%d of %d objectives missed: %s", len(missed), len(r.Objectives), strings.Join(missed, "; "))
-	case len(unknown) > 0:
-		return metav1.ConditionUnknown, perfexpv1alpha1.ReasonObjectivesUnknown, fmt.Sprintf("%d of %d objectives could not be judged: %s", len(unknown), len(r.Objectives), strings.Join(unknown, "; "))
-	}
-	return metav1.ConditionTrue, perfexpv1alpha1.ReasonObjectivesMet, fmt.Sprintf("all %d objectives met", len(r.Objectives))
 }
 
 // objectiveRow is the comparison row an objective's relative bound is judged on.

@@ -22,7 +22,7 @@ func MarkInvalid(r *result.Result, reason string) {
 	r.InvalidReasons = append(r.InvalidReasons, reason)
 }
 
-// judgeValidity marks scenarios without data or over the error-rate limit invalid: fast errors
+// Validity marks scenarios without data or over the error-rate limit invalid: fast errors
 // are not fast responses, and a missing scenario is not a fast one.
 func Validity(r *result.Result, maxErrPercent float64) {
 	for i := range r.Scenarios {
@@ -55,7 +55,7 @@ func Validity(r *result.Result, maxErrPercent float64) {
 	}
 }
 
-// judgeDrift marks the results invalid when the variant drifted during the run: the numbers
+// Drift marks the results invalid when the variant drifted during the run: the numbers
 // are real, but not the variant's.
 func Drift(r *result.Result, drifted string) {
 	if drifted != "" {

@@ -75,7 +75,7 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 	return out
 }
 
-// gaugeStat picks Min, Max or Last of a Gauge.
+// GaugeStat picks Min, Max or Last of a Gauge.
 func GaugeStat(g *GaugeResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	switch m {
 	case perfexpv1alpha1.MetricMin:
@@ -88,7 +88,7 @@ func GaugeStat(g *GaugeResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	return nil
 }
 
-// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
+// MaxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
 // which were left out.
 const MaxCustomNames = 32
 

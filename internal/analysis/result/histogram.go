@@ -68,7 +68,7 @@ func (h *Histogram) Clone() *Histogram {
 	return out
 }
 
-// consistent reports whether no bucket is negative, which holds unless a counter reset went
+// Consistent reports whether no bucket is negative, which holds unless a counter reset went
 // unnoticed.
 func (h *Histogram) Consistent() bool {
 	if h.Count < 0 {

@@ -22,7 +22,7 @@ func (k IntervalKey) Less(o IntervalKey) bool {
 	return k.Counter < o.Counter
 }
 
-// seedParts names the series for the bootstrap's seed; a request's, group's and Trend's are
+// SeedParts names the series for the bootstrap's seed; a request's, group's and Trend's are
 // what they were before iterations and Counters had series, so their intervals do not move.
 func (k IntervalKey) SeedParts() []string {
 	parts := []string{k.Scenario, k.Request, k.Group, k.Trend}
@@ -35,7 +35,7 @@ func (k IntervalKey) SeedParts() []string {
 	return parts
 }
 
-// findWorkload is the per-interval data of a workload, nil when the run has none.
+// FindWorkload is the per-interval data of a workload, nil when the run has none.
 func (d *IntervalData) FindWorkload(kind, namespace, name string) *WorkloadIntervals {
 	if d == nil {
 		return nil
@@ -48,10 +48,10 @@ func (d *IntervalData) FindWorkload(kind, namespace, name string) *WorkloadInter
 	return nil
 }
 
-// allScenarios labels the samples of all scenarios together; no scenario can have this name.
+// AllScenarios labels the samples of all scenarios together; no scenario can have this name.
 const AllScenarios = "*"
 
-// intervalKey names a sample series: a scenario (or allScenarios), and a request name, a
+// IntervalKey names a sample series: a scenario (or allScenarios), and a request name, a
 // group, a custom Trend or a custom Counter of it, its iteration duration, or none.
 type IntervalKey struct {
 	Scenario, Request, Group, Trend string
@@ -120,7 +120,7 @@ func (s *IntervalSeries) Key() IntervalKey {
 	return IntervalKey{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Iteration: s.Iteration, Counter: s.Counter}
 }
 
-// histogram is interval i's latency histogram, nil when it had none.
+// Histogram is interval i's latency histogram, nil when it had none.
 func (s *IntervalSeries) Histogram(i int) *Histogram {
 	if i >= len(s.Counts) || len(s.Counts[i]) == 0 {
 		return nil
@@ -238,6 +238,6 @@ func parseNumbers(s string) ([]float64, error) {
 	return out, nil
 }
 
-// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
+// MaxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
 // most a quarter of the report ConfigMap.
 const MaxStoredSeries = 48

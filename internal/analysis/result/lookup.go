@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// scenarioNamed is the scenario an objective or comparison row names, or why there is none.
+// ScenarioNamed is the scenario an objective or comparison row names, or why there is none.
 func (r *Result) ScenarioNamed(name string) (*ScenarioResult, string) {
 	if r == nil {
 		return nil, noResults
@@ -24,7 +24,7 @@ func LatencyStats(l Latency) *RequestStats {
 	return &RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}
 }
 
-// lookup finds the statistics of a scenario ("" for all together) or one of its request names.
+// Lookup finds the statistics of a scenario ("" for all together) or one of its request names.
 func (r *Result) Lookup(scenario, request string) *RequestStats {
 	if r == nil {
 		return nil
@@ -61,7 +61,7 @@ func (r *Result) Query(name string) *QueryResult {
 	return nil
 }
 
-// iterationStats is a scenario's iteration-duration distribution as request statistics, or
+// IterationStats is a scenario's iteration-duration distribution as request statistics, or
 // why there is none.
 func (r *Result) IterationStats(scenario string) (*RequestStats, string) {
 	s, why := r.ScenarioNamed(scenario)
@@ -74,7 +74,7 @@ func (r *Result) IterationStats(scenario string) (*RequestStats, string) {
 	return LatencyStats(*s.IterationDuration), ""
 }
 
-// counterStats is a Counter's rate as request statistics, nil when the scenario has no such
+// CounterStats is a Counter's rate as request statistics, nil when the scenario has no such
 // Counter.
 func (r *Result) CounterStats(scenario, counter string) *RequestStats {
 	s, _ := r.ScenarioNamed(scenario)

@@ -141,7 +141,7 @@ type ScenarioResult struct {
 	RequestStats
 	Iterations *int64 `json:"iterations,omitempty"`
 	// IterationDuration is the distribution of k6's iteration_duration over the iterations
-	// that ended in the window, in milliseconds (see iterations.go).
+	// that ended in the window, in milliseconds (read by internal/analysis/iterations.go).
 	IterationDuration *Latency `json:"iterationDuration,omitempty"`
 	// ActiveSeconds is how long the scenario ran within the window (from its first to its last
 	// k6 sample, when those are more than 30 s inside the window's edges): its rates are
@@ -236,7 +236,7 @@ type WorkloadResult struct {
 	// MemoryGrowthPerHour is how fast the post-GC floor of the working set rises, bytes per
 	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over the
 	// pods judged. MemoryTrendZ is the largest pod's Mann-Kendall statistic, adjusted for
-	// autocorrelation; Leak is the verdict (see leak.go).
+	// autocorrelation; Leak is the verdict (see internal/judge/leak.go).
 	MemoryGrowthPerHour *float64 `json:"memoryGrowthPerHour,omitempty"`
 	MemoryTrendZ        *float64 `json:"memoryTrendZ,omitempty"`
 	Leak                string   `json:"leak,omitempty"`
@@ -366,10 +366,10 @@ type ObjectiveResult struct {
 	Message string                           `json:"message"`
 }
 
-// finite reports whether v is a usable number.
+// Finite reports whether v is a usable number.
 func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// num returns a pointer to v, or nil when v is NaN or infinite, so NaN never leaks.
+// Num returns a pointer to v, or nil when v is NaN or infinite, so NaN never leaks.
 func Num(v float64) *float64 {
 	if !Finite(v) {
 		return nil
