@@ -86,7 +86,7 @@ func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading the report of run %s: %w", exp.Name, err)
 	}
-	return result.ResultFromStatus(exp.Status.Results), nil
+	return result.FromStatus(exp.Status.Results), nil
 }
 
 // publishSweepReport writes <sweep>-report, owned by the sweep so it goes with it.

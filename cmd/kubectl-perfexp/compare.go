@@ -91,7 +91,7 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*resu
 			return nil, err
 		}
 	}
-	if r := result.ResultFromStatus(exp.Status.Results); r != nil {
+	if r := result.FromStatus(exp.Status.Results); r != nil {
 		return r, nil
 	}
 	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))

@@ -394,7 +394,7 @@ func baselineResult(status *perfexpv1alpha1.Results, doc string, found bool) *re
 			return r
 		}
 	}
-	return result.ResultFromStatus(status)
+	return result.FromStatus(status)
 }
 
 func orNone(s string) string {

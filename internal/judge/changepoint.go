@@ -103,6 +103,7 @@ func DetectChangePoints(xs []float64, fixed []int, set ChangePointSettings) []Ch
 	return out
 }
 
+// Significant is true when the point passes the settings' p-value and magnitude.
 func (p ChangePoint) Significant(set ChangePointSettings) bool {
 	return p.PValue <= set.MaxPValue && math.Abs(p.Change) >= set.MinMagnitude
 }

@@ -10,6 +10,7 @@ import (
 // DefaultMaxErrorRatePercent applies when spec.analysis.maxErrorRatePercent is unset.
 const DefaultMaxErrorRatePercent = 5.0
 
+// MaxErrorRate is the error rate, in percent, above which a scenario is invalid.
 func MaxErrorRate(a perfexpv1alpha1.Analysis) float64 {
 	if a.MaxErrorRatePercent == nil {
 		return DefaultMaxErrorRatePercent
@@ -17,6 +18,7 @@ func MaxErrorRate(a perfexpv1alpha1.Analysis) float64 {
 	return a.MaxErrorRatePercent.AsApproximateFloat64()
 }
 
+// MarkInvalid makes the results invalid, for reason.
 func MarkInvalid(r *result.Result, reason string) {
 	r.Validity = perfexpv1alpha1.Invalid
 	r.InvalidReasons = append(r.InvalidReasons, reason)

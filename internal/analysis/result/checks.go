@@ -5,8 +5,12 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-)                       // statusFailing bounds the failing checks in the experiment's status.
-const statusFailing = 8 // CheckResult is one k6 check of a scenario (`check(res, {'status is 200': ...})`).
+)
+
+// statusFailing bounds the failing checks in the experiment's status.
+const statusFailing = 8
+
+// CheckResult is one k6 check of a scenario (`check(res, {'status is 200': ...})`).
 type CheckResult struct {
 	Name string `json:"name"`
 	// PassPercent is the lowest pass rate, in percent, among the runners and tag sets that ran

@@ -2,7 +2,7 @@
 // checks, counters, rates, gauges, groups, Trends, workloads, node load, runner use, custom
 // queries), the per-interval data a later comparison needs, and the comparison and objectives'
 // outcomes. It is what results.json holds and what the experiment's status is mapped from
-// (Status, ResultFromStatus).
+// (Status, FromStatus).
 //
 // It is a leaf: it imports only the API types and the standard library, so every consumer
 // (reports, sweeps, dashboards, history, the kubectl plugin, the analyzer) imports it without

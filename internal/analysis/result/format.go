@@ -5,6 +5,7 @@ import (
 	"strings"
 )
 
+// OrZero is *p, or 0 when p is nil.
 func OrZero(p *float64) float64 {
 	if p == nil {
 		return 0
@@ -12,6 +13,7 @@ func OrZero(p *float64) float64 {
 	return *p
 }
 
+// ShortList joins the first n names and says how many more there are.
 func ShortList(names []string, n int) string {
 	if len(names) <= n {
 		return strings.Join(names, ", ")

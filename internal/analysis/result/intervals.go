@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-) // less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
+)
+
+// Less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
 func (k IntervalKey) Less(o IntervalKey) bool {
 	switch {
 	case k.Scenario != o.Scenario:
@@ -104,6 +106,7 @@ type IntervalSeries struct {
 	Sums   []float64    `json:"sums,omitempty"`
 }
 
+// Find is the series named k, nil when there is none.
 func (d *IntervalData) Find(k IntervalKey) *IntervalSeries {
 	if d == nil {
 		return nil
@@ -116,6 +119,7 @@ func (d *IntervalData) Find(k IntervalKey) *IntervalSeries {
 	return nil
 }
 
+// Key names the series.
 func (s *IntervalSeries) Key() IntervalKey {
 	return IntervalKey{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Iteration: s.Iteration, Counter: s.Counter}
 }

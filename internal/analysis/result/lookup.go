@@ -20,6 +20,7 @@ func (r *Result) ScenarioNamed(name string) (*ScenarioResult, string) {
 // noResults is why an objective has no value when there are no results at all.
 const noResults = "no results"
 
+// LatencyStats are a distribution's statistics as request statistics.
 func LatencyStats(l Latency) *RequestStats {
 	return &RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}
 }
@@ -49,6 +50,7 @@ func (r *Result) Lookup(scenario, request string) *RequestStats {
 	return nil
 }
 
+// Query is the custom query named name, nil when there is none.
 func (r *Result) Query(name string) *QueryResult {
 	if r == nil {
 		return nil

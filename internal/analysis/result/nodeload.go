@@ -2,10 +2,12 @@ package result
 
 import (
 	"fmt"
-) // NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
+)
+
+// NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
 // (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
 // machine. A single run cannot tell such load from the variant's effect, so a single-run
-// comparison whose two runs saw very different node load is not decided (see nodeLoadProblem).
+// comparison whose two runs saw very different node load is not decided (see internal/judge's NodeLoadProblem).
 type NodeLoad struct {
 	// Source says how the node's CPU was read: SourceRootCgroup (cAdvisor's id="/" series, the
 	// whole machine) or SourcePods (the sum of every pod's containers; processes outside pods

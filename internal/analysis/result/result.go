@@ -377,6 +377,7 @@ func Num(v float64) *float64 {
 	return &v
 }
 
+// Count returns a pointer to v.
 func Count(v int64) *int64 { return &v }
 
 // The scales a change is measured on.

@@ -8,10 +8,10 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// ResultFromStatus rebuilds what a baseline's status holds (scenarios, their ten most frequent
+// FromStatus rebuilds what a baseline's status holds (scenarios, their ten most frequent
 // request names, query values), for when its report ConfigMap is gone. Strings that do not
 // parse (empty: absent) stay absent.
-func ResultFromStatus(s *perfexpv1alpha1.Results) *Result {
+func FromStatus(s *perfexpv1alpha1.Results) *Result {
 	if s == nil {
 		return nil
 	}

@@ -37,6 +37,7 @@ type WorkloadIntervals struct {
 	Memory []float64 `json:"memory"`
 }
 
+// Values are the per-interval values of a workload metric (MetricCPU or MetricMemory).
 func (w *WorkloadIntervals) Values(m perfexpv1alpha1.ObjectiveMetric) []float64 {
 	if m == MetricCPU {
 		return w.CPU
