@@ -7,6 +7,17 @@ import (
 	"strings"
 )
 
+// AllScenarios labels the samples of all scenarios together; no scenario can have this name.
+const AllScenarios = "*"
+
+// IntervalKey names a sample series: a scenario (or allScenarios), and a request name, a
+// group, a custom Trend or a custom Counter of it, its iteration duration, or none.
+type IntervalKey struct {
+	Scenario, Request, Group, Trend string
+	Iteration                       bool
+	Counter                         string
+}
+
 // Less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
 func (k IntervalKey) Less(o IntervalKey) bool {
 	switch {
@@ -35,30 +46,6 @@ func (k IntervalKey) SeedParts() []string {
 		parts = append(parts, "counter", k.Counter)
 	}
 	return parts
-}
-
-// FindWorkload is the per-interval data of a workload, nil when the run has none.
-func (d *IntervalData) FindWorkload(kind, namespace, name string) *WorkloadIntervals {
-	if d == nil {
-		return nil
-	}
-	for i := range d.Workloads {
-		if w := &d.Workloads[i]; w.Kind == kind && w.Namespace == namespace && w.Name == name {
-			return w
-		}
-	}
-	return nil
-}
-
-// AllScenarios labels the samples of all scenarios together; no scenario can have this name.
-const AllScenarios = "*"
-
-// IntervalKey names a sample series: a scenario (or allScenarios), and a request name, a
-// group, a custom Trend or a custom Counter of it, its iteration duration, or none.
-type IntervalKey struct {
-	Scenario, Request, Group, Trend string
-	Iteration                       bool
-	Counter                         string
 }
 
 // IntervalData is a run's per-interval counts and latency histograms: what a later comparison
@@ -114,6 +101,19 @@ func (d *IntervalData) Find(k IntervalKey) *IntervalSeries {
 	for i := range d.Series {
 		if d.Series[i].Key() == k {
 			return &d.Series[i]
+		}
+	}
+	return nil
+}
+
+// FindWorkload is the per-interval data of a workload, nil when the run has none.
+func (d *IntervalData) FindWorkload(kind, namespace, name string) *WorkloadIntervals {
+	if d == nil {
+		return nil
+	}
+	for i := range d.Workloads {
+		if w := &d.Workloads[i]; w.Kind == kind && w.Namespace == namespace && w.Name == name {
+			return w
 		}
 	}
 	return nil
