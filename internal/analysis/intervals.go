@@ -506,7 +506,7 @@ func timeline(d *result.IntervalData, start time.Time, scenarios []string) *resu
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
 // together, each scenario, and its most frequent request names (those a comparison shows),
 // then its iteration duration, groups, custom Trends and Counters, as many as fit
-// maxStoredSeries. A run's request names
+// result.MaxStoredSeries. A run's request names
 // could run into the hundreds.
 func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 	if d == nil || len(d.Series) == 0 {

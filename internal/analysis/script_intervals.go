@@ -111,7 +111,7 @@ func counterIncrements(m model.Matrix, g intervalGrid) map[result.IntervalKey]*r
 
 // scriptIntervalKeys are a result's iteration and Counter series worth reading per interval:
 // each scenario's iteration duration, when it has one, and every Counter it reports (the
-// report's cap, maxCustomNames, already applies).
+// report's cap, result.MaxCustomNames, already applies).
 func scriptIntervalKeys(r *result.Result) []result.IntervalKey {
 	var out []result.IntervalKey
 	for _, s := range r.Scenarios {

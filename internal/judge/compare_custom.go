@@ -9,13 +9,13 @@ import (
 )
 
 // maxCustomCompared is how many checks, and how many Rates and Gauges, are compared per
-// scenario (the first by name of those in both runs); the report lists up to maxCustomNames.
+// scenario (the first by name of those in both runs); the report lists up to result.MaxCustomNames.
 const maxCustomCompared = 10
 
 // customRow names one compared check, Rate or Gauge statistic of a scenario.
 type customRow struct {
 	scenario string
-	// kind is kindCheck, kindRate or kindGauge; name the check's or metric's name.
+	// kind is result.KindCheck, KindRate or KindGauge; name the check's or metric's name.
 	kind, name string
 	metric     perfexpv1alpha1.ObjectiveMetric
 }

@@ -44,7 +44,7 @@ func scriptRows(r, base *result.Result) []row {
 }
 
 // counterRows are the rows of each scenario's Counters found in both runs, in the report's
-// order and within its cap (maxCustomNames).
+// order and within its cap (result.MaxCustomNames).
 func counterRows(r, base *result.Result) []row {
 	var out []row
 	for _, s := range r.Scenarios {

@@ -10,7 +10,7 @@ import (
 // AllScenarios labels the samples of all scenarios together; no scenario can have this name.
 const AllScenarios = "*"
 
-// IntervalKey names a sample series: a scenario (or allScenarios), and a request name, a
+// IntervalKey names a sample series: a scenario (or AllScenarios), and a request name, a
 // group, a custom Trend or a custom Counter of it, its iteration duration, or none.
 type IntervalKey struct {
 	Scenario, Request, Group, Trend string
