@@ -13,7 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
@@ -61,7 +62,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		best = "best arm " + result.BestArm
 	}
 	sw.Status.Message = fmt.Sprintf("%d runs ended (%d failed); %s; report in ConfigMap %s", sw.Status.Done, sw.Status.Failed, best, cm.Name)
-	sw.Status.Verdict = sweepVerdict(sw, analysis.FailOnRegression(sw.Spec.Template.Analysis, r.FailOnRegression))
+	sw.Status.Verdict = sweepVerdict(sw, judge.FailOnRegression(sw.Spec.Template.Analysis, r.FailOnRegression))
 	if sw.Status.Verdict == perfexpv1alpha1.VerdictFail {
 		sw.Status.Message = "verdict Fail (an arm Regressed and failOnRegression is set); " + sw.Status.Message
 	}
@@ -75,7 +76,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 
 // runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when
 // the report is gone or unreadable, the summary kept in its status.
-func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*analysis.Result, error) {
+func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*result.Result, error) {
 	name := exp.Name + perfexpv1alpha1.ReportSuffix
 	if exp.Status.ReportRef != nil {
 		name = exp.Status.ReportRef.Name
@@ -90,7 +91,7 @@ func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading the report of run %s: %w", exp.Name, err)
 	}
-	return analysis.ResultFromStatus(exp.Status.Results), nil
+	return result.FromStatus(exp.Status.Results), nil
 }
 
 // publishSweepReport writes <sweep>-report, owned by the sweep so it goes with it.

@@ -23,7 +23,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
@@ -93,9 +93,9 @@ func poolVariant(v string) *perfexpv1alpha1.Variant {
 func runReport(t *testing.T, ns, run string, p95 float64) *corev1.ConfigMap {
 	t.Helper()
 	f := func(v float64) *float64 { return &v }
-	res := &analysis.Result{Experiment: run, Namespace: ns, Validity: perfexpv1alpha1.Valid, Verdict: perfexpv1alpha1.VerdictPass,
-		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid,
-			RequestStats: analysis.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(80)}}}}
+	res := &result.Result{Experiment: run, Namespace: ns, Validity: perfexpv1alpha1.Valid, Verdict: perfexpv1alpha1.VerdictPass,
+		Scenarios: []result.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid,
+			RequestStats: result.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(80)}}}}
 	js, err := report.JSON(res)
 	if err != nil {
 		t.Fatal(err)

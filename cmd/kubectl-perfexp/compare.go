@@ -13,7 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -73,7 +74,7 @@ average and p95, the change of p95 against the baseline and the arm's verdict.`,
 
 // experimentResult reads an experiment's results: its report's results.json, or the summary in
 // its status when the report is gone.
-func experimentResult(ctx context.Context, conn *connection, name string) (*analysis.Result, error) {
+func experimentResult(ctx context.Context, conn *connection, name string) (*result.Result, error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
 		return nil, notFoundIn(err, name, conn.namespace)
@@ -90,7 +91,7 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*anal
 			return nil, err
 		}
 	}
-	if r := analysis.ResultFromStatus(exp.Status.Results); r != nil {
+	if r := result.FromStatus(exp.Status.Results); r != nil {
 		return r, nil
 	}
 	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
@@ -108,12 +109,12 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 	c := cur.Comparison
 	source := fmt.Sprintf("as analysed when %s ran", name)
 	if c == nil || c.Baseline != baseName {
-		c = analysis.CompareRuns([]*analysis.Result{base}, []*analysis.Result{cur}, analysis.CompareOptions{MinChangePercent: minChange})
+		c = judge.CompareRuns([]*result.Result{base}, []*result.Result{cur}, judge.CompareOptions{MinChangePercent: minChange})
 		source = "computed now from one run each: the noise between runs is not in the intervals"
 	}
 	switch output {
 	case outputJSON:
-		b, err := report.JSON(&analysis.Result{Experiment: name, Namespace: conn.namespace, Comparison: c})
+		b, err := report.JSON(&result.Result{Experiment: name, Namespace: conn.namespace, Comparison: c})
 		if err != nil {
 			return err
 		}
@@ -126,14 +127,14 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 }
 
 // disturbed is the line that says why a single-run comparison claims nothing, or "".
-func disturbed(c *analysis.Comparison) string {
+func disturbed(c *result.Comparison) string {
 	if c.Disturbed == "" {
 		return ""
 	}
 	return "No change is claimed: " + c.Disturbed
 }
 
-func comparisonRow(m analysis.MetricComparison) []string {
+func comparisonRow(m result.MetricComparison) []string {
 	delta := "-"
 	if m.DeltaPercent != nil {
 		delta = fmt.Sprintf("%+.1f %%", *m.DeltaPercent)
@@ -167,7 +168,7 @@ func value(v *float64, unit string) string {
 
 var comparisonHeader = []string{"METRIC", "BASELINE", "VALUE", "DELTA", "95% INTERVAL", "CHANGE", "N"}
 
-func writeComparisonTable(out io.Writer, baseName, name, source string, c *analysis.Comparison) error {
+func writeComparisonTable(out io.Writer, baseName, name, source string, c *result.Comparison) error {
 	if _, err := fmt.Fprintf(out, "%s against %s: %s (%s)\n", name, baseName, orDash(string(c.Change)), source); err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ func writeComparisonTable(out io.Writer, baseName, name, source string, c *analy
 	return w.Flush()
 }
 
-func writeComparisonMarkdown(out io.Writer, baseName, name, source string, c *analysis.Comparison) error {
+func writeComparisonMarkdown(out io.Writer, baseName, name, source string, c *result.Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s against %s: %s\n\n_%s_\n\n", name, baseName, orDash(string(c.Change)), source)
 	for _, line := range []string{c.Message, disturbed(c)} {

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -28,7 +28,7 @@ func TestCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	finished := func(name string, res *analysis.Result) {
+	finished := func(name string, res *result.Result) {
 		t.Helper()
 		exp := newExperiment(ns, name)
 		create(exp)
@@ -43,20 +43,20 @@ func TestCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scenario := func(p95 float64) []analysis.ScenarioResult {
-		return []analysis.ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: analysis.RequestStats{P95: f(p95)}}}
+	scenario := func(p95 float64) []result.ScenarioResult {
+		return []result.ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: result.RequestStats{P95: f(p95)}}}
 	}
-	finished("base", &analysis.Result{Experiment: "base", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(100)})
-	finished("variant", &analysis.Result{Experiment: "variant", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(130),
-		Comparison: &analysis.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeRegressed, Message: "s p95 rose", Metrics: []analysis.MetricComparison{
+	finished("base", &result.Result{Experiment: "base", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(100)})
+	finished("variant", &result.Result{Experiment: "variant", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(130),
+		Comparison: &result.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeRegressed, Message: "s p95 rose", Metrics: []result.MetricComparison{
 			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(130), DeltaPercent: f(30),
 				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeRegressed},
-			{Metric: "shop/api cpu avg", Workload: "Deployment/shop/api", Pods: 2, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.4), Value: f(0.8),
-				DeltaPercent: f(100), Estimate: f(99), Low: f(95), High: f(103), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, Change: perfexpv1alpha1.ChangeRegressed},
+			{Metric: "shop/api cpu avg", Workload: "Deployment/shop/api", Pods: 2, BaselinePods: 1, Kind: result.MetricCPU, Unit: "cores", Baseline: f(0.4), Value: f(0.8),
+				DeltaPercent: f(100), Estimate: f(99), Low: f(95), High: f(103), Scale: result.ScalePercent, Samples: 19, BaselineSamples: 19, Change: perfexpv1alpha1.ChangeRegressed},
 		}}})
-	finished("other", &analysis.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
-	finished("noisy", &analysis.Result{Experiment: "noisy", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(60),
-		Comparison: &analysis.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeInconclusive, Disturbed: "the node was busier during the baseline", Metrics: []analysis.MetricComparison{
+	finished("other", &result.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
+	finished("noisy", &result.Result{Experiment: "noisy", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(60),
+		Comparison: &result.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeInconclusive, Disturbed: "the node was busier during the baseline", Metrics: []result.MetricComparison{
 			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(60), DeltaPercent: f(-40),
 				Samples: 20, BaselineSamples: 20, Change: perfexpv1alpha1.ChangeInconclusive},
 		}}})
@@ -65,7 +65,7 @@ func TestCompare(t *testing.T) {
 	sweepResult := &report.SweepResult{Sweep: "pool", Namespace: ns, Repeats: 2, MinMeaningfulChangePercent: 5, BestArm: "pool-10", Arms: []report.SweepArmResult{
 		{Name: "baseline", Parameter: "-", Value: "as deployed", Scenarios: []report.SweepScenarioStats{{Name: "s", Runs: 2, Avg: f(50), P95: f(100)}}},
 		{Name: "pool-10", Parameter: "HTTP_MAXPOOLSIZE", Value: "10", Scenarios: []report.SweepScenarioStats{{Name: "s", Runs: 2, Avg: f(40), P95: f(80)}},
-			Comparison: &analysis.Comparison{Change: perfexpv1alpha1.ChangeImproved, Metrics: []analysis.MetricComparison{{Scenario: "s", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(-20)}}}},
+			Comparison: &result.Comparison{Change: perfexpv1alpha1.ChangeImproved, Metrics: []result.MetricComparison{{Scenario: "s", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(-20)}}}},
 	}}
 	js, err := report.SweepJSON(sweepResult)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // activeSpan is when a scenario's requests were counted: the times of its first and last
@@ -60,7 +62,7 @@ func spansOf(ctx context.Context, q Querier, metric, testID string, scenarios []
 		}
 		for _, s := range vec {
 			v := float64(s.Value)
-			if !finite(v) {
+			if !result.Finite(v) {
 				continue
 			}
 			sec, frac := math.Modf(v)

@@ -10,6 +10,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: two scenarios in one 10-minute window, each at 2 requests per second while it runs.
@@ -40,11 +41,11 @@ func TestCraftedActiveSpanRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]ScenarioResult{}
+	got := map[string]result.ScenarioResult{}
 	for _, s := range res.Scenarios {
 		got[s.Name] = s
 	}
-	sl := map[string]ScenarioResult{}
+	sl := map[string]result.ScenarioResult{}
 	for _, s := range res.Slices[0].Scenarios {
 		sl[s.Name] = s
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // fakeProm answers every query with a vector of n series, streamed, without a Content-Length
@@ -150,7 +151,7 @@ func TestCustomQueryCaps(t *testing.T) {
 			if qr.Error != "" || len(qr.Series) != tt.wantKept || qr.SeriesDropped != tt.wantDropd {
 				t.Fatalf("kept %d, dropped %d, error %q; want %d and %d", len(qr.Series), qr.SeriesDropped, qr.Error, tt.wantKept, tt.wantDropd)
 			}
-			res := &Result{Queries: got}
+			res := &result.Result{Queries: got}
 			if st, _ := res.Status(); st.Queries[0].Series != int32(tt.series) {
 				t.Fatalf("status.results.queries[0].series = %d, want every series counted: %d", st.Queries[0].Series, tt.series)
 			}

@@ -12,6 +12,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // benchData writes length of a run with the given number of request names (two k6 runners,
@@ -65,7 +66,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		in   Input
 	}{{"50workloads-200names-1h", big}, {"5workloads-20names-1h", small}} {
 		b.Run(tc.name, func(b *testing.B) {
-			var r *Result
+			var r *result.Result
 			tq := &timingQuerier{Querier: api}
 			promCPU, ownCPU := cpuSeconds(b, prom.Pid), cpuSeconds(b, os.Getpid())
 			for b.Loop() {
@@ -113,7 +114,7 @@ func BenchmarkAnalyzeSoak(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var r *Result
+	var r *result.Result
 	tq := &timingQuerier{Querier: api}
 	promCPU, ownCPU := cpuSeconds(b, prom.Pid), cpuSeconds(b, os.Getpid())
 	for b.Loop() {

@@ -7,13 +7,12 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // k6 checks, custom Counters and custom Rates.
@@ -36,11 +35,6 @@ import (
 const (
 	metricChecks = "k6_checks_rate"
 	tagCheck     = "check"
-	// maxCustomNames bounds the custom Counters and Rates reported per scenario; the notes say
-	// which were left out.
-	maxCustomNames = 32
-	// statusFailing bounds the failing checks in the experiment's status.
-	statusFailing = 8
 )
 
 // builtinCounterRatePrefixes are k6's own Counters and Rates: a custom one is any other
@@ -51,53 +45,6 @@ const notGauge = ".+_total|.+_rate|k6_http_req_.+|k6_iteration_duration.*|k6_gro
 
 var builtinCounterRatePrefixes = []string{
 	"k6_http_req", "k6_iterations_", "k6_dropped_iterations_", "k6_data_", "k6_checks_", "k6_ws_", "k6_grpc_", "k6_browser_",
-}
-
-// CheckResult is one k6 check of a scenario (`check(res, {'status is 200': ...})`).
-type CheckResult struct {
-	Name string `json:"name"`
-	// PassPercent is the lowest pass rate, in percent, among the runners and tag sets that ran
-	// the check, each counted since its runner began (k6 writes the rate without counts, so
-	// the warm-up is not subtracted and runners are not summed). 100 means no check failed.
-	PassPercent *float64 `json:"passPercent,omitempty"`
-	// Series is how many runner and tag-set series the check has.
-	Series int `json:"series"`
-}
-
-// CounterResult is one custom k6 Counter of a scenario (`new Counter('name')`).
-type CounterResult struct {
-	Name   string `json:"name"`
-	Metric string `json:"metric"`
-	// Total is what the script added in the window (exact: the edges' difference, summed over
-	// runners and tag sets); Rate is Total per second of the scenario's active span.
-	Total *float64 `json:"total,omitempty"`
-	Rate  *float64 `json:"rate,omitempty"`
-}
-
-// RateResult is one custom k6 Rate of a scenario (`new Rate('name')`).
-type RateResult struct {
-	Name   string `json:"name"`
-	Metric string `json:"metric"`
-	// Percent is the lowest share of non-zero values, in percent, among runners and tag sets,
-	// each since its runner began (as CheckResult.PassPercent).
-	Percent *float64 `json:"percent,omitempty"`
-}
-
-// GaugeResult is one custom k6 Gauge of a scenario (`new Gauge('name')`, written as k6_<name>).
-type GaugeResult struct {
-	Name   string `json:"name"`
-	Metric string `json:"metric"`
-	// Min and Max are the lowest and highest values k6 wrote in the window, over every runner
-	// and tag set (every sample read, the window (start, end] as a range selector's). k6 writes a
-	// Gauge's current value once per push interval, so a value set and replaced between two
-	// pushes is not among them: they lie within k6's own min and max.
-	Min *float64 `json:"min,omitempty"`
-	Max *float64 `json:"max,omitempty"`
-	// Last is the last value written in the window when one series (one runner, one tag set)
-	// wrote the Gauge; with several there is no single last value.
-	Last *float64 `json:"last,omitempty"`
-	// Series is how many runner and tag-set series wrote it.
-	Series int `json:"series"`
 }
 
 // customData holds every check, Counter and Rate series of a run at each edge, by the full
@@ -113,18 +60,10 @@ type customData struct {
 	names   map[string]bool
 }
 
-// The kinds of customKind.
-const (
-	kindCheck   = "check"
-	kindCounter = "counter"
-	kindRate    = "rate"
-	kindGauge   = "gauge"
-)
-
 // customKind says what a k6 metric name is: "check", "counter", "rate", or "" for k6's own.
 func customKind(name string) string {
 	if name == metricChecks {
-		return kindCheck
+		return result.KindCheck
 	}
 	for _, p := range builtinCounterRatePrefixes {
 		if strings.HasPrefix(name, p) {
@@ -135,9 +74,9 @@ func customKind(name string) string {
 	case !strings.HasPrefix(name, "k6_"):
 		return ""
 	case strings.HasSuffix(name, "_total"):
-		return kindCounter
+		return result.KindCounter
 	case strings.HasSuffix(name, "_rate"):
-		return kindRate
+		return result.KindRate
 	}
 	return ""
 }
@@ -168,10 +107,10 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 		for _, s := range vec {
 			name := string(s.Metric[model.MetricNameLabel])
 			kind := customKind(name)
-			if kind == "" || s.Histogram != nil || !finite(float64(s.Value)) {
+			if kind == "" || s.Histogram != nil || !result.Finite(float64(s.Value)) {
 				continue
 			}
-			if kind != kindCheck {
+			if kind != result.KindCheck {
 				seen[name] = true
 			}
 			k := s.Metric.String()
@@ -212,9 +151,9 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 		}
 	}
 	names := slices.Sorted(maps.Keys(seen))
-	if len(names) > maxCustomNames {
-		d.dropped = names[maxCustomNames:]
-		names = names[:maxCustomNames]
+	if len(names) > result.MaxCustomNames {
+		d.dropped = names[result.MaxCustomNames:]
+		names = names[:result.MaxCustomNames]
 	}
 	for _, n := range names {
 		d.names[n] = true
@@ -223,7 +162,7 @@ func readCustom(ctx context.Context, q Querier, testID string, scenarios []strin
 }
 
 // fill sets every scenario's checks, Counters and Rates between edges a and b.
-func (d *customData) fill(a, b int, seconds func(scenario string) float64, scenarios []ScenarioResult) {
+func (d *customData) fill(a, b int, seconds func(scenario string) float64, scenarios []result.ScenarioResult) {
 	if d == nil {
 		return
 	}
@@ -247,15 +186,15 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		name := string(m[model.MetricNameLabel])
 		scenario := string(m[tagScenario])
 		switch kind := customKind(name); {
-		case kind == kindCheck:
-			c := get(scenario, kindCheck+"\x00"+string(m[tagCheck]))
+		case kind == result.KindCheck:
+			c := get(scenario, result.KindCheck+"\x00"+string(m[tagCheck]))
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
 		case !d.names[name]:
-		case kind == kindCounter:
+		case kind == result.KindCounter:
 			// A series first written inside the window has nothing at a: all of it is in.
-			get(scenario, kindCounter+"\x00"+name).total += vb - d.values[a][k]
-		case kind == kindRate:
-			c := get(scenario, kindRate+"\x00"+name)
+			get(scenario, result.KindCounter+"\x00"+name).total += vb - d.values[a][k]
+		case kind == result.KindRate:
+			c := get(scenario, result.KindRate+"\x00"+name)
 			c.lowest, c.series = math.Min(c.lowest, vb), c.series+1
 		}
 	}
@@ -269,11 +208,11 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		}
 		var c *acc
 		for _, p := range samples {
-			if p.Timestamp <= from || p.Timestamp > until || !finite(float64(p.Value)) {
+			if p.Timestamp <= from || p.Timestamp > until || !result.Finite(float64(p.Value)) {
 				continue
 			}
 			if c == nil {
-				c = get(string(m[tagScenario]), kindGauge+"\x00"+name)
+				c = get(string(m[tagScenario]), result.KindGauge+"\x00"+name)
 				c.series++
 			}
 			v := float64(p.Value)
@@ -286,24 +225,24 @@ func (d *customData) fill(a, b int, seconds func(scenario string) float64, scena
 		for key, c := range per[sr.Name] {
 			kind, name, _ := strings.Cut(key, "\x00")
 			switch kind {
-			case kindCheck:
-				sr.Checks = append(sr.Checks, CheckResult{Name: name, PassPercent: num(100 * c.lowest), Series: c.series})
-			case kindCounter:
-				cr := CounterResult{Name: customName(name), Metric: name, Total: num(c.total)}
+			case result.KindCheck:
+				sr.Checks = append(sr.Checks, result.CheckResult{Name: name, PassPercent: result.Num(100 * c.lowest), Series: c.series})
+			case result.KindCounter:
+				cr := result.CounterResult{Name: customName(name), Metric: name, Total: result.Num(c.total)}
 				if s := seconds(sr.Name); s > 0 {
-					cr.Rate = num(c.total / s)
+					cr.Rate = result.Num(c.total / s)
 				}
 				sr.Counters = append(sr.Counters, cr)
-			case kindRate:
-				sr.Rates = append(sr.Rates, RateResult{Name: customName(name), Metric: name, Percent: num(100 * c.lowest)})
-			case kindGauge:
+			case result.KindRate:
+				sr.Rates = append(sr.Rates, result.RateResult{Name: customName(name), Metric: name, Percent: result.Num(100 * c.lowest)})
+			case result.KindGauge:
 				if math.IsInf(c.lowest, 1) {
 					// Nothing written in the window: the value is from before it.
 					continue
 				}
-				g := GaugeResult{Name: customName(name), Metric: name, Min: num(c.lowest), Max: num(c.highest), Series: c.series}
+				g := result.GaugeResult{Name: customName(name), Metric: name, Min: result.Num(c.lowest), Max: result.Num(c.highest), Series: c.series}
 				if c.series == 1 {
-					g.Last = num(c.last)
+					g.Last = result.Num(c.last)
 				}
 				sr.Gauges = append(sr.Gauges, g)
 			}
@@ -329,128 +268,7 @@ func (d *customData) notes() []string {
 	}
 	if len(d.dropped) > 0 {
 		out = append(out, fmt.Sprintf("the script wrote %d custom Counters, Rates and Gauges; the first %d by name are reported, left out: %s",
-			len(d.names)+len(d.dropped), len(d.names), shortList(d.dropped, 5)))
+			len(d.names)+len(d.dropped), len(d.names), result.ShortList(d.dropped, 5)))
 	}
 	return out
-}
-
-// statusFailingChecks are the checks below 100 %, lowest first, bounded for the status: the
-// status stays small, and a passing check is not news.
-func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
-	var failing []CheckResult
-	for _, c := range cs {
-		if c.PassPercent != nil && *c.PassPercent < 100 {
-			failing = append(failing, c)
-		}
-	}
-	sort.SliceStable(failing, func(i, j int) bool { return *failing[i].PassPercent < *failing[j].PassPercent })
-	var out []perfexpv1alpha1.CheckResult
-	for i, c := range failing {
-		if i == statusFailing {
-			break
-		}
-		// Two decimals, never rounded up to a passing 100.
-		p := math.Floor(*c.PassPercent*100) / 100
-		out = append(out, perfexpv1alpha1.CheckResult{Name: truncate(c.Name, 256), PassPercent: fixed(&p, 2)})
-	}
-	return out
-}
-
-// checkPassRate is one check's reported pass rate in percent (the lowest runner's), or why
-// there is none; an unknown name lists the checks the scenario wrote.
-func (r *Result) checkPassRate(scenario, check string) (*float64, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, why
-	}
-	names := make([]string, 0, len(s.Checks))
-	for _, c := range s.Checks {
-		if c.Name == check {
-			if c.PassPercent == nil {
-				return nil, fmt.Sprintf("scenario %s: check %q has no pass rate in the window", scenario, check)
-			}
-			return c.PassPercent, ""
-		}
-		names = append(names, strconv.Quote(c.Name))
-	}
-	return nil, fmt.Sprintf("scenario %s has no check %q in the window (checks: %s)", scenario, check, orNoneList(names))
-}
-
-// counterTotal is one custom Counter's total in the window (exact), or why there is none; an
-// unknown name lists the Counters the scenario wrote.
-func (r *Result) counterTotal(scenario, counter string) (*float64, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, why
-	}
-	names := make([]string, 0, len(s.Counters))
-	for _, c := range s.Counters {
-		if c.Name == counter {
-			if c.Total == nil {
-				return nil, fmt.Sprintf("scenario %s: Counter %q has no total in the window", scenario, counter)
-			}
-			return c.Total, ""
-		}
-		names = append(names, c.Name)
-	}
-	return nil, fmt.Sprintf("scenario %s has no custom Counter %q in the window (Counters: %s)", scenario, counter, orNoneList(names))
-}
-
-// ratePercent is one custom Rate's reported share of non-zero values in percent (the lowest
-// runner's), or why there is none; an unknown name lists the Rates the scenario wrote.
-func (r *Result) ratePercent(scenario, rate string) (*float64, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, why
-	}
-	names := make([]string, 0, len(s.Rates))
-	for _, c := range s.Rates {
-		if c.Name == rate {
-			if c.Percent == nil {
-				return nil, fmt.Sprintf("scenario %s: Rate %q has no value in the window", scenario, rate)
-			}
-			return c.Percent, ""
-		}
-		names = append(names, c.Name)
-	}
-	return nil, fmt.Sprintf("scenario %s has no custom Rate %q in the window (Rates: %s)", scenario, rate, orNoneList(names))
-}
-
-// gaugeValue is one custom Gauge's Min, Max or Last in the window, or why there is none: an
-// unknown name lists the Gauges the scenario wrote, and Last of a Gauge written by several
-// series (runners or tag sets) has no single value.
-func (r *Result) gaugeValue(scenario, gauge string, m perfexpv1alpha1.ObjectiveMetric) (*float64, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, why
-	}
-	names := make([]string, 0, len(s.Gauges))
-	for _, g := range s.Gauges {
-		if g.Name != gauge {
-			names = append(names, g.Name)
-			continue
-		}
-		v := gaugeStat(&g, m)
-		switch {
-		case v != nil:
-			return v, ""
-		case m == perfexpv1alpha1.MetricLast && g.Series > 1:
-			return nil, fmt.Sprintf("scenario %s: Gauge %q was written by %d series (k6 runners or tag sets), so it has no single last value; judge its Min or Max", scenario, gauge, g.Series)
-		}
-		return nil, fmt.Sprintf("scenario %s: Gauge %q has no %s in the window", scenario, gauge, m)
-	}
-	return nil, fmt.Sprintf("scenario %s has no custom Gauge %q in the window (Gauges: %s)", scenario, gauge, orNoneList(names))
-}
-
-// gaugeStat picks Min, Max or Last of a Gauge.
-func gaugeStat(g *GaugeResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
-	switch m {
-	case perfexpv1alpha1.MetricMin:
-		return g.Min
-	case perfexpv1alpha1.MetricMax:
-		return g.Max
-	case perfexpv1alpha1.MetricLast:
-		return g.Last
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // checksScript checks every response twice (one check always passes, one fails on every
@@ -118,7 +119,7 @@ func TestRealK6ChecksCountersAndRatesMatchTheSummary(t *testing.T) {
 		if pf := sum.checks["not every third"]; pf[1] == 0 {
 			t.Errorf("the failing check never failed: %v", pf)
 		}
-		counters := map[string]CounterResult{}
+		counters := map[string]result.CounterResult{}
 		for _, c := range sr.Counters {
 			counters[c.Name] = c
 		}
@@ -240,19 +241,19 @@ func TestRealK6ChecksOverTwoRunners(t *testing.T) {
 // interval.
 func checkScriptIntervals(t *testing.T, prom *promtest.Server, id string, start, end time.Time, sum checksSummary) {
 	t.Helper()
-	keep := map[intervalKey]bool{{scenario: "desk", iteration: true}: true, {scenario: "desk", counter: "baskets"}: true}
+	keep := map[result.IntervalKey]bool{{Scenario: "desk", Iteration: true}: true, {Scenario: "desk", Counter: "baskets"}: true}
 	d, err := readIntervals(context.Background(), prom.API(t), id, []string{"desk"}, start, end, time.Second, keep, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, baskets := d.find(intervalKey{scenario: "desk", iteration: true}), d.find(intervalKey{scenario: "desk", counter: "baskets"})
+	it, baskets := d.Find(result.IntervalKey{Scenario: "desk", Iteration: true}), d.Find(result.IntervalKey{Scenario: "desk", Counter: "baskets"})
 	if it == nil || baskets == nil {
 		t.Fatalf("iteration series %v, baskets series %v", it != nil, baskets != nil)
 	}
 	var iterations, added, durations float64
 	for i := range it.Requests {
 		iterations, added = iterations+it.Requests[i], added+baskets.Requests[i]
-		if h := it.histogram(i); h != nil {
+		if h := it.Histogram(i); h != nil {
 			durations += h.Sum
 		}
 	}

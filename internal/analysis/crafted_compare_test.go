@@ -9,6 +9,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Story: "is release N slower than release N-1?" The baseline answered in about 10 ms, the
@@ -33,7 +35,7 @@ func TestCraftedBaselineComparison(t *testing.T) {
 	}
 	prom.Write(t, series)
 
-	analyze := func(t *testing.T, run int, b *Baseline, objectives ...perfexpv1alpha1.Objective) *Result {
+	analyze := func(t *testing.T, run int, b *judge.Baseline, objectives ...perfexpv1alpha1.Objective) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: runs[run].id, TestID: runs[run].id, Start: runs[run].start,
 			End: runs[run].start.Add(15 * time.Minute), Scenarios: []string{"checkout"}, Baseline: b,
 			Analysis: perfexpv1alpha1.Analysis{Objectives: objectives}})
@@ -43,7 +45,7 @@ func TestCraftedBaselineComparison(t *testing.T) {
 		return r
 	}
 	baseline := analyze(t, 0, nil)
-	asBaseline := &Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(15 * time.Minute), Scenarios: []string{"checkout"}, Result: baseline}
+	asBaseline := &judge.Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(15 * time.Minute), Scenarios: []string{"checkout"}, Result: baseline}
 	inc := int32(10)
 	max := resource.MustParse("20")
 	objs := []perfexpv1alpha1.Objective{
@@ -51,14 +53,14 @@ func TestCraftedBaselineComparison(t *testing.T) {
 		{Metric: perfexpv1alpha1.MetricP95, Scenario: "checkout", Max: &max},
 	}
 
-	find := func(r *Result, metric string) MetricComparison {
+	find := func(r *result.Result, metric string) result.MetricComparison {
 		for _, m := range r.Comparison.Metrics {
 			if m.Metric == metric {
 				return m
 			}
 		}
 		t.Fatalf("no %q in %+v", metric, r.Comparison.Metrics)
-		return MetricComparison{}
+		return result.MetricComparison{}
 	}
 	t.Run("slower release: regressed, objective missed, verdict Fail", func(t *testing.T) {
 		r := analyze(t, 1, asBaseline, objs...)

@@ -9,6 +9,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: the per-interval latencies that comparisons resample are read as Prometheus' sums per
@@ -63,7 +64,7 @@ func TestCraftedIntervalsEqualPerSeriesIncrements(t *testing.T) {
 		{"all requests", `k6_http_req_duration_seconds{testid="intervals"}`, false},
 		{"successful requests", `k6_http_req_duration_seconds{testid="intervals",expected_response!="false"}`, true},
 	} {
-		got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[intervalKey]bool{{scenario: "main", request: "login"}: true}, mode.successfulOnly)
+		got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[result.IntervalKey]bool{{Scenario: "main", Request: "login"}: true}, mode.successfulOnly)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,17 +73,17 @@ func TestCraftedIntervalsEqualPerSeriesIncrements(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := sumHistogramIncrements(all, g)
-		for _, k := range []intervalKey{{scenario: allScenarios}, {scenario: "main"}, {scenario: "other"}, {scenario: "main", request: "login"}} {
-			t.Run(mode.name+" "+k.scenario+"/"+k.request, func(t *testing.T) {
+		for _, k := range []result.IntervalKey{{Scenario: result.AllScenarios}, {Scenario: "main"}, {Scenario: "other"}, {Scenario: "main", Request: "login"}} {
+			t.Run(mode.name+" "+k.Scenario+"/"+k.Request, func(t *testing.T) {
 				if got.SuccessfulOnly != mode.successfulOnly {
 					t.Errorf("successfulOnly %v", got.SuccessfulOnly)
 				}
-				s := got.find(k)
+				s := got.Find(k)
 				if s == nil {
 					t.Fatalf("no interval series")
 				}
 				for i, w := range want[k] {
-					h := s.histogram(i)
+					h := s.Histogram(i)
 					switch {
 					case w == nil || w.Count == 0:
 						if h != nil && h.Count != 0 {
@@ -106,12 +107,12 @@ func TestCraftedIntervalsEqualPerSeriesIncrements(t *testing.T) {
 			})
 		}
 	}
-	got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[intervalKey]bool{{scenario: "main", request: "login"}: true}, true)
+	got, err := readIntervals(context.Background(), api, testID, []string{"main", "other"}, start, end, step, map[result.IntervalKey]bool{{Scenario: "main", Request: "login"}: true}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("failed requests are counted whatever the latency holds", func(t *testing.T) {
-		s := got.find(intervalKey{scenario: "main"})
+		s := got.Find(result.IntervalKey{Scenario: "main"})
 		var failed float64
 		for _, f := range s.Failed {
 			failed += f
@@ -121,7 +122,7 @@ func TestCraftedIntervalsEqualPerSeriesIncrements(t *testing.T) {
 		}
 	})
 	t.Run("names not asked for have counts but no histograms", func(t *testing.T) {
-		s := got.find(intervalKey{scenario: "main", request: "browse"})
+		s := got.Find(result.IntervalKey{Scenario: "main", Request: "browse"})
 		if s == nil || len(s.Counts) != 0 || s.Requests[0] == 0 {
 			t.Errorf("browse: %+v", s)
 		}

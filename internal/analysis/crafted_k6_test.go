@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // truth is what really happened between a and b (inclusive of b) over some series.
@@ -51,7 +52,7 @@ func latencies(n int, lo, hi float64, seed int) []float64 {
 	return out
 }
 
-func assertStats(t *testing.T, what string, got RequestStats, want []float64, errors int64) {
+func assertStats(t *testing.T, what string, got result.RequestStats, want []float64, errors int64) {
 	t.Helper()
 	if got.Requests == nil || *got.Requests != int64(len(want)) {
 		t.Errorf("%s: requests = %v, want %d", what, deref(got.Requests), len(want))

@@ -9,6 +9,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // ksmLimits crafts kube-state-metrics' series for one container: its info and the limits set
@@ -78,7 +79,7 @@ func TestCraftedLimitsAsTheyRan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]WorkloadResult{}
+	got := map[string]result.WorkloadResult{}
 	for _, w := range r.Workloads {
 		got[w.Name] = w
 	}

@@ -9,6 +9,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // nodeCPU crafts one cAdvisor CPU counter of a node (instance): the root cgroup (id "/") when
@@ -70,7 +72,7 @@ func TestCraftedNodeLoad(t *testing.T) {
 		got  any
 	}{
 		{"the experiment's node is n1", nl.Node == "n1" && nl.Nodes == 1, []any{nl.Node, nl.Nodes}},
-		{"read from the root cgroup", nl.Source == SourceRootCgroup, nl.Source},
+		{"read from the root cgroup", nl.Source == result.SourceRootCgroup, nl.Source},
 		{"other: the neighbour's 0.6 and 0.2 outside pods", near(nl.OtherCores, 0.8) && near(nl.OtherPeakCores, 0.8), []any{nl.OtherCores, nl.OtherPeakCores}},
 		{"own: service and runner, 0.8", near(nl.OwnCores, 0.8), nl.OwnCores},
 		{"4 cores, 20 %", near(nl.Cores, 4) && near(nl.OtherPercent(), 20), []any{nl.Cores, nl.OtherPercent()}},
@@ -89,7 +91,7 @@ func TestCraftedNodeLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nl.Node != "n3" || nl.Source != SourcePods || !near(nl.OtherCores, 0.45) || nl.Cores != 0 || nl.OtherPercent() != -1 {
+		if nl.Node != "n3" || nl.Source != result.SourcePods || !near(nl.OtherCores, 0.45) || nl.Cores != 0 || nl.OtherPercent() != -1 {
 			t.Errorf("got %+v", nl)
 		}
 	})
@@ -104,38 +106,38 @@ func TestCraftedNodeLoad(t *testing.T) {
 // TestNodeLoadWithdrawsSingleRunClaims: a comparison whose two runs had node loads further apart
 // than the limit claims nothing, whichever way the change went, and says which run was busier.
 func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
-	quiet, busy := &NodeLoad{OtherCores: 0.1, Cores: 2}, &NodeLoad{OtherCores: 0.9, Cores: 2}
+	quiet, busy := &result.NodeLoad{OtherCores: 0.1, Cores: 2}, &result.NodeLoad{OtherCores: 0.9, Cores: 2}
 	cases := []struct {
 		name      string
-		cur, base *NodeLoad
+		cur, base *result.NodeLoad
 		withdrawn bool
 		busier    string
 	}{
-		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &NodeLoad{OtherCores: 0.3, Cores: 2}, false, ""},
-		{"0.3 apart on 2 cores", quiet, &NodeLoad{OtherCores: 0.4, Cores: 2}, true, "during the baseline"},
-		{"0.3 apart on 4 cores is within a tenth", &NodeLoad{OtherCores: 0.1, Cores: 4}, &NodeLoad{OtherCores: 0.4, Cores: 4}, false, ""},
-		{"cores unknown: a quarter of a core", &NodeLoad{OtherCores: 0.1}, &NodeLoad{OtherCores: 0.4}, true, "during the baseline"},
+		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &result.NodeLoad{OtherCores: 0.3, Cores: 2}, false, ""},
+		{"0.3 apart on 2 cores", quiet, &result.NodeLoad{OtherCores: 0.4, Cores: 2}, true, "during the baseline"},
+		{"0.3 apart on 4 cores is within a tenth", &result.NodeLoad{OtherCores: 0.1, Cores: 4}, &result.NodeLoad{OtherCores: 0.4, Cores: 4}, false, ""},
+		{"cores unknown: a quarter of a core", &result.NodeLoad{OtherCores: 0.1}, &result.NodeLoad{OtherCores: 0.4}, true, "during the baseline"},
 		{"busy baseline", quiet, busy, true, "during the baseline"},
 		{"busy run", busy, quiet, true, "during this run"},
 		{"baseline's load unknown", quiet, nil, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Comparison{Metrics: []MetricComparison{
+			c := &result.Comparison{Metrics: []result.MetricComparison{
 				{Metric: "a p95", Primary: true, Change: perfexpv1alpha1.ChangeImproved},
 				{Metric: "a errorrate", Primary: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
 				{Metric: "a p99", Change: perfexpv1alpha1.ChangeRegressed},
 				{Metric: "a max", Change: perfexpv1alpha1.ChangeUnknown, Why: "no interval"},
 			}}
-			c.Change = headline(c.Metrics)
-			why := nodeLoadProblem(tc.cur, tc.base, 0)
+			c.Change = judge.Headline(c.Metrics)
+			why := judge.NodeLoadProblem(tc.cur, tc.base, 0)
 			if (why != "") != tc.withdrawn || !strings.Contains(why, tc.busier) {
 				t.Fatalf("problem %q", why)
 			}
 			if why == "" {
 				return
 			}
-			undecide(c, why)
+			judge.Undecide(c, why)
 			if c.Change != perfexpv1alpha1.ChangeInconclusive || c.Disturbed != why || c.Notes[0] != why {
 				t.Errorf("headline %s, disturbed %q, notes %q", c.Change, c.Disturbed, c.Notes)
 			}
@@ -155,12 +157,12 @@ func TestNodeLoadWithdrawsSingleRunClaims(t *testing.T) {
 // of its CPU periods in both runs makes a single-run comparison claim nothing; throttled on one
 // side only (the variant lifted the limit) it does not.
 func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
-	res := func(pct ...float64) *Result {
-		r := &Result{}
+	res := func(pct ...float64) *result.Result {
+		r := &result.Result{}
 		for i, p := range pct {
-			w := WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
+			w := result.WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
 			if p >= 0 {
-				w.CPUThrottledPercent = num(p)
+				w.CPUThrottledPercent = result.Num(p)
 			}
 			r.Workloads = append(r.Workloads, w)
 		}
@@ -168,7 +170,7 @@ func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
 	}
 	cases := []struct {
 		name      string
-		cur, base *Result
+		cur, base *result.Result
 		want      string
 	}{
 		{"throttled in both", res(19.0, 0), res(50.6, 0), "circulation (19.0 % of its CPU periods in this run, 50.6 % in the baseline)"},
@@ -179,7 +181,7 @@ func TestThrottledInBothRunsWithdrawsClaims(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := throttleProblem(tc.cur, tc.base)
+			got := judge.ThrottleProblem(tc.cur, tc.base)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("got %q, want it to hold %q", got, tc.want)
 			}
@@ -221,11 +223,11 @@ func TestCraftedRunners(t *testing.T) {
 	if !near(rs[1].CPUAvg, 0.4) || rs[1].ThrottledPercent != nil {
 		t.Errorf("runner without a limit %+v", rs[1])
 	}
-	notes := saturationNotes(rs, &NodeLoad{Node: "n1", Cores: 2, OtherCores: 0.6, OwnCores: 1.3})
+	notes := saturationNotes(rs, &result.NodeLoad{Node: "n1", Cores: 2, OtherCores: 0.6, OwnCores: 1.3})
 	if len(notes) != 2 || !strings.Contains(notes[0], "exp-k6-main-0-aaaaa (40.0 % of its CPU periods)") || !strings.Contains(notes[1], "1.90 of its 2 cores") {
 		t.Errorf("notes %q", notes)
 	}
-	if notes := saturationNotes(rs[1:], &NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 1.0}); len(notes) != 0 {
+	if notes := saturationNotes(rs[1:], &result.NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 1.0}); len(notes) != 0 {
 		t.Errorf("a runner without a limit on a node at 60 %% got notes %q", notes)
 	}
 }

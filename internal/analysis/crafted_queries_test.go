@@ -9,6 +9,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: a soak test's report with the database's CPU as a custom query and results for the
@@ -54,7 +55,7 @@ func TestCraftedQueriesAndSlices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := map[string]QueryResult{}
+	q := map[string]result.QueryResult{}
 	for _, x := range r.Queries {
 		q[x.Name] = x
 	}

@@ -11,6 +11,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Story: a release makes every successful check-out 10 % slower, and also fails 15 % of them
@@ -46,7 +48,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 	}
 	prom.Write(t, series)
 	maxErr := resource.MustParse("20")
-	analyze := func(t *testing.T, run int, b *Baseline) *Result {
+	analyze := func(t *testing.T, run int, b *judge.Baseline) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: runs[run].id, TestID: runs[run].id, Start: runs[run].start,
 			End: runs[run].start.Add(window), Scenarios: []string{"checkout"}, Baseline: b,
 			Analysis: perfexpv1alpha1.Analysis{MaxErrorRatePercent: &maxErr}})
@@ -56,18 +58,18 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		return r
 	}
 	first := analyze(t, 0, nil)
-	r := analyze(t, 1, &Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(window), Scenarios: []string{"checkout"}, Result: first})
+	r := analyze(t, 1, &judge.Baseline{Name: runs[0].id, TestID: runs[0].id, Start: runs[0].start, End: runs[0].start.Add(window), Scenarios: []string{"checkout"}, Result: first})
 	if r.Validity != perfexpv1alpha1.Valid {
 		t.Fatalf("the variant is %s: %v", r.Validity, r.InvalidReasons)
 	}
-	find := func(metric string) MetricComparison {
+	find := func(metric string) result.MetricComparison {
 		for _, m := range r.Comparison.Metrics {
 			if m.Metric == metric {
 				return m
 			}
 		}
 		t.Fatalf("no %q", metric)
-		return MetricComparison{}
+		return result.MetricComparison{}
 	}
 	for _, metric := range []string{"checkout avg", "checkout p50", "checkout/pay avg"} {
 		t.Run(metric+": the successful requests' change, Regressed", func(t *testing.T) {
@@ -85,7 +87,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		}
 	})
 	t.Run("the comparison says what its latencies cover", func(t *testing.T) {
-		if !slices.Contains(r.Comparison.Notes, successfulLatencyNote) {
+		if !slices.Contains(r.Comparison.Notes, judge.SuccessfulLatencyNote) {
 			t.Errorf("notes %q", r.Comparison.Notes)
 		}
 	})
@@ -95,14 +97,14 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 	// rows are Unknown rather than a comparison of two different things.
 	old := *r
 	oldIv, err := readIntervals(context.Background(), prom.API(t), runs[1].id, []string{"checkout"}, runs[1].start, runs[1].start.Add(window), intervalLength(window),
-		map[intervalKey]bool{{scenario: "checkout", request: "pay"}: true}, false)
+		map[result.IntervalKey]bool{{Scenario: "checkout", Request: "pay"}: true}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.Intervals, old.Comparison = oldIv, nil
 	t.Run("an older baseline with failures: all requests on both sides, said so", func(t *testing.T) {
-		again := analyze(t, 1, &Baseline{Name: "release-2-old", TestID: runs[1].id, Start: runs[1].start, End: runs[1].start.Add(window), Scenarios: []string{"checkout"}, Result: &old})
-		var m MetricComparison
+		again := analyze(t, 1, &judge.Baseline{Name: "release-2-old", TestID: runs[1].id, Start: runs[1].start, End: runs[1].start.Add(window), Scenarios: []string{"checkout"}, Result: &old})
+		var m result.MetricComparison
 		for _, x := range again.Comparison.Metrics {
 			if x.Metric == "checkout avg" {
 				m = x
@@ -116,7 +118,7 @@ func TestCraftedComparisonOfSuccessfulLatency(t *testing.T) {
 		}
 	})
 	t.Run("an older baseline with failures, no Prometheus: latency Unknown, error rate compared", func(t *testing.T) {
-		c := CompareRuns([]*Result{&old}, []*Result{r}, CompareOptions{})
+		c := judge.CompareRuns([]*result.Result{&old}, []*result.Result{r}, judge.CompareOptions{})
 		for _, m := range c.Metrics {
 			switch {
 			case m.Metric == "checkout avg" && (m.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(m.Why, "not comparable")):

@@ -10,6 +10,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // jitter is a deterministic noise in [-1, 1) for a time since base: a scrape's share of a
@@ -65,7 +67,7 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "api", Touched: true, Containers: []Container{{Name: "app"}}},
 		{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Namespace: "shop", Name: "db", Containers: []Container{{Name: "postgres"}}},
 	}
-	analyze := func(t *testing.T, id string, start time.Time, b *Baseline) *Result {
+	analyze := func(t *testing.T, id string, start time.Time, b *judge.Baseline) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: id, TestID: id, TargetNamespace: "shop", Start: start, End: start.Add(window),
 			Scenarios: []string{"checkout"}, Workloads: workloads, Baseline: b})
 		if err != nil {
@@ -79,17 +81,17 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reread Result
+	var reread result.Result
 	if err := json.Unmarshal(stored, &reread); err != nil {
 		t.Fatal(err)
 	}
 	if reread.Intervals == nil || len(reread.Intervals.Workloads) != 2 {
 		t.Fatalf("results.json keeps no per-interval CPU and memory: %+v", reread.Intervals)
 	}
-	asBaseline := func(r *Result) *Baseline {
-		return &Baseline{Name: "release-1", TestID: "release-1", Start: release1, End: release1.Add(window), Scenarios: []string{"checkout"}, Result: r}
+	asBaseline := func(r *result.Result) *judge.Baseline {
+		return &judge.Baseline{Name: "release-1", TestID: "release-1", Start: release1, End: release1.Add(window), Scenarios: []string{"checkout"}, Result: r}
 	}
-	find := func(t *testing.T, r *Result, metric string) MetricComparison {
+	find := func(t *testing.T, r *result.Result, metric string) result.MetricComparison {
 		t.Helper()
 		for _, m := range r.Comparison.Metrics {
 			if m.Metric == metric {
@@ -97,7 +99,7 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 			}
 		}
 		t.Fatalf("no %q among %d compared metrics", metric, len(r.Comparison.Metrics))
-		return MetricComparison{}
+		return result.MetricComparison{}
 	}
 
 	r := analyze(t, "release-2", release2, asBaseline(&reread))
@@ -117,7 +119,7 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 			m := find(t, r, tc.metric)
 			t.Logf("%s: %v -> %v %s, %s %+.1f %% [%+.1f, %+.1f], %d vs %d intervals", tc.metric, deref(m.Baseline), deref(m.Value), m.Unit,
 				m.Change, deref(m.Estimate), deref(m.Low), deref(m.High), m.Samples, m.BaselineSamples)
-			if !tc.want(m.Change) || m.Primary || m.Method != MethodBlockBootstrap || m.Samples < 15 || m.BaselineSamples < 15 {
+			if !tc.want(m.Change) || m.Primary || m.Method != result.MethodBlockBootstrap || m.Samples < 15 || m.BaselineSamples < 15 {
 				t.Errorf("%s (%s), primary %v, %s over %d vs %d intervals, [%v, %v]", m.Change, m.Why, m.Primary, m.Method, m.Samples, m.BaselineSamples, deref(m.Low), deref(m.High))
 			}
 			if !math.IsNaN(tc.estimate) && (m.Estimate == nil || math.Abs(*m.Estimate-tc.estimate) > 3) {

@@ -8,6 +8,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 const mib = 1 << 20
@@ -138,12 +139,12 @@ func TestCraftedWorkloads(t *testing.T) {
 		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "worker", Containers: []Container{{Name: "w", MemoryLimit: ptr(256 * mib)}}},
 		{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "leaky", Containers: []Container{{Name: "app"}}},
 	}
-	run := func(t *testing.T, start, end time.Time) map[string]WorkloadResult {
+	run := func(t *testing.T, start, end time.Time) map[string]result.WorkloadResult {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "none", Start: start, End: end, Scenarios: []string{"main"}, Workloads: workloads})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]WorkloadResult{}
+		out := map[string]result.WorkloadResult{}
 		for _, w := range r.Workloads {
 			out[w.Name] = w
 		}
@@ -165,7 +166,7 @@ func TestCraftedWorkloads(t *testing.T) {
 		{"api: 400 MiB working set", near(got["api"].MemoryAvg, 400*mib, 1), deref(got["api"].MemoryAvg)},
 		{"api: 39.06% of its memory limit", near(got["api"].MemoryPercentOfLimit, 39.0625, 1e-6), deref(got["api"].MemoryPercentOfLimit)},
 		{"api: no restarts, no OOM kills", *got["api"].Restarts == 0 && *got["api"].OOMKills == 0, []any{deref(got["api"].Restarts), deref(got["api"].OOMKills)}},
-		{"api: flat memory is no leak", got["api"].Leak == LeakNone, got["api"].Leak},
+		{"api: flat memory is no leak", got["api"].Leak == result.LeakNone, got["api"].Leak},
 		{"db: 0.25 cores", near(got["db"].CPUAvg, 0.25, 1e-6), deref(got["db"].CPUAvg)},
 		{"db: no limit rather than a division by zero", got["db"].CPULimitNote == "no limit" && got["db"].CPUPercentOfLimit == nil && got["db"].MemoryLimitNote == "no limit", []any{got["db"].CPULimitNote, deref(got["db"].CPUPercentOfLimit)}},
 		{"db: no throttling data without a limit", got["db"].CPUThrottledPercent == nil, deref(got["db"].CPUThrottledPercent)},
@@ -173,7 +174,7 @@ func TestCraftedWorkloads(t *testing.T) {
 		{"worker: one OOM kill", got["worker"].OOMKills != nil && *got["worker"].OOMKills == 1, deref(got["worker"].OOMKills)},
 		{"worker: its peak was 100% of its memory limit", near(got["worker"].MemoryPercentOfLimit, 100, 1e-6), deref(got["worker"].MemoryPercentOfLimit)},
 		{"leaky: grows 100 MiB per hour", near(got["leaky"].MemoryGrowthPerHour, 100*mib, 1), deref(got["leaky"].MemoryGrowthPerHour)},
-		{"leaky: a suspected leak", got["leaky"].Leak == LeakSuspected, got["leaky"].Leak},
+		{"leaky: a suspected leak", got["leaky"].Leak == result.LeakSuspected, got["leaky"].Leak},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,8 +186,8 @@ func TestCraftedWorkloads(t *testing.T) {
 
 	t.Run("a 10-minute window is too short for a leak verdict", func(t *testing.T) {
 		short := run(t, start, start.Add(10*time.Minute))
-		if short["leaky"].Leak != LeakWindowTooShort {
-			t.Errorf("leak = %q, want %q", short["leaky"].Leak, LeakWindowTooShort)
+		if short["leaky"].Leak != result.LeakWindowTooShort {
+			t.Errorf("leak = %q, want %q", short["leaky"].Leak, result.LeakWindowTooShort)
 		}
 	})
 }
@@ -226,7 +227,7 @@ func TestCraftedWorkloadsAfterRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]WorkloadResult{}
+	got := map[string]result.WorkloadResult{}
 	for _, w := range r.Workloads {
 		got[w.Name] = w
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // TemplateData is what a custom query's template may use. Namespace and TestID are valid label
@@ -42,10 +43,10 @@ func templateData(namespace, testID string, start, measuredStart, end time.Time)
 
 // runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
 // reported in its result; an unavailable Prometheus is returned as an error.
-func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]QueryResult, error) {
-	out := make([]QueryResult, 0, len(specs))
+func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]result.QueryResult, error) {
+	out := make([]result.QueryResult, 0, len(specs))
 	for _, spec := range specs {
-		qr := QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
+		qr := result.QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
 		rendered, err := RenderQuery(spec.Query, data)
 		if err != nil {
 			qr.Query, qr.Error = spec.Query, err.Error()
@@ -80,10 +81,10 @@ const (
 	maxQueryLabelValue = 200
 )
 
-func fillQueryResult(qr *QueryResult, v model.Value) {
+func fillQueryResult(qr *result.QueryResult, v model.Value) {
 	switch val := v.(type) {
 	case *model.Scalar:
-		qr.Value = num(float64(val.Value))
+		qr.Value = result.Num(float64(val.Value))
 	case model.Vector:
 		kept := largestFirst(val)
 		if len(kept) > MaxQuerySeriesKept {
@@ -93,9 +94,9 @@ func fillQueryResult(qr *QueryResult, v model.Value) {
 		for _, s := range kept {
 			var value *float64
 			if s.Histogram == nil {
-				value = num(float64(s.Value))
+				value = result.Num(float64(s.Value))
 			}
-			qr.Series = append(qr.Series, QuerySeries{Labels: keptLabels(s.Metric), Value: value})
+			qr.Series = append(qr.Series, result.QuerySeries{Labels: keptLabels(s.Metric), Value: value})
 		}
 		sort.Slice(qr.Series, func(i, j int) bool {
 			return fmt.Sprint(qr.Series[i].Labels) < fmt.Sprint(qr.Series[j].Labels)

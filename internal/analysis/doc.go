@@ -1,6 +1,9 @@
-// Package analysis turns an experiment's recorded window into results: exact request counts,
-// latency percentiles merged across parallel k6 runners, workload CPU and memory, custom
-// queries, time slices, a comparison with a baseline run and the judgement of objectives.
+// Package analysis reads an experiment's recorded window from Prometheus into results (the
+// result model of internal/analysis/result): exact request counts, latency percentiles merged
+// across parallel k6 runners, workload CPU and memory, custom queries, time slices, and the
+// per-interval data a comparison resamples. Analyze reads everything, then hands the results
+// to internal/judge, which decides validity, the comparison with a baseline run, objectives
+// and the verdict.
 //
 // It is pure: it talks to Prometheus through the Querier interface (satisfied by client_golang's
 // promv1.API) and never to Kubernetes. Everything the cluster knows (the window, the containers'

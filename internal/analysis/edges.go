@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Reading cumulative series at the edges of a window.
@@ -68,7 +70,7 @@ func floatsAt(ctx context.Context, q Querier, selector string, from time.Time, e
 		}
 		out[i] = map[string]float64{}
 		for _, s := range vec {
-			if s.Histogram != nil || !finite(float64(s.Value)) {
+			if s.Histogram != nil || !result.Finite(float64(s.Value)) {
 				continue
 			}
 			k := seriesKey(s.Metric)
@@ -87,11 +89,11 @@ func floatsAt(ctx context.Context, q Querier, selector string, from time.Time, e
 // step of a subquery is the costliest thing an analysis could ask of Prometheus, and most runs
 // need none of it.
 func histogramsAt(ctx context.Context, q Querier, selector string, from time.Time, edges []time.Time, labels map[string]model.Metric,
-	reqs []map[string]float64, reqLabels map[string]model.Metric) ([]map[string]*Histogram, error) {
-	out := make([]map[string]*Histogram, len(edges))
+	reqs []map[string]float64, reqLabels map[string]model.Metric) ([]map[string]*result.Histogram, error) {
+	out := make([]map[string]*result.Histogram, len(edges))
 	off := promDuration(subqueryStep)
 	for i, t := range edges {
-		best := map[string]*Histogram{}
+		best := map[string]*result.Histogram{}
 		consider := func(m model.Metric, h *model.SampleHistogram) {
 			if h == nil {
 				return
@@ -213,7 +215,7 @@ func (r *rawSeries) floatAt(t time.Time) (float64, bool) {
 			break
 		}
 		v := float64(p.Value)
-		if !finite(v) {
+		if !result.Finite(v) {
 			continue
 		}
 		if seen && v < last {
@@ -225,9 +227,9 @@ func (r *rawSeries) floatAt(t time.Time) (float64, bool) {
 }
 
 // histogramAt is a reset histogram's value at t, as floatAt.
-func (r *rawSeries) histogramAt(t time.Time) (*Histogram, bool) {
-	acc := NewHistogram()
-	var last *Histogram
+func (r *rawSeries) histogramAt(t time.Time) (*result.Histogram, bool) {
+	acc := result.NewHistogram()
+	var last *result.Histogram
 	for _, p := range r.hists {
 		if p.Timestamp.Time().After(t) {
 			break

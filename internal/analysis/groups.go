@@ -9,45 +9,12 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// GroupResult is one k6 group of a scenario: a transaction (check-out, check-in) of one or
-// more requests timed as a whole by k6's group_duration. Durations are in milliseconds.
-type GroupResult struct {
-	// Name is the group's path without k6's leading "::": "check-out", or "outer::inner" for
-	// a group inside another.
-	Name string `json:"name"`
-	// Count is how many executions of the group ended in the window (exact: the histogram's
-	// count).
-	Count *int64 `json:"count,omitempty"`
-	// Rate is Count per second of the scenario's active span in the window.
-	Rate *float64 `json:"rate,omitempty"`
-	// The durations: mean (exact), percentiles (within the histogram's bucket bound) and max
-	// (the top of the highest bucket, an upper bound).
-	Latency
-}
-
-// TrendResult is one custom k6 Trend of a scenario (`new Trend('name')` in the script).
-type TrendResult struct {
-	// Name is the Trend's name in the script; Metric is the Prometheus metric k6 wrote.
-	Name   string `json:"name"`
-	Metric string `json:"metric"`
-	// Unit is "ms" for a time Trend (`new Trend(name, true)`); empty for a Trend of plain
-	// numbers, whose values are in the script's own unit.
-	Unit string `json:"unit,omitempty"`
-	// Count is how many values the script added in the window (exact).
-	Count *int64 `json:"count,omitempty"`
-	// The distribution, in Unit: mean (exact), percentiles (within the bucket bound) and max
-	// (an upper bound). Every tag set (groups included) is summed into one row.
-	Latency
-}
 
 // Bounds of the rows per scenario in the results; the notes say when they were reached.
 const (
 	maxGroupsPerScenario = 100
-	statusTopGroups      = 10
-	statusTopTrends      = 8
 )
 
 // groupName turns k6's group tag into the name people wrote: "::a::b" -> "a::b".
@@ -66,14 +33,14 @@ func trendName(metric string) (string, bool) {
 // between edges a and b: the histogram at b minus the one at a, series by series (a series
 // that began inside the window has nothing at a), then summed bucket by bucket over runners
 // and tag sets.
-func (t *trendData) between(a, b int, declared map[string]bool) (groups, trends map[string]map[string]*Histogram) {
-	groups, trends = map[string]map[string]*Histogram{}, map[string]map[string]*Histogram{}
-	add := func(into map[string]map[string]*Histogram, scenario, name string, h *Histogram) {
+func (t *trendData) between(a, b int, declared map[string]bool) (groups, trends map[string]map[string]*result.Histogram) {
+	groups, trends = map[string]map[string]*result.Histogram{}, map[string]map[string]*result.Histogram{}
+	add := func(into map[string]map[string]*result.Histogram, scenario, name string, h *result.Histogram) {
 		if into[scenario] == nil {
-			into[scenario] = map[string]*Histogram{}
+			into[scenario] = map[string]*result.Histogram{}
 		}
 		if into[scenario][name] == nil {
-			into[scenario][name] = NewHistogram()
+			into[scenario][name] = result.NewHistogram()
 		}
 		into[scenario][name].Add(h)
 	}
@@ -98,7 +65,7 @@ func (t *trendData) between(a, b int, declared map[string]bool) (groups, trends 
 
 // fill sets every scenario's groups and custom Trends between edges a and b, and returns
 // notes on what a reader must know (rows left out, a histogram that went down).
-func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenarios []ScenarioResult) []string {
+func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenarios []result.ScenarioResult) []string {
 	if t == nil {
 		return nil
 	}
@@ -112,16 +79,16 @@ func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenar
 		sr := &scenarios[i]
 		sr.Groups, sr.Trends = nil, nil
 		for tag, h := range groups[sr.Name] {
-			if !h.consistent() {
+			if !h.Consistent() {
 				notes = append(notes, fmt.Sprintf("scenario %s: group %s: the duration histogram decreased; a counter reset went unnoticed", sr.Name, groupName(tag)))
 			}
 			n := math.Round(h.Count)
 			if n <= 0 {
 				continue
 			}
-			g := GroupResult{Name: groupName(tag), Count: count(int64(n)), Latency: *distribution(h, 1000)}
+			g := result.GroupResult{Name: groupName(tag), Count: result.Count(int64(n)), Latency: *distribution(h, 1000)}
 			if s := seconds(sr.Name); s > 0 {
-				g.Rate = num(h.Count / s)
+				g.Rate = result.Num(h.Count / s)
 			}
 			sr.Groups = append(sr.Groups, g)
 		}
@@ -131,7 +98,7 @@ func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenar
 			sr.Groups = sr.Groups[:maxGroupsPerScenario]
 		}
 		for metric, h := range trends[sr.Name] {
-			if !h.consistent() {
+			if !h.Consistent() {
 				notes = append(notes, fmt.Sprintf("scenario %s: Trend %s: the histogram decreased; a counter reset went unnoticed", sr.Name, metric))
 			}
 			n := math.Round(h.Count)
@@ -139,7 +106,7 @@ func (t *trendData) fill(a, b int, seconds func(scenario string) float64, scenar
 				continue
 			}
 			name, isTime := trendName(metric)
-			tr := TrendResult{Name: name, Metric: metric, Count: count(int64(n))}
+			tr := result.TrendResult{Name: name, Metric: metric, Count: result.Count(int64(n))}
 			scale := 1.0
 			if isTime {
 				tr.Unit, scale = "ms", 1000
@@ -163,34 +130,34 @@ func (t *trendData) notes() []string {
 	}
 	if len(t.dropped) > 0 {
 		out = append(out, fmt.Sprintf("the script wrote %d custom Trends; the first %d by name are reported, left out: %s",
-			len(t.names)+len(t.dropped), len(t.names), shortList(t.dropped, 5)))
+			len(t.names)+len(t.dropped), len(t.names), result.ShortList(t.dropped, 5)))
 	}
 	return out
 }
 
 // distribution is a histogram's mean, percentiles and max bound, multiplied by scale (1000
 // turns k6's seconds into milliseconds).
-func distribution(h *Histogram, scale float64) *Latency {
-	l := &Latency{}
+func distribution(h *result.Histogram, scale float64) *result.Latency {
+	l := &result.Latency{}
 	if m, ok := h.Mean(); ok {
-		l.Avg = num(m * scale)
+		l.Avg = result.Num(m * scale)
 	}
 	for _, p := range []struct {
 		q   float64
 		dst **float64
 	}{{0.5, &l.P50}, {0.75, &l.P75}, {0.9, &l.P90}, {0.95, &l.P95}, {0.99, &l.P99}} {
 		if v, ok := h.Quantile(p.q); ok {
-			*p.dst = num(v * scale)
+			*p.dst = result.Num(v * scale)
 		}
 	}
 	if v, ok := h.MaxBound(); ok {
-		l.Max = num(v * scale)
+		l.Max = result.Num(v * scale)
 	}
 	return l
 }
 
 // sortGroups orders groups by count, highest first, then by name.
-func sortGroups(gs []GroupResult) {
+func sortGroups(gs []result.GroupResult) {
 	sort.SliceStable(gs, func(i, j int) bool {
 		ci, cj := *gs[i].Count, *gs[j].Count
 		if ci != cj {
@@ -198,91 +165,6 @@ func sortGroups(gs []GroupResult) {
 		}
 		return gs[i].Name < gs[j].Name
 	})
-}
-
-// statusGroups are the most frequent groups, bounded for the experiment's status.
-func statusGroups(gs []GroupResult) []perfexpv1alpha1.GroupResult {
-	var out []perfexpv1alpha1.GroupResult
-	for i, g := range gs {
-		if i == statusTopGroups {
-			break
-		}
-		out = append(out, perfexpv1alpha1.GroupResult{Name: truncate(g.Name, 256), Count: g.Count, Distribution: statusDistribution(g.Latency)})
-	}
-	return out
-}
-
-// statusTrends are the first custom Trends by name, bounded for the experiment's status.
-func statusTrends(ts []TrendResult) []perfexpv1alpha1.TrendResult {
-	var out []perfexpv1alpha1.TrendResult
-	for i, t := range ts {
-		if i == statusTopTrends {
-			break
-		}
-		out = append(out, perfexpv1alpha1.TrendResult{Name: truncate(t.Name, 256), Unit: t.Unit, Count: t.Count, Distribution: statusDistribution(t.Latency)})
-	}
-	return out
-}
-
-// statusDistribution renders a distribution with microsecond resolution for milliseconds
-// (three decimals), which keeps plain-number Trends readable too.
-func statusDistribution(l Latency) perfexpv1alpha1.Distribution {
-	return perfexpv1alpha1.Distribution{Avg: ms(l.Avg), P50: ms(l.P50), P75: ms(l.P75), P90: ms(l.P90), P95: ms(l.P95), Max: ms(l.Max)}
-}
-
-// transactionStats is a scenario's group (group != "") or custom Trend as statistics an
-// objective or comparison row can read, with its unit; nil and a reason when the run has none
-// by that name.
-func (r *Result) transactionStats(scenario, group, trend string) (*RequestStats, string, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, "", why
-	}
-	if group != "" {
-		var names []string
-		for _, g := range s.Groups {
-			if g.Name == group {
-				return latencyStats(g.Latency), "ms", ""
-			}
-			names = append(names, g.Name)
-		}
-		return nil, "", fmt.Sprintf("scenario %s has no group %q in the window (groups: %s)", scenario, group, orNoneList(names))
-	}
-	var names []string
-	for _, t := range s.Trends {
-		if t.Name == trend {
-			return latencyStats(t.Latency), t.Unit, ""
-		}
-		names = append(names, t.Name)
-	}
-	return nil, "", fmt.Sprintf("scenario %s has no custom Trend %q in the window (Trends: %s)", scenario, trend, orNoneList(names))
-}
-
-// scenarioNamed is the scenario an objective or comparison row names, or why there is none.
-func (r *Result) scenarioNamed(name string) (*ScenarioResult, string) {
-	if r == nil {
-		return nil, noResults
-	}
-	for i := range r.Scenarios {
-		if r.Scenarios[i].Name == name {
-			return &r.Scenarios[i], ""
-		}
-	}
-	return nil, fmt.Sprintf("no scenario %q in the results", name)
-}
-
-// noResults is why an objective has no value when there are no results at all.
-const noResults = "no results"
-
-func latencyStats(l Latency) *RequestStats {
-	return &RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}
-}
-
-func orNoneList(names []string) string {
-	if len(names) == 0 {
-		return "the run wrote none"
-	}
-	return shortList(names, 10)
 }
 
 // transactionSelector selects the group_duration series (when groups), the iteration_duration
@@ -308,14 +190,14 @@ func transactionSelector(sel string, groups bool, trends []string, iterations bo
 
 // transactionIncrements sums each group's and custom Trend's per-interval histogram increments
 // over runners and tag sets, per scenario, the way request names are summed.
-func transactionIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
-	perKey := map[intervalKey][]*Histogram{}
+func transactionIncrements(hists model.Matrix, g intervalGrid) map[result.IntervalKey][]*result.Histogram {
+	perKey := map[result.IntervalKey][]*result.Histogram{}
 	for _, ss := range hists {
-		k := intervalKey{scenario: string(ss.Metric[tagScenario])}
+		k := result.IntervalKey{Scenario: string(ss.Metric[tagScenario])}
 		if name := string(ss.Metric[model.MetricNameLabel]); name == metricGroupDuration {
-			k.group = groupName(string(ss.Metric[tagGroup]))
+			k.Group = groupName(string(ss.Metric[tagGroup]))
 		} else {
-			k.trend, _ = trendName(name)
+			k.Trend, _ = trendName(name)
 		}
 		for i, d := range histogramIncrements(ss, g) {
 			if d == nil {
@@ -329,7 +211,7 @@ func transactionIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][
 
 // executions counts a group's executions (a Trend's values) per interval from its
 // histograms: what the comparison's "intervals with requests" counts for it.
-func executions(hs []*Histogram, n int) *requestCounts {
+func executions(hs []*result.Histogram, n int) *requestCounts {
 	c := &requestCounts{all: make([]float64, n), failed: make([]float64, n)}
 	for i, h := range hs {
 		if i < n && h != nil {

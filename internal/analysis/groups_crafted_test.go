@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // craftedTrend is one k6 Trend series as k6's remote-write output writes it with native
@@ -65,7 +66,7 @@ func valuesIn(cs []*craftedTrend, a, b time.Time) []float64 {
 // assertDistribution checks a row against the true values (in k6's units; scale turns them
 // into the row's): count exact, mean exact, percentiles within the bucket bound, max in
 // [true max, true max * 2^(1/8)].
-func assertDistribution(t *testing.T, what string, n *int64, l Latency, want []float64, scale float64) {
+func assertDistribution(t *testing.T, what string, n *int64, l result.Latency, want []float64, scale float64) {
 	t.Helper()
 	if len(want) == 0 {
 		t.Fatalf("%s: the test has no truth", what)
@@ -95,7 +96,7 @@ func assertDistribution(t *testing.T, what string, n *int64, l Latency, want []f
 	}
 }
 
-func groupOf(sr ScenarioResult, name string) *GroupResult {
+func groupOf(sr result.ScenarioResult, name string) *result.GroupResult {
 	for i := range sr.Groups {
 		if sr.Groups[i].Name == name {
 			return &sr.Groups[i]
@@ -104,7 +105,7 @@ func groupOf(sr ScenarioResult, name string) *GroupResult {
 	return nil
 }
 
-func trendOf(sr ScenarioResult, name string) *TrendResult {
+func trendOf(sr result.ScenarioResult, name string) *result.TrendResult {
 	for i := range sr.Trends {
 		if sr.Trends[i].Name == name {
 			return &sr.Trends[i]

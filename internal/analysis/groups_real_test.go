@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // groupsScript is a check-out/check-in desk written with k6 groups, a time Trend and a Trend
@@ -86,7 +87,7 @@ func parseGroupsSummary(t *testing.T, b []byte) groupsSummary {
 type summaryRow struct {
 	what, summaryKey string
 	count            *int64
-	l                Latency
+	l                result.Latency
 	unit             string
 }
 

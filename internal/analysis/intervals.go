@@ -2,21 +2,22 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Per-interval data is the input of a single-run comparison: for each interval of the
 // measured window, the requests, the failed requests and the latency histogram, for each
 // scenario, for all scenarios together, and for each request name. A comparison resamples
-// blocks of these intervals (bootstrap.go); the report's charts show their p95, throughput and
+// blocks of these intervals (internal/judge/bootstrap.go); the report's charts show their p95, throughput and
 // error rate.
 //
 // Two range queries read every series' cumulative value at each interval boundary; the
@@ -24,99 +25,9 @@ import (
 // where rate() would extrapolate, and far cheaper: Prometheus 2.42 evaluates rate() over
 // native histograms slowly (seconds per query for a few hundred series).
 
-// allScenarios labels the samples of all scenarios together; no scenario can have this name.
-const allScenarios = "*"
-
-// intervalKey names a sample series: a scenario (or allScenarios), and a request name, a
-// group, a custom Trend or a custom Counter of it, its iteration duration, or none.
-type intervalKey struct {
-	scenario, request, group, trend string
-	iteration                       bool
-	counter                         string
-}
-
-// IntervalData is a run's per-interval counts and latency histograms: what a later comparison
-// needs, kept in results.json so a baseline older than Prometheus' retention can still be
-// compared with.
-type IntervalData struct {
-	// StepSeconds is the length of one interval.
-	StepSeconds float64 `json:"stepSeconds"`
-	// Series are per scenario ("*" is all scenarios together) and per compared request name.
-	Series []IntervalSeries `json:"series"`
-	// SuccessfulOnly is true when the latency histograms hold the successful requests only
-	// (expected_response not "false"), what comparisons judge; results analysed before perfexp
-	// read them so hold all requests. Request and failure counts always cover every request.
-	SuccessfulOnly bool `json:"successfulOnly,omitempty"`
-	// Workloads are each reported workload's CPU and memory on the same intervals; absent in
-	// results analysed before perfexp kept them.
-	Workloads []WorkloadIntervals `json:"workloads,omitempty"`
-}
-
-// IntervalSeries is one scenario's (or request name's) per-interval data. Interval i of every
-// slice is the same interval of the window.
-type IntervalSeries struct {
-	Scenario string `json:"scenario"`
-	Request  string `json:"request,omitempty"`
-	// Group or Trend name a k6 group's or custom Trend's series instead: Requests then
-	// counts its executions (or values) per interval, Failed is zero, and the histogram is
-	// in k6's unit (seconds for a group or time Trend).
-	Group string `json:"group,omitempty"`
-	Trend string `json:"trend,omitempty"`
-	// Iteration names the scenario's iteration_duration series: Requests counts the
-	// iterations that ended in each interval, the histogram is in seconds.
-	Iteration bool `json:"iteration,omitempty"`
-	// Counter names a custom k6 Counter's series (by its script name): Requests holds what the
-	// script added to it in each interval (summed over runners and tag sets), Failed is zero
-	// and there is no histogram.
-	Counter string `json:"counter,omitempty"`
-	// Requests and Failed count the requests of each interval.
-	Requests []float64 `json:"requests"`
-	Failed   []float64 `json:"failed"`
-	// Bounds are the latency histogram's buckets ([lower, upper] in seconds) that hold any
-	// observation, shared by all intervals; Counts[i][j] is bucket j's count in interval i
-	// (trailing zeros dropped), Sums[i] the sum of interval i's latencies in seconds.
-	Bounds [][2]float64 `json:"bounds,omitempty"`
-	Counts [][]float64  `json:"counts,omitempty"`
-	Sums   []float64    `json:"sums,omitempty"`
-}
-
-func (d *IntervalData) find(k intervalKey) *IntervalSeries {
-	if d == nil {
-		return nil
-	}
-	for i := range d.Series {
-		if d.Series[i].key() == k {
-			return &d.Series[i]
-		}
-	}
-	return nil
-}
-
-func (s *IntervalSeries) key() intervalKey {
-	return intervalKey{scenario: s.Scenario, request: s.Request, group: s.Group, trend: s.Trend, iteration: s.Iteration, counter: s.Counter}
-}
-
-// histogram is interval i's latency histogram, nil when it had none.
-func (s *IntervalSeries) histogram(i int) *Histogram {
-	if i >= len(s.Counts) || len(s.Counts[i]) == 0 {
-		return nil
-	}
-	h := NewHistogram()
-	for j, c := range s.Counts[i] {
-		if c != 0 {
-			h.buckets[bucketKey{lower: s.Bounds[j][0], upper: s.Bounds[j][1]}] += c
-			h.Count += c
-		}
-	}
-	if i < len(s.Sums) {
-		h.Sum = s.Sums[i]
-	}
-	return h
-}
-
 // newIntervalSeries packs per-interval counts and histograms.
-func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) IntervalSeries {
-	s := IntervalSeries{Scenario: k.scenario, Request: k.request, Group: k.group, Trend: k.trend, Iteration: k.iteration, Counter: k.counter,
+func newIntervalSeries(k result.IntervalKey, n int, c *requestCounts, hs []*result.Histogram) result.IntervalSeries {
+	s := result.IntervalSeries{Scenario: k.Scenario, Request: k.Request, Group: k.Group, Trend: k.Trend, Iteration: k.Iteration, Counter: k.Counter,
 		Requests: make([]float64, n), Failed: make([]float64, n)}
 	if c != nil {
 		copy(s.Requests, c.all)
@@ -127,14 +38,14 @@ func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) 
 		if h == nil {
 			continue
 		}
-		for bk, v := range h.buckets {
-			if key := [2]float64{bk.lower, bk.upper}; v > 0 {
+		h.EachBucket(func(lower, upper, v float64) {
+			if key := [2]float64{lower, upper}; v > 0 {
 				if _, ok := pos[key]; !ok {
 					pos[key] = 0
 					s.Bounds = append(s.Bounds, key)
 				}
 			}
-		}
+		})
 	}
 	if len(s.Bounds) == 0 {
 		return s
@@ -155,13 +66,13 @@ func newIntervalSeries(k intervalKey, n int, c *requestCounts, hs []*Histogram) 
 		}
 		row := make([]float64, len(s.Bounds))
 		last := -1
-		for bk, v := range h.buckets {
+		h.EachBucket(func(lower, upper, v float64) {
 			if v > 0 {
-				j := pos[[2]float64{bk.lower, bk.upper}]
+				j := pos[[2]float64{lower, upper}]
 				row[j] += v
 				last = max(last, j)
 			}
-		}
+		})
 		s.Counts[i] = row[:last+1]
 		s.Sums[i] = h.Sum
 	}
@@ -191,8 +102,8 @@ func intervalLength(w time.Duration) time.Duration {
 // (expected_response!="false", so a run whose k6 drops that tag keeps all its requests): a
 // failed request is often fast (a 500 at once, a refused connection) and would pull the
 // latency of a run that fails more towards "faster".
-func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration, keep map[intervalKey]bool, successfulOnly bool) (*IntervalData, error) {
-	out := &IntervalData{StepSeconds: step.Seconds(), SuccessfulOnly: successfulOnly}
+func readIntervals(ctx context.Context, q Querier, testID string, scenarios []string, ms, end time.Time, step time.Duration, keep map[result.IntervalKey]bool, successfulOnly bool) (*result.IntervalData, error) {
+	out := &result.IntervalData{StepSeconds: step.Seconds(), SuccessfulOnly: successfulOnly}
 	if end.Sub(ms) < step {
 		return out, nil
 	}
@@ -205,16 +116,16 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	groups, iterations := false, false
 	for k := range keep {
 		switch {
-		case k.request != "":
-			names = append(names, k.request)
-		case k.group != "":
+		case k.Request != "":
+			names = append(names, k.Request)
+		case k.Group != "":
 			groups = true
-		case k.trend != "":
-			trendNames = append(trendNames, k.trend)
-		case k.iteration:
+		case k.Trend != "":
+			trendNames = append(trendNames, k.Trend)
+		case k.Iteration:
 			iterations = true
-		case k.counter != "":
-			counters = append(counters, counterMetric(k.counter))
+		case k.Counter != "":
+			counters = append(counters, counterMetric(k.Counter))
 		}
 	}
 	r := promv1.Range{Start: ms, End: end, Step: step}
@@ -267,7 +178,7 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	}
 	hs := scenarioIncrements(sums, irregular, g)
 	for k, v := range sumHistogramIncrements(named, g) {
-		if k.request != "" && keep[k] {
+		if k.Request != "" && keep[k] {
 			hs[k] = v
 		}
 	}
@@ -288,7 +199,7 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 			counts[k] = v
 		}
 	}
-	keys := map[intervalKey]bool{}
+	keys := map[result.IntervalKey]bool{}
 	for k := range counts {
 		keys[k] = true
 	}
@@ -298,7 +209,7 @@ func readIntervals(ctx context.Context, q Querier, testID string, scenarios []st
 	for k := range keys {
 		out.Series = append(out.Series, newIntervalSeries(k, g.steps-1, counts[k], hs[k]))
 	}
-	sort.Slice(out.Series, func(i, j int) bool { return out.Series[i].key().less(out.Series[j].key()) })
+	sort.Slice(out.Series, func(i, j int) bool { return out.Series[i].Key().Less(out.Series[j].Key()) })
 	return out, nil
 }
 
@@ -316,7 +227,7 @@ func irregularSeries(reqs model.Matrix, g intervalGrid) map[string]model.Metric 
 		seen := make([]bool, g.steps)
 		val := make([]float64, g.steps)
 		for _, p := range ss.Values {
-			if i, ok := g.boundary(p.Timestamp); ok && finite(float64(p.Value)) {
+			if i, ok := g.boundary(p.Timestamp); ok && result.Finite(float64(p.Value)) {
 				seen[i], val[i] = true, float64(p.Value)
 			}
 		}
@@ -346,11 +257,11 @@ func irregularSeries(reqs model.Matrix, g intervalGrid) map[string]model.Metric 
 // gap, plus everything it counted before a reset) minus what the sum holds of it (its value
 // when present) is added back, which makes the sum what adding every series' own increments
 // would give.
-func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
-	cum := map[string][]*Histogram{}
-	at := func(scenario string) []*Histogram {
+func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[result.IntervalKey][]*result.Histogram {
+	cum := map[string][]*result.Histogram{}
+	at := func(scenario string) []*result.Histogram {
 		if cum[scenario] == nil {
-			cum[scenario] = make([]*Histogram, g.steps)
+			cum[scenario] = make([]*result.Histogram, g.steps)
 		}
 		return cum[scenario]
 	}
@@ -364,13 +275,13 @@ func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[interv
 	}
 	for _, ss := range irregular {
 		row := at(string(ss.Metric[tagScenario]))
-		vals := make([]*Histogram, g.steps)
+		vals := make([]*result.Histogram, g.steps)
 		for _, p := range ss.Histograms {
 			if i, ok := g.boundary(p.Timestamp); ok {
 				vals[i] = histogramFromModel(p.Histogram)
 			}
 		}
-		var prev, offset *Histogram
+		var prev, offset *result.Histogram
 		for i, v := range vals {
 			cur := v
 			switch {
@@ -378,7 +289,7 @@ func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[interv
 				cur = prev
 			case prev != nil && cur.Count < prev.Count:
 				if offset == nil {
-					offset = NewHistogram()
+					offset = result.NewHistogram()
 				}
 				offset.Add(prev)
 			}
@@ -393,26 +304,26 @@ func scenarioIncrements(sums, irregular model.Matrix, g intervalGrid) map[interv
 				continue
 			}
 			if row[i] == nil {
-				row[i] = NewHistogram()
+				row[i] = result.NewHistogram()
 			}
 			row[i].Add(fix)
 		}
 	}
-	out := map[intervalKey][]*Histogram{}
+	out := map[result.IntervalKey][]*result.Histogram{}
 	for sc, row := range cum {
 		inc := increasesOf(row)
-		out[intervalKey{scenario: sc}] = inc
-		all := out[intervalKey{scenario: allScenarios}]
+		out[result.IntervalKey{Scenario: sc}] = inc
+		all := out[result.IntervalKey{Scenario: result.AllScenarios}]
 		if all == nil {
-			all = make([]*Histogram, g.steps-1)
-			out[intervalKey{scenario: allScenarios}] = all
+			all = make([]*result.Histogram, g.steps-1)
+			out[result.IntervalKey{Scenario: result.AllScenarios}] = all
 		}
 		for i, h := range inc {
 			if h == nil {
 				continue
 			}
 			if all[i] == nil {
-				all[i] = NewHistogram()
+				all[i] = result.NewHistogram()
 			}
 			all[i].Add(h)
 		}
@@ -436,9 +347,9 @@ func (g intervalGrid) boundary(ts model.Time) (int, bool) {
 
 // intervalKeys are the sample series a k6 series counts towards: all scenarios together, its
 // scenario, and its request name within that scenario.
-func intervalKeys(m model.Metric) []intervalKey {
+func intervalKeys(m model.Metric) []result.IntervalKey {
 	s := string(m[tagScenario])
-	return []intervalKey{{scenario: allScenarios}, {scenario: s}, {scenario: s, request: string(m[tagName])}}
+	return []result.IntervalKey{{Scenario: result.AllScenarios}, {Scenario: s}, {Scenario: s, Request: string(m[tagName])}}
 }
 
 // requestCounts are the requests of each interval: all of them, and those that failed.
@@ -446,13 +357,13 @@ type requestCounts struct{ all, failed []float64 }
 
 // sumRequestIncrements sums every request counter's per-interval increments into the sample
 // series it counts towards.
-func sumRequestIncrements(reqs model.Matrix, g intervalGrid) map[intervalKey]*requestCounts {
-	perKey := map[intervalKey]*requestCounts{}
+func sumRequestIncrements(reqs model.Matrix, g intervalGrid) map[result.IntervalKey]*requestCounts {
+	perKey := map[result.IntervalKey]*requestCounts{}
 	for _, ss := range reqs {
 		at := make([]float64, g.steps)
 		seen := make([]bool, g.steps)
 		for _, p := range ss.Values {
-			if i, ok := g.boundary(p.Timestamp); ok && finite(float64(p.Value)) {
+			if i, ok := g.boundary(p.Timestamp); ok && result.Finite(float64(p.Value)) {
 				at[i], seen[i] = float64(p.Value), true
 			}
 		}
@@ -478,8 +389,8 @@ func sumRequestIncrements(reqs model.Matrix, g intervalGrid) map[intervalKey]*re
 // sumHistogramIncrements merges every duration histogram's per-interval increments into the
 // sample series it counts towards. An interval no series had a value for stays nil, and a
 // sample series no histogram counted towards is absent.
-func sumHistogramIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
-	perKey := map[intervalKey][]*Histogram{}
+func sumHistogramIncrements(hists model.Matrix, g intervalGrid) map[result.IntervalKey][]*result.Histogram {
+	perKey := map[result.IntervalKey][]*result.Histogram{}
 	for _, ss := range hists {
 		for i, d := range histogramIncrements(ss, g) {
 			if d == nil {
@@ -494,20 +405,20 @@ func sumHistogramIncrements(hists model.Matrix, g intervalGrid) map[intervalKey]
 }
 
 // addIncrement adds one series' histogram increment d of interval i to key k's sums.
-func addIncrement(perKey map[intervalKey][]*Histogram, k intervalKey, i int, g intervalGrid, d *Histogram) {
+func addIncrement(perKey map[result.IntervalKey][]*result.Histogram, k result.IntervalKey, i int, g intervalGrid, d *result.Histogram) {
 	if perKey[k] == nil {
-		perKey[k] = make([]*Histogram, g.steps-1)
+		perKey[k] = make([]*result.Histogram, g.steps-1)
 	}
 	if perKey[k][i] == nil {
-		perKey[k][i] = NewHistogram()
+		perKey[k][i] = result.NewHistogram()
 	}
 	perKey[k][i].Add(d)
 }
 
 // histogramIncrements is increments for one series' cumulative histograms; nil for the
 // intervals before its first value.
-func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*Histogram {
-	at := make([]*Histogram, g.steps)
+func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*result.Histogram {
+	at := make([]*result.Histogram, g.steps)
 	for _, p := range ss.Histograms {
 		if i, ok := g.boundary(p.Timestamp); ok {
 			at[i] = histogramFromModel(p.Histogram)
@@ -519,9 +430,9 @@ func histogramIncrements(ss *model.SampleStream, g intervalGrid) []*Histogram {
 // increasesOf turns cumulative histograms at each boundary into per-interval increments. A
 // boundary without a value carries the last one (nothing new within the lookback); a count
 // below the previous one is a reset, so all of it is new.
-func increasesOf(at []*Histogram) []*Histogram {
-	out := make([]*Histogram, len(at)-1)
-	var prev *Histogram
+func increasesOf(at []*result.Histogram) []*result.Histogram {
+	out := make([]*result.Histogram, len(at)-1)
+	var prev *result.Histogram
 	for i, cur := range at {
 		if cur == nil {
 			cur = prev
@@ -563,26 +474,26 @@ func increments(at []float64, seen []bool, diff func(a, b float64) (float64, boo
 
 // timeline keeps the scenario-level per-interval p95, throughput and error rate for the
 // report's charts.
-func timeline(d *IntervalData, start time.Time, scenarios []string) *Timeline {
-	t := &Timeline{Start: start, StepSeconds: d.StepSeconds}
-	for _, sc := range append([]string{allScenarios}, scenarios...) {
-		s := d.find(intervalKey{scenario: sc})
+func timeline(d *result.IntervalData, start time.Time, scenarios []string) *result.Timeline {
+	t := &result.Timeline{Start: start, StepSeconds: d.StepSeconds}
+	for _, sc := range append([]string{result.AllScenarios}, scenarios...) {
+		s := d.Find(result.IntervalKey{Scenario: sc})
 		if s == nil {
 			continue
 		}
-		ts := TimelineSeries{Scenario: sc}
+		ts := result.TimelineSeries{Scenario: sc}
 		for i := range s.Requests {
 			var p95, errRate *float64
-			if h := s.histogram(i); h != nil {
+			if h := s.Histogram(i); h != nil {
 				if x, ok := h.Quantile(0.95); ok {
-					p95 = num(1000 * x)
+					p95 = result.Num(1000 * x)
 				}
 			}
 			if s.Requests[i] > 0 {
-				errRate = num(100 * s.Failed[i] / s.Requests[i])
+				errRate = result.Num(100 * s.Failed[i] / s.Requests[i])
 			}
 			ts.P95, ts.ErrorRate = append(ts.P95, p95), append(ts.ErrorRate, errRate)
-			ts.Rate = append(ts.Rate, num(s.Requests[i]/d.StepSeconds))
+			ts.Rate = append(ts.Rate, result.Num(s.Requests[i]/d.StepSeconds))
 		}
 		t.Series = append(t.Series, ts)
 	}
@@ -592,163 +503,59 @@ func timeline(d *IntervalData, start time.Time, scenarios []string) *Timeline {
 	return t
 }
 
-// maxStoredSeries bounds the per-interval series results.json keeps: about 5 KB each, so at
-// most a quarter of the report ConfigMap.
-const maxStoredSeries = 48
-
 // stored keeps the per-interval data a later comparison with this run needs: all scenarios
 // together, each scenario, and its most frequent request names (those a comparison shows),
 // then its iteration duration, groups, custom Trends and Counters, as many as fit
-// maxStoredSeries. A run's request names
+// result.MaxStoredSeries. A run's request names
 // could run into the hundreds.
-func stored(d *IntervalData, r *Result) *IntervalData {
+func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 	if d == nil || len(d.Series) == 0 {
 		return nil
 	}
-	keep := map[intervalKey]bool{{scenario: allScenarios}: true}
-	perScenario := topRequestsCompared
+	keep := map[result.IntervalKey]bool{{Scenario: result.AllScenarios}: true}
+	perScenario := judge.TopRequestsCompared
 	if n := len(r.Scenarios); n > 0 {
-		perScenario = min(perScenario, max(0, (maxStoredSeries-1-n)/n))
+		perScenario = min(perScenario, max(0, (result.MaxStoredSeries-1-n)/n))
 	}
 	for _, s := range r.Scenarios {
-		keep[intervalKey{scenario: s.Name}] = true
+		keep[result.IntervalKey{Scenario: s.Name}] = true
 		for i, rr := range s.Requests {
 			if i == perScenario {
 				break
 			}
-			keep[intervalKey{scenario: s.Name, request: rr.Name}] = true
+			keep[result.IntervalKey{Scenario: s.Name, Request: rr.Name}] = true
 		}
 	}
 	// Then each scenario's iteration duration, its groups and Trends (most frequent group
 	// first), then its Counters (no histogram: a few hundred bytes each), while the bound
 	// allows: a later single-run comparison with this run decides only what it kept.
 	for _, s := range r.Scenarios {
-		if s.IterationDuration != nil && len(keep) < maxStoredSeries {
-			keep[intervalKey{scenario: s.Name, iteration: true}] = true
+		if s.IterationDuration != nil && len(keep) < result.MaxStoredSeries {
+			keep[result.IntervalKey{Scenario: s.Name, Iteration: true}] = true
 		}
 	}
 	for _, s := range r.Scenarios {
 		for _, g := range s.Groups {
-			if len(keep) < maxStoredSeries {
-				keep[intervalKey{scenario: s.Name, group: g.Name}] = true
+			if len(keep) < result.MaxStoredSeries {
+				keep[result.IntervalKey{Scenario: s.Name, Group: g.Name}] = true
 			}
 		}
 		for _, t := range s.Trends {
-			if len(keep) < maxStoredSeries {
-				keep[intervalKey{scenario: s.Name, trend: t.Name}] = true
+			if len(keep) < result.MaxStoredSeries {
+				keep[result.IntervalKey{Scenario: s.Name, Trend: t.Name}] = true
 			}
 		}
 	}
 	for _, k := range scriptIntervalKeys(r) {
-		if k.counter != "" && len(keep) < maxStoredSeries {
+		if k.Counter != "" && len(keep) < result.MaxStoredSeries {
 			keep[k] = true
 		}
 	}
-	out := &IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
+	out := &result.IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
 	for _, s := range d.Series {
-		if keep[s.key()] {
+		if keep[s.Key()] {
 			out.Series = append(out.Series, s)
 		}
 	}
 	return out
-}
-
-// intervalSeriesJSON is IntervalSeries as results.json holds it: every list of numbers as one
-// space-separated string, one per interval for the histogram counts. The report is written
-// indented, which would put each of a run's thousands of bucket counts on its own line.
-type intervalSeriesJSON struct {
-	Scenario string   `json:"scenario"`
-	Request  string   `json:"request,omitempty"`
-	Group    string   `json:"group,omitempty"`
-	Trend    string   `json:"trend,omitempty"`
-	Iter     bool     `json:"iteration,omitempty"`
-	Counter  string   `json:"counter,omitempty"`
-	Requests string   `json:"requests"`
-	Failed   string   `json:"failed"`
-	Bounds   string   `json:"bounds,omitempty"`
-	Counts   []string `json:"counts,omitempty"`
-	Sums     string   `json:"sums,omitempty"`
-}
-
-// MarshalJSON writes the compact form.
-func (s IntervalSeries) MarshalJSON() ([]byte, error) {
-	w := intervalSeriesJSON{Scenario: s.Scenario, Request: s.Request, Group: s.Group, Trend: s.Trend, Iter: s.Iteration, Counter: s.Counter, Requests: numbers(s.Requests), Failed: numbers(s.Failed), Sums: numbers(s.Sums)}
-	flat := make([]float64, 0, 2*len(s.Bounds))
-	for _, b := range s.Bounds {
-		flat = append(flat, b[0], b[1])
-	}
-	w.Bounds = numbers(flat)
-	if len(s.Counts) > 0 {
-		w.Counts = make([]string, len(s.Counts))
-		for i, c := range s.Counts {
-			w.Counts[i] = numbers(c)
-		}
-	}
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON reads the compact form.
-func (s *IntervalSeries) UnmarshalJSON(b []byte) error {
-	var w intervalSeriesJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	var err error
-	out := IntervalSeries{Scenario: w.Scenario, Request: w.Request, Group: w.Group, Trend: w.Trend, Iteration: w.Iter, Counter: w.Counter}
-	if out.Requests, err = parseNumbers(w.Requests); err != nil {
-		return err
-	}
-	if out.Failed, err = parseNumbers(w.Failed); err != nil {
-		return err
-	}
-	if out.Sums, err = parseNumbers(w.Sums); err != nil {
-		return err
-	}
-	flat, err := parseNumbers(w.Bounds)
-	if err != nil {
-		return err
-	}
-	if len(flat)%2 != 0 {
-		return fmt.Errorf("interval series %s/%s: an odd number of bucket bounds", w.Scenario, w.Request)
-	}
-	for i := 0; i < len(flat); i += 2 {
-		out.Bounds = append(out.Bounds, [2]float64{flat[i], flat[i+1]})
-	}
-	for _, c := range w.Counts {
-		row, err := parseNumbers(c)
-		if err != nil {
-			return err
-		}
-		if len(row) > len(out.Bounds) {
-			return fmt.Errorf("interval series %s/%s: %d counts for %d buckets", w.Scenario, w.Request, len(row), len(out.Bounds))
-		}
-		out.Counts = append(out.Counts, row)
-	}
-	*s = out
-	return nil
-}
-
-// numbers writes floats with the shortest text that reads back the same.
-func numbers(vs []float64) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(parts, " ")
-}
-
-func parseNumbers(s string) ([]float64, error) {
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return nil, nil
-	}
-	out := make([]float64, len(fields))
-	for i, f := range fields {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return nil, fmt.Errorf("reading interval data: %w", err)
-		}
-		out[i] = v
-	}
-	return out, nil
 }

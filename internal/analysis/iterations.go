@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // metricIterationDuration is k6's iteration_duration as a native histogram, in seconds: one
@@ -17,7 +19,7 @@ const metricIterationDuration = "k6_iteration_duration_seconds"
 
 // iterationData holds each iteration-duration histogram at each edge, by series key.
 type iterationData struct {
-	hists  []map[string]*Histogram
+	hists  []map[string]*result.Histogram
 	labels map[string]model.Metric
 	// skipped says why the durations are left out (a reset runner: its histograms would need
 	// reading sample by sample, which only the request histograms are).
@@ -39,17 +41,17 @@ func readIterationDurations(ctx context.Context, q Querier, testID string, from 
 }
 
 // fill sets every scenario's iteration duration between edges a and b (milliseconds).
-func (d *iterationData) fill(a, b int, scenarios []ScenarioResult) []string {
+func (d *iterationData) fill(a, b int, scenarios []result.ScenarioResult) []string {
 	if d == nil || d.skipped != "" {
 		return nil
 	}
-	per := map[string]*Histogram{}
+	per := map[string]*result.Histogram{}
 	for k, hb := range d.hists[b] {
 		s := string(d.labels[k][tagScenario])
 		h := hb.Clone()
 		h.Sub(d.hists[a][k])
 		if per[s] == nil {
-			per[s] = NewHistogram()
+			per[s] = result.NewHistogram()
 		}
 		per[s].Add(h)
 	}
@@ -61,7 +63,7 @@ func (d *iterationData) fill(a, b int, scenarios []ScenarioResult) []string {
 		if h == nil || math.Round(h.Count) <= 0 {
 			continue
 		}
-		if !h.consistent() {
+		if !h.Consistent() {
 			notes = append(notes, fmt.Sprintf("scenario %s: the iteration-duration histogram decreased; a counter reset went unnoticed", sr.Name))
 		}
 		sr.IterationDuration = distribution(h, 1000)
@@ -75,17 +77,4 @@ func (d *iterationData) notes() []string {
 		return nil
 	}
 	return []string{d.skipped}
-}
-
-// iterationStats is a scenario's iteration-duration distribution as request statistics, or
-// why there is none.
-func (r *Result) iterationStats(scenario string) (*RequestStats, string) {
-	s, why := r.scenarioNamed(scenario)
-	if s == nil {
-		return nil, why
-	}
-	if s.IterationDuration == nil {
-		return nil, fmt.Sprintf("scenario %s has no iteration durations in the window (no iteration ended in it, or a k6 runner restarted)", scenario)
-	}
-	return latencyStats(*s.IterationDuration), ""
 }

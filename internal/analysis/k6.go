@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // k6 metric names as k6's experimental-prometheus-rw output writes them: counters get _total,
@@ -45,7 +46,7 @@ type k6Data struct {
 	iters      []map[string]float64
 	dropped    []map[string]float64
 	dropLabels map[string]model.Metric
-	hists      []map[string]*Histogram
+	hists      []map[string]*result.Histogram
 	// resets counts series with counter resets, mismatched histogram reads that disagreed with
 	// their counters; both were re-read sample by sample.
 	resets, mismatched int
@@ -175,10 +176,10 @@ type agg struct {
 	reqs, errs  float64
 	series      int
 	errLabelled bool
-	hist        *Histogram
+	hist        *result.Histogram
 	// okHist holds the latencies of the requests k6 expected (expected_response="true"), when
 	// some were not: objectives judge latency on them, since failed requests are often fast.
-	okHist     *Histogram
+	okHist     *result.Histogram
 	iters      float64
 	iterSeries int
 	dropped    float64
@@ -242,12 +243,12 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 		h.Sub(d.hists[a][k])
 		ag := get(g)
 		if ag.hist == nil {
-			ag.hist = NewHistogram()
+			ag.hist = result.NewHistogram()
 		}
 		ag.hist.Add(h)
 		if d.labels[k][tagExpectedResponse] != unexpected {
 			if ag.okHist == nil {
-				ag.okHist = NewHistogram()
+				ag.okHist = result.NewHistogram()
 			}
 			ag.okHist.Add(h)
 		}
@@ -280,38 +281,38 @@ func (d *k6Data) between(a, b int, by groupBy, iterations bool) map[groupKey]*ag
 }
 
 // stats turns an aggregate into request statistics over a window of the given length.
-func (a *agg) stats(seconds float64) RequestStats {
-	var s RequestStats
+func (a *agg) stats(seconds float64) result.RequestStats {
+	var s result.RequestStats
 	if a == nil {
 		return s
 	}
 	if a.series > 0 {
 		n := int64(math.Round(a.reqs))
-		s.Requests = count(n)
+		s.Requests = result.Count(n)
 		if seconds > 0 {
-			s.Rate = num(a.reqs / seconds)
+			s.Rate = result.Num(a.reqs / seconds)
 		}
 		if a.errLabelled {
-			s.Errors = count(int64(math.Round(a.errs)))
+			s.Errors = result.Count(int64(math.Round(a.errs)))
 			if n > 0 {
-				s.ErrorPercent = num(100 * a.errs / a.reqs)
+				s.ErrorPercent = result.Num(100 * a.errs / a.reqs)
 			}
 		}
 	}
 	if a.hist != nil && a.hist.Count > 0 {
 		if m, ok := a.hist.Mean(); ok {
-			s.Avg = num(m * 1000)
+			s.Avg = result.Num(m * 1000)
 		}
 		for _, p := range []struct {
 			q   float64
 			dst **float64
 		}{{0.5, &s.P50}, {0.75, &s.P75}, {0.9, &s.P90}, {0.95, &s.P95}, {0.99, &s.P99}} {
 			if v, ok := a.hist.Quantile(p.q); ok {
-				*p.dst = num(v * 1000)
+				*p.dst = result.Num(v * 1000)
 			}
 		}
 		if v, ok := a.hist.MaxBound(); ok {
-			s.Max = num(v * 1000)
+			s.Max = result.Num(v * 1000)
 		}
 	}
 	if a.errs > 0 && a.okHist != nil && a.okHist.Count > 0 {
@@ -321,11 +322,11 @@ func (a *agg) stats(seconds float64) RequestStats {
 }
 
 // latencyOf is a histogram's mean, percentiles and max bound in milliseconds.
-func latencyOf(h *Histogram) *Latency { return distribution(h, 1000) }
+func latencyOf(h *result.Histogram) *result.Latency { return distribution(h, 1000) }
 
 // k6Window computes scenario, request and total results between edges a and b. seconds gives
 // the active seconds of a scenario in the window ("" for all of them together).
-func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scenarios []string) (RequestStats, []ScenarioResult, []string) {
+func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scenarios []string) (result.RequestStats, []result.ScenarioResult, []string) {
 	declared := map[string]bool{}
 	for _, s := range scenarios {
 		declared[s] = true
@@ -334,31 +335,31 @@ func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scena
 	total := d.between(a, b, allTogether(declared), true)[groupKey{}]
 	perScenario := d.between(a, b, byScenario(declared), true)
 	perRequest := d.between(a, b, byRequest(declared), false)
-	out := make([]ScenarioResult, 0, len(scenarios))
+	out := make([]result.ScenarioResult, 0, len(scenarios))
 	for _, name := range scenarios {
 		ag := perScenario[groupKey{scenario: name}]
 		active := seconds(name)
-		sr := ScenarioResult{Name: name, RequestStats: ag.stats(active), Validity: perfexpv1alpha1.Valid, ActiveSeconds: num(active)}
+		sr := result.ScenarioResult{Name: name, RequestStats: ag.stats(active), Validity: perfexpv1alpha1.Valid, ActiveSeconds: result.Num(active)}
 		if ag != nil && ag.iterSeries > 0 {
-			sr.Iterations = count(int64(math.Round(ag.iters)))
+			sr.Iterations = result.Count(int64(math.Round(ag.iters)))
 			// No dropped-iterations series means none were dropped: k6 writes it from the
 			// first drop on.
-			sr.DroppedIterations = count(int64(math.Round(ag.dropped)))
+			sr.DroppedIterations = result.Count(int64(math.Round(ag.dropped)))
 			if planned := ag.iters + ag.dropped; planned > 0 {
-				sr.DroppedPercent = num(100 * ag.dropped / planned)
+				sr.DroppedPercent = result.Num(100 * ag.dropped / planned)
 			}
 		}
 		if ag != nil && ag.hist != nil && ag.series > 0 && math.Round(ag.hist.Count) != math.Round(ag.reqs) {
 			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram holds %.0f observations for %.0f requests; percentiles cover only those", name, ag.hist.Count, ag.reqs))
 		}
-		if ag != nil && ag.hist != nil && !ag.hist.consistent() {
+		if ag != nil && ag.hist != nil && !ag.hist.Consistent() {
 			notes = append(notes, fmt.Sprintf("scenario %s: the latency histogram decreased; a counter reset went unnoticed", name))
 		}
 		for g, ra := range perRequest {
 			if g.scenario != name {
 				continue
 			}
-			sr.Requests = append(sr.Requests, RequestResult{Name: g.name, RequestStats: ra.stats(active)})
+			sr.Requests = append(sr.Requests, result.RequestResult{Name: g.name, RequestStats: ra.stats(active)})
 		}
 		sortRequests(sr.Requests)
 		out = append(out, sr)
@@ -367,7 +368,7 @@ func (d *k6Data) k6Window(a, b int, seconds func(scenario string) float64, scena
 }
 
 // sortRequests orders request names by count, highest first, then by name.
-func sortRequests(rs []RequestResult) {
+func sortRequests(rs []result.RequestResult) {
 	sort.SliceStable(rs, func(i, j int) bool {
 		ci, cj := int64(-1), int64(-1)
 		if rs[i].Requests != nil {

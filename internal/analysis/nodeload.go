@@ -4,91 +4,18 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
-// (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
-// machine. A single run cannot tell such load from the variant's effect, so a single-run
-// comparison whose two runs saw very different node load is not decided (see nodeLoadProblem).
-type NodeLoad struct {
-	// Source says how the node's CPU was read: SourceRootCgroup (cAdvisor's id="/" series, the
-	// whole machine) or SourcePods (the sum of every pod's containers; processes outside pods
-	// are not seen). kube-prometheus-stack drops cAdvisor series without a pod label by
-	// default, the root cgroup's among them, so the second is what most users have.
-	Source string `json:"source"`
-	// Node is the instance label of the node with the most other load; Nodes counts the nodes
-	// that ran the experiment's containers.
-	Node  string `json:"node"`
-	Nodes int    `json:"nodes"`
-	// Cores is that node's CPU count (cAdvisor's machine_cpu_cores), 0 when unknown.
-	Cores float64 `json:"cores,omitempty"`
-	// OtherCores is the mean CPU (cores) used on that node outside the experiment's
-	// namespaces over the measured window; OtherPeakCores the 90th percentile over its steps.
-	OtherCores     float64 `json:"otherCores"`
-	OtherPeakCores float64 `json:"otherPeakCores"`
-	// OwnCores is the mean CPU of the experiment's namespaces (target and runners) on it.
-	OwnCores float64 `json:"ownCores"`
-	// Steps is how many evaluation steps had both readings.
-	Steps int `json:"steps"`
-}
-
-// How NodeLoad.Source read the node's CPU.
-const (
-	SourceRootCgroup = "cAdvisor root cgroup"
-	SourcePods       = "sum of all pods"
-)
-
-// OtherPercent is the mean other load as a share of the node's cores, or -1 when the core count
-// is unknown.
-func (n *NodeLoad) OtherPercent() float64 {
-	if n == nil || n.Cores <= 0 {
-		return -1
-	}
-	return 100 * n.OtherCores / n.Cores
-}
-
-// String is the node load as the report says it.
-func (n *NodeLoad) String() string {
-	if n == nil {
-		return "not measured"
-	}
-	s := fmt.Sprintf("%.2f cores (90th percentile %.2f) outside the experiment", n.OtherCores, n.OtherPeakCores)
-	if p := n.OtherPercent(); p >= 0 {
-		s = fmt.Sprintf("%.2f of %g cores, %.0f %% (90th percentile %.2f), outside the experiment", n.OtherCores, n.Cores, p, n.OtherPeakCores)
-	}
-	return s
-}
-
-// DefaultNodeLoadShare and FallbackMaxNodeLoadDifference make the default limit on how far
-// apart the other load of the two runs of a single-run comparison may be: a tenth of the node's
-// cores, or a quarter of a core when the core count is unknown. On the local 2-core cluster,
-// quiet runs were 0.20-0.24 cores apart from each other at most 0.04; a run that started with
-// the cluster, and had a build beside it, read 0.44 (docs/comparison.md).
-const (
-	DefaultNodeLoadShare          = 0.10
-	FallbackMaxNodeLoadDifference = 0.25
-)
-
-// maxNodeLoadDifference is the limit in force: the setting, else the default for the nodes.
-func maxNodeLoadDifference(set float64, cur, base *NodeLoad) float64 {
-	if set > 0 {
-		return set
-	}
-	if cores := max(cur.Cores, base.Cores); cores > 0 {
-		return DefaultNodeLoadShare * cores
-	}
-	return FallbackMaxNodeLoadDifference
-}
 
 // readNodeLoad reads the CPU of the nodes that ran the experiment's containers, and how much of
 // it went to anything but the experiment's namespaces. It returns nil (and a note) when cAdvisor
 // has no data for the window: the comparison then goes on without the check.
-func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time) (*NodeLoad, string, error) {
+func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time) (*result.NodeLoad, string, error) {
 	if !end.After(start) {
 		return nil, "", nil
 	}
@@ -125,12 +52,12 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	for _, s := range cores {
 		coresOf[string(s.Metric["instance"])] = float64(s.Value)
 	}
-	var best *NodeLoad
+	var best *result.NodeLoad
 	for inst, mine := range own {
-		nl := &NodeLoad{Source: SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
+		nl := &result.NodeLoad{Source: result.SourceRootCgroup, Node: inst, Cores: coresOf[inst]}
 		all := root[inst]
 		if len(all) == 0 {
-			nl.Source, all = SourcePods, pods[inst]
+			nl.Source, all = result.SourcePods, pods[inst]
 		}
 		var others []float64
 		var ownSum float64
@@ -169,63 +96,10 @@ func byInstance(m model.Matrix) map[string]map[model.Time]float64 {
 			out[inst] = map[model.Time]float64{}
 		}
 		for _, p := range ss.Values {
-			if v := float64(p.Value); finite(v) {
+			if v := float64(p.Value); result.Finite(v) {
 				out[inst][p.Timestamp] += v
 			}
 		}
 	}
 	return out
-}
-
-// nodeLoadProblem says why a single-run comparison cannot be decided because the node was not
-// the same for both runs, or "": the other load of the two runs differs by more than the limit
-// (set, in cores, or the default).
-func nodeLoadProblem(cur, base *NodeLoad, set float64) string {
-	if cur == nil || base == nil {
-		return ""
-	}
-	maxDiff := maxNodeLoadDifference(set, cur, base)
-	d := cur.OtherCores - base.OtherCores
-	if math.Abs(d) <= maxDiff {
-		return ""
-	}
-	busier, quieter := "this run", "the baseline"
-	if d < 0 {
-		busier, quieter = "the baseline", "this run"
-	}
-	return fmt.Sprintf("the node was busier with other work during %s (%.2f cores outside the experiment, against %.2f during %s; more than %.2f cores apart): one run per side cannot tell that from the variant's effect, so no change is claimed; repeat both (a PerfSweep with repeats) or run on a quieter node",
-		busier, math.Max(cur.OtherCores, base.OtherCores), math.Min(cur.OtherCores, base.OtherCores), quieter, maxDiff)
-}
-
-// MinThrottledPercent is the share of CFS periods a workload must be CPU-throttled in, in both
-// runs, for a single-run comparison to claim nothing. Under throttling a service's latency is
-// set by when its CPU quota runs out within each 100 ms period, and that differs widely from
-// run to run: on the demo, with circulation throttled in 19-51 % of its periods at the same CPU
-// use, the baseline read p95 20.2 ms and a control that changed nothing relevant 6.3 ms
-// (docs/comparison.md). A variant
-// that lifts the throttling (no CPU limit) is still compared: one side is not throttled.
-const MinThrottledPercent = 10.0
-
-// throttleProblem says why a single-run comparison cannot be decided because a workload was
-// CPU-throttled in both runs, or "".
-func throttleProblem(r, base *Result) string {
-	if r == nil || base == nil {
-		return ""
-	}
-	var both []string
-	for _, w := range r.Workloads {
-		if w.CPUThrottledPercent == nil || *w.CPUThrottledPercent < MinThrottledPercent {
-			continue
-		}
-		for _, bw := range base.Workloads {
-			if bw.Namespace == w.Namespace && bw.Name == w.Name && bw.CPUThrottledPercent != nil && *bw.CPUThrottledPercent >= MinThrottledPercent {
-				both = append(both, fmt.Sprintf("%s (%.1f %% of its CPU periods in this run, %.1f %% in the baseline)", w.Name, *w.CPUThrottledPercent, *bw.CPUThrottledPercent))
-			}
-		}
-	}
-	if len(both) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("CPU-throttled in both runs: %s; a throttled service's latency is set by when its CPU quota runs out, which differs widely from run to run, so one run per side cannot show a change: repeat both (a PerfSweep with repeats) or compare without the limit",
-		strings.Join(both, ", "))
 }

@@ -9,6 +9,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // QueryProblem is a custom query that cannot give a result, whatever the data: its template
@@ -59,7 +60,7 @@ func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.Cust
 		case err != nil:
 			return problems, err
 		default:
-			qr := QueryResult{Name: spec.Name}
+			qr := result.QueryResult{Name: spec.Name}
 			fillQueryResult(&qr, v)
 			if qr.Error != "" {
 				problems = append(problems, QueryProblem{Name: spec.Name, Message: qr.Error})

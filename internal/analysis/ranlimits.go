@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // ranLimits are the limits one container of one pod ran with, as the node saw them. A nil
@@ -61,7 +63,7 @@ func readRanLimits(ctx context.Context, q Querier, sel, target, span string, end
 	raws := map[ranLimitsKey]*raw{}
 	for _, s := range vec {
 		v := float64(s.Value)
-		if !finite(v) {
+		if !result.Finite(v) {
 			continue
 		}
 		k := ranLimitsKey{string(s.Metric["namespace"]), string(s.Metric["pod"]), string(s.Metric["container"])}
@@ -72,17 +74,17 @@ func readRanLimits(ctx context.Context, q Querier, sel, target, span string, end
 		}
 		switch s.Metric["limit"] {
 		case "cpu_period":
-			r.hasCPU, r.period = true, num(v)
+			r.hasCPU, r.period = true, result.Num(v)
 		case "cpu_quota":
-			r.hasCPU, r.quota = true, num(v)
+			r.hasCPU, r.quota = true, result.Num(v)
 		case "memory":
-			r.hasMem, r.mem = true, num(v)
+			r.hasMem, r.mem = true, result.Num(v)
 		case "ksm_info":
 			r.ksmInfo = true
 		case "ksm_cpu":
-			r.ksmCPU = num(v)
+			r.ksmCPU = result.Num(v)
 		case "ksm_memory":
-			r.ksmMem = num(v)
+			r.ksmMem = result.Num(v)
 		}
 	}
 	out := make(map[ranLimitsKey]ranLimits, len(raws))
@@ -93,7 +95,7 @@ func readRanLimits(ctx context.Context, q Querier, sel, target, span string, end
 			// cAdvisor exports a quota only when one is set; a period alone is no limit.
 			l.cpuKnown, l.source = true, limitSourceCAdvisor
 			if r.quota != nil && r.period != nil && *r.quota > 0 && *r.period > 0 {
-				l.cpu = num(*r.quota / *r.period)
+				l.cpu = result.Num(*r.quota / *r.period)
 			}
 		case r.ksmInfo:
 			l.cpuKnown, l.source, l.cpu = true, limitSourceKSM, r.ksmCPU
@@ -190,5 +192,5 @@ func (d *workloadData) specLimitsNote() string {
 		return ""
 	}
 	sort.Strings(names)
-	return fmt.Sprintf("the limits of %s were read from the workloads' specs at analysis time (Prometheus has neither cAdvisor's container_spec_* nor kube-state-metrics' resource series for their pods); a change made since the run would show", shortList(names, 10))
+	return fmt.Sprintf("the limits of %s were read from the workloads' specs at analysis time (Prometheus has neither cAdvisor's container_spec_* nor kube-state-metrics' resource series for their pods); a change made since the run would show", result.ShortList(names, 10))
 }

@@ -9,20 +9,9 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"github.com/prometheus/common/model"
-)
 
-// RunnerUse is what one k6 pod used during the measured window, read from cAdvisor: the size a
-// user gives the runner pods, and whether k6 itself became the bottleneck.
-type RunnerUse struct {
-	Pod string `json:"pod"`
-	// CPUAvg and CPUMax are cores (mean and highest of the per-step rates); MemoryMax is the
-	// highest working set, bytes.
-	CPUAvg    float64 `json:"cpuAvg"`
-	CPUMax    float64 `json:"cpuMax"`
-	MemoryMax float64 `json:"memoryMax"`
-	// ThrottledPercent is throttled CFS periods as a share of all, nil without a CPU limit.
-	ThrottledPercent *float64 `json:"throttledPercent,omitempty"`
-}
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
 
 // RunnerThrottledPercent is the share of its CPU periods a k6 pod may be throttled in before
 // the report says k6 itself waited: a throttled runner sends its requests late and times them
@@ -38,7 +27,7 @@ const maxRunnersListed = 16
 
 // readRunners reads the CPU, memory and throttling of the k6 pods (in.RunnerPods, a pattern of
 // pod names in the experiment's namespace) over the measured window.
-func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time) ([]RunnerUse, error) {
+func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time) ([]result.RunnerUse, error) {
 	if in.RunnerPods == "" || !end.After(start) {
 		return nil, nil
 	}
@@ -60,17 +49,17 @@ func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time)
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
-	byPod := map[string]*RunnerUse{}
-	get := func(pod string) *RunnerUse {
+	byPod := map[string]*result.RunnerUse{}
+	get := func(pod string) *result.RunnerUse {
 		if byPod[pod] == nil {
-			byPod[pod] = &RunnerUse{Pod: pod}
+			byPod[pod] = &result.RunnerUse{Pod: pod}
 		}
 		return byPod[pod]
 	}
 	for _, ss := range ms[0] {
 		var xs []float64
 		for _, p := range ss.Values {
-			if v := float64(p.Value); finite(v) {
+			if v := float64(p.Value); result.Finite(v) {
 				xs = append(xs, v)
 			}
 		}
@@ -84,17 +73,17 @@ func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time)
 	for _, ss := range ms[1] {
 		u := get(string(ss.Metric["pod"]))
 		for _, p := range ss.Values {
-			if v := float64(p.Value); finite(v) && v > u.MemoryMax {
+			if v := float64(p.Value); result.Finite(v) && v > u.MemoryMax {
 				u.MemoryMax = v
 			}
 		}
 	}
 	for _, s := range th {
-		if v := float64(s.Value); finite(v) {
-			get(string(s.Metric["pod"])).ThrottledPercent = num(100 * v)
+		if v := float64(s.Value); result.Finite(v) {
+			get(string(s.Metric["pod"])).ThrottledPercent = result.Num(100 * v)
 		}
 	}
-	out := make([]RunnerUse, 0, len(byPod))
+	out := make([]result.RunnerUse, 0, len(byPod))
 	for _, u := range byPod {
 		out = append(out, *u)
 	}
@@ -112,7 +101,7 @@ func readRunners(ctx context.Context, q Querier, in Input, start, end time.Time)
 
 // saturationNotes say when k6 itself, or the whole node, ran out of CPU during the window: the
 // latencies then hold time spent waiting for CPU, not only the service's.
-func saturationNotes(runners []RunnerUse, node *NodeLoad) []string {
+func saturationNotes(runners []result.RunnerUse, node *result.NodeLoad) []string {
 	var notes, throttled []string
 	for _, u := range runners {
 		if u.ThrottledPercent != nil && *u.ThrottledPercent >= RunnerThrottledPercent {

@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Per-interval data of a scenario's iterations and of a script's custom Counters: what a
-// single-run comparison resamples for their rows (compare_script.go). Both are read by the
+// single-run comparison resamples for their rows (internal/judge/compare_script.go). Both are read by the
 // range queries readIntervals makes anyway, so their number stays the same whatever the run's
 // length or the number of Counters: the iteration-duration histograms with the request
 // names', groups' and Trends' (every series read, as a sum would lose a runner that stopped),
@@ -68,10 +70,10 @@ func splitIterations(m model.Matrix) (transactions, iterations model.Matrix) {
 
 // iterationIncrements sums the iteration-duration histograms' per-interval increments over
 // runners and tag sets, per scenario.
-func iterationIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*Histogram {
-	perKey := map[intervalKey][]*Histogram{}
+func iterationIncrements(hists model.Matrix, g intervalGrid) map[result.IntervalKey][]*result.Histogram {
+	perKey := map[result.IntervalKey][]*result.Histogram{}
 	for _, ss := range hists {
-		k := intervalKey{scenario: string(ss.Metric[tagScenario]), iteration: true}
+		k := result.IntervalKey{Scenario: string(ss.Metric[tagScenario]), Iteration: true}
 		for i, d := range histogramIncrements(ss, g) {
 			if d != nil {
 				addIncrement(perKey, k, i, g, d)
@@ -84,17 +86,17 @@ func iterationIncrements(hists model.Matrix, g intervalGrid) map[intervalKey][]*
 // counterIncrements sums the custom Counters' per-interval increments over runners and tag
 // sets, per scenario and Counter, as the request counters are summed (a gap carries the last
 // value, a drop is a restarted runner).
-func counterIncrements(m model.Matrix, g intervalGrid) map[intervalKey]*requestCounts {
-	perKey := map[intervalKey]*requestCounts{}
+func counterIncrements(m model.Matrix, g intervalGrid) map[result.IntervalKey]*requestCounts {
+	perKey := map[result.IntervalKey]*requestCounts{}
 	for _, ss := range m {
 		at := make([]float64, g.steps)
 		seen := make([]bool, g.steps)
 		for _, p := range ss.Values {
-			if i, ok := g.boundary(p.Timestamp); ok && finite(float64(p.Value)) {
+			if i, ok := g.boundary(p.Timestamp); ok && result.Finite(float64(p.Value)) {
 				at[i], seen[i] = float64(p.Value), true
 			}
 		}
-		k := intervalKey{scenario: string(ss.Metric[tagScenario]), counter: customName(string(ss.Metric[model.MetricNameLabel]))}
+		k := result.IntervalKey{Scenario: string(ss.Metric[tagScenario]), Counter: customName(string(ss.Metric[model.MetricNameLabel]))}
 		c := perKey[k]
 		if c == nil {
 			c = &requestCounts{all: make([]float64, g.steps-1), failed: make([]float64, g.steps-1)}
@@ -107,47 +109,17 @@ func counterIncrements(m model.Matrix, g intervalGrid) map[intervalKey]*requestC
 	return perKey
 }
 
-// less orders sample series: by scenario, then request, group, Trend, iteration and Counter.
-func (k intervalKey) less(o intervalKey) bool {
-	switch {
-	case k.scenario != o.scenario:
-		return k.scenario < o.scenario
-	case k.request != o.request:
-		return k.request < o.request
-	case k.group != o.group:
-		return k.group < o.group
-	case k.trend != o.trend:
-		return k.trend < o.trend
-	case k.iteration != o.iteration:
-		return !k.iteration
-	}
-	return k.counter < o.counter
-}
-
-// seedParts names the series for the bootstrap's seed; a request's, group's and Trend's are
-// what they were before iterations and Counters had series, so their intervals do not move.
-func (k intervalKey) seedParts() []string {
-	parts := []string{k.scenario, k.request, k.group, k.trend}
-	switch {
-	case k.iteration:
-		parts = append(parts, "iteration")
-	case k.counter != "":
-		parts = append(parts, "counter", k.counter)
-	}
-	return parts
-}
-
 // scriptIntervalKeys are a result's iteration and Counter series worth reading per interval:
 // each scenario's iteration duration, when it has one, and every Counter it reports (the
-// report's cap, maxCustomNames, already applies).
-func scriptIntervalKeys(r *Result) []intervalKey {
-	var out []intervalKey
+// report's cap, result.MaxCustomNames, already applies).
+func scriptIntervalKeys(r *result.Result) []result.IntervalKey {
+	var out []result.IntervalKey
 	for _, s := range r.Scenarios {
 		if s.IterationDuration != nil {
-			out = append(out, intervalKey{scenario: s.Name, iteration: true})
+			out = append(out, result.IntervalKey{Scenario: s.Name, Iteration: true})
 		}
 		for _, c := range s.Counters {
-			out = append(out, intervalKey{scenario: s.Name, counter: c.Name})
+			out = append(out, result.IntervalKey{Scenario: s.Name, Counter: c.Name})
 		}
 	}
 	return out

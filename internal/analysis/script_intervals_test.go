@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // renamed turns a crafted request series pair into another k6 metric pair with the same
@@ -74,24 +75,24 @@ func TestCraftedIterationAndCounterIntervals(t *testing.T) {
 	in := func(ts time.Time, i int) bool {
 		return ts.After(start.Add(time.Duration(i)*step)) && !ts.After(start.Add(time.Duration(i+1)*step))
 	}
-	browse := intervalKey{scenario: "main", request: "browse"}
-	keep := map[intervalKey]bool{browse: true, {scenario: "main", iteration: true}: true, {scenario: "main", counter: "stuck"}: true}
+	browse := result.IntervalKey{Scenario: "main", Request: "browse"}
+	keep := map[result.IntervalKey]bool{browse: true, {Scenario: "main", Iteration: true}: true, {Scenario: "main", Counter: "stuck"}: true}
 	cq := &CountingQuerier{Querier: api}
 	got, err := readIntervals(context.Background(), cq, testID, []string{"main"}, start, end, step, keep, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain := &CountingQuerier{Querier: api}
-	if _, err := readIntervals(context.Background(), plain, testID, []string{"main"}, start, end, step, map[intervalKey]bool{browse: true}, true); err != nil {
+	if _, err := readIntervals(context.Background(), plain, testID, []string{"main"}, start, end, step, map[result.IntervalKey]bool{browse: true}, true); err != nil {
 		t.Fatal(err)
 	}
 	if cq.Count() != plain.Count() {
 		t.Errorf("%d queries with iterations and a Counter, %d with the request name alone", cq.Count(), plain.Count())
 	}
-	if s := got.find(browse); s == nil || len(s.Counts) == 0 {
+	if s := got.Find(browse); s == nil || len(s.Counts) == 0 {
 		t.Errorf("the request name's histograms, read in the same query: %+v", s)
 	}
-	it, ctr := got.find(intervalKey{scenario: "main", iteration: true}), got.find(intervalKey{scenario: "main", counter: "stuck"})
+	it, ctr := got.Find(result.IntervalKey{Scenario: "main", Iteration: true}), got.Find(result.IntervalKey{Scenario: "main", Counter: "stuck"})
 	if it == nil || ctr == nil {
 		t.Fatalf("iteration series %v, Counter series %v; got %d series", it != nil, ctr != nil, len(got.Series))
 	}
@@ -119,7 +120,7 @@ func TestCraftedIterationAndCounterIntervals(t *testing.T) {
 				}
 			}
 		}
-		h := it.histogram(i)
+		h := it.Histogram(i)
 		if it.Requests[i] != count || h == nil || h.Count != count || math.Abs(h.Sum-sum) > 1e-9 {
 			t.Errorf("interval %d: %v iterations (histogram %+v), want %v with sum %v", i, it.Requests[i], h, count, sum)
 		}
@@ -131,7 +132,7 @@ func TestCraftedIterationAndCounterIntervals(t *testing.T) {
 	if total == 0 {
 		t.Fatal("the crafted Counter added nothing")
 	}
-	if s := got.find(intervalKey{scenario: "main"}); s == nil || s.Requests[0] == 0 {
+	if s := got.Find(result.IntervalKey{Scenario: "main"}); s == nil || s.Requests[0] == 0 {
 		t.Errorf("the scenario's request series: %+v", s)
 	}
 	t.Logf("%d intervals, %v added to the Counter, %d queries", n, total, cq.Count())
@@ -140,7 +141,7 @@ func TestCraftedIterationAndCounterIntervals(t *testing.T) {
 // The iteration and Counter series survive results.json: a later single-run comparison reads
 // them back as they were.
 func TestIntervalSeriesJSONKeepsIterationsAndCounters(t *testing.T) {
-	in := IntervalData{StepSeconds: 30, Series: []IntervalSeries{
+	in := result.IntervalData{StepSeconds: 30, Series: []result.IntervalSeries{
 		{Scenario: "main", Iteration: true, Requests: []float64{3, 4}, Failed: []float64{0, 0},
 			Bounds: [][2]float64{{1, 1.09}, {1.09, 1.19}}, Counts: [][]float64{{1, 2}, {4}}, Sums: []float64{3.3, 4.2}},
 		{Scenario: "main", Counter: "stuck", Requests: []float64{0, 2.5}, Failed: []float64{0, 0}},
@@ -150,15 +151,15 @@ func TestIntervalSeriesJSONKeepsIterationsAndCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out IntervalData
+	var out result.IntervalData
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Errorf("round trip:\n got %+v\nwant %+v\njson %s", out, in, b)
 	}
-	for _, k := range []intervalKey{{scenario: "main", iteration: true}, {scenario: "main", counter: "stuck"}, {scenario: "main"}} {
-		if s := out.find(k); s == nil || s.key() != k {
+	for _, k := range []result.IntervalKey{{Scenario: "main", Iteration: true}, {Scenario: "main", Counter: "stuck"}, {Scenario: "main"}} {
+		if s := out.Find(k); s == nil || s.Key() != k {
 			t.Errorf("%+v: found %+v", k, s)
 		}
 	}
@@ -166,17 +167,17 @@ func TestIntervalSeriesJSONKeepsIterationsAndCounters(t *testing.T) {
 
 // stored keeps each scenario's iteration series and its Counters' beside its request names.
 func TestStoredKeepsIterationAndCounterSeries(t *testing.T) {
-	d := &IntervalData{StepSeconds: 30, Series: []IntervalSeries{
-		{Scenario: allScenarios}, {Scenario: "main"}, {Scenario: "main", Iteration: true}, {Scenario: "main", Counter: "stuck"},
+	d := &result.IntervalData{StepSeconds: 30, Series: []result.IntervalSeries{
+		{Scenario: result.AllScenarios}, {Scenario: "main"}, {Scenario: "main", Iteration: true}, {Scenario: "main", Counter: "stuck"},
 		{Scenario: "main", Counter: "unreported"},
 	}}
-	r := &Result{Scenarios: []ScenarioResult{{Name: "main", IterationDuration: &Latency{}, Counters: []CounterResult{{Name: "stuck"}}}}}
+	r := &result.Result{Scenarios: []result.ScenarioResult{{Name: "main", IterationDuration: &result.Latency{}, Counters: []result.CounterResult{{Name: "stuck"}}}}}
 	got := stored(d, r)
-	var keys []intervalKey
+	var keys []result.IntervalKey
 	for _, s := range got.Series {
-		keys = append(keys, s.key())
+		keys = append(keys, s.Key())
 	}
-	want := []intervalKey{{scenario: allScenarios}, {scenario: "main"}, {scenario: "main", iteration: true}, {scenario: "main", counter: "stuck"}}
+	want := []result.IntervalKey{{Scenario: result.AllScenarios}, {Scenario: "main"}, {Scenario: "main", Iteration: true}, {Scenario: "main", Counter: "stuck"}}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("stored %+v, want %+v", keys, want)
 	}

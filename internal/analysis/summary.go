@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // K6Summary is what the cross-check reads from a k6 runner's end-of-test summary (the JSON of
@@ -70,7 +72,7 @@ func ParseK6Summary(b []byte) (K6Summary, error) {
 //
 // A summary with counts per k6 scenario (a script running its own scenarios) is compared per k6
 // scenario; compared counts each summary once however many of its scenarios were compared.
-func CrossCheck(r *Result, summaries map[string]K6Summary) (notes []string, compared int) {
+func CrossCheck(r *result.Result, summaries map[string]K6Summary) (notes []string, compared int) {
 	type sums struct {
 		reqs, failed int64
 		keys         []string

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // k6 groups and custom Trends as native histograms.
@@ -55,7 +57,7 @@ const maxTrendNames = 32
 // (the full metric, name included).
 type trendData struct {
 	labels map[string]model.Metric
-	hists  []map[string]*Histogram
+	hists  []map[string]*result.Histogram
 	// names are the custom Trends' metric names read, dropped those left out by the cap.
 	names   []string
 	dropped []string
@@ -101,9 +103,9 @@ func readK6WithTrends(ctx context.Context, q Querier, in Input, from time.Time, 
 // restarted runner, or k6's stale markers hiding series at the edges): the same then holds
 // for these, which share their runners, so they are read that way too.
 func readTrends(ctx context.Context, q Querier, testID string, scenarios []string, from time.Time, edges []time.Time, sampleBySample bool) (*trendData, error) {
-	d := &trendData{labels: map[string]model.Metric{}, hists: make([]map[string]*Histogram, len(edges))}
+	d := &trendData{labels: map[string]model.Metric{}, hists: make([]map[string]*result.Histogram, len(edges))}
 	for i := range edges {
-		d.hists[i] = map[string]*Histogram{}
+		d.hists[i] = map[string]*result.Histogram{}
 	}
 	if len(scenarios) == 0 {
 		return d, nil

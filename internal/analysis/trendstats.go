@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Trend stats are the labelled fallback when k6 wrote no native histograms (it was run without
@@ -16,15 +18,15 @@ import (
 //   - max is exact: the largest of the runners' maxima;
 //   - a percentile of one series is k6's own; of several it is the largest of theirs, an upper
 //     bound (a percentile of a mixture never exceeds its components' largest).
-var trendStats = map[string]func(*RequestStats) **float64{
-	trendAvg: func(s *RequestStats) **float64 { return &s.Avg },
-	trendMax: func(s *RequestStats) **float64 { return &s.Max },
-	trendMed: func(s *RequestStats) **float64 { return &s.P50 },
-	"p50":    func(s *RequestStats) **float64 { return &s.P50 },
-	"p75":    func(s *RequestStats) **float64 { return &s.P75 },
-	"p90":    func(s *RequestStats) **float64 { return &s.P90 },
-	"p95":    func(s *RequestStats) **float64 { return &s.P95 },
-	"p99":    func(s *RequestStats) **float64 { return &s.P99 },
+var trendStats = map[string]func(*result.RequestStats) **float64{
+	trendAvg: func(s *result.RequestStats) **float64 { return &s.Avg },
+	trendMax: func(s *result.RequestStats) **float64 { return &s.Max },
+	trendMed: func(s *result.RequestStats) **float64 { return &s.P50 },
+	"p50":    func(s *result.RequestStats) **float64 { return &s.P50 },
+	"p75":    func(s *result.RequestStats) **float64 { return &s.P75 },
+	"p90":    func(s *result.RequestStats) **float64 { return &s.P90 },
+	"p95":    func(s *result.RequestStats) **float64 { return &s.P95 },
+	"p99":    func(s *result.RequestStats) **float64 { return &s.P99 },
 }
 
 // The trend stats applyTrendStats treats apart: avg is weighted by request counts, max is exact
@@ -49,7 +51,7 @@ func readTrendStats(ctx context.Context, q Querier, testID string, from, at time
 			return nil, err
 		}
 		for _, s := range vec {
-			if v := float64(s.Value); s.Histogram == nil && finite(v) {
+			if v := float64(s.Value); s.Histogram == nil && result.Finite(v) {
 				if out[stat] == nil {
 					out[stat] = map[string]float64{}
 				}
@@ -67,8 +69,8 @@ func readTrendStats(ctx context.Context, q Querier, testID string, from, at time
 // applyTrendStats fills latencies from trend stats, per scenario, per request name and for all
 // scenarios together. counts are each series' request counts at the end, the avg's weights.
 // It reports whether any latency was found and whether some percentile is a bound.
-func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map[string]model.Metric, counts map[string]float64, declared map[string]bool) (found, bounded bool) {
-	fill := func(dst *RequestStats, match func(m model.Metric) bool) {
+func applyTrendStats(r *result.Result, stats map[string]map[string]float64, labels map[string]model.Metric, counts map[string]float64, declared map[string]bool) (found, bounded bool) {
+	fill := func(dst *result.RequestStats, match func(m model.Metric) bool) {
 		for _, stat := range trendOrder {
 			var vals []float64
 			var weighted, weight float64
@@ -103,7 +105,7 @@ func (r *Result) applyTrendStats(stats map[string]map[string]float64, labels map
 			}
 			p := trendStats[stat](dst)
 			if *p == nil || stat != trendMed {
-				*p = num(1000 * v)
+				*p = result.Num(1000 * v)
 			}
 			found = true
 		}

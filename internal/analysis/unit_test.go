@@ -7,70 +7,10 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
-
-func hist(buckets ...[3]float64) *Histogram {
-	h := NewHistogram()
-	for _, b := range buckets {
-		h.buckets[bucketKey{lower: b[0], upper: b[1]}] += b[2]
-		h.Count += b[2]
-		h.Sum += b[2] * math.Sqrt(b[0]*b[1])
-	}
-	return h
-}
-
-func TestHistogramQuantile(t *testing.T) {
-	g := math.Pow(2, 1.0/8)
-	tests := []struct {
-		name   string
-		h      *Histogram
-		q      float64
-		lo, hi float64 // the estimate must lie in [lo, hi]
-		ok     bool
-	}{
-		{"empty", NewHistogram(), 0.5, 0, 0, false},
-		{"one bucket: inside it", hist([3]float64{1, g, 10}), 0.95, 1, g, true},
-		{"rank lands in the second bucket", hist([3]float64{1, g, 90}, [3]float64{g, g * g, 10}), 0.95, g, g * g, true},
-		{"rank exactly at a bucket's end stays in it", hist([3]float64{1, g, 50}, [3]float64{g, g * g, 50}), 0.5, 1, g, true},
-		{"p100 is the top bucket", hist([3]float64{1, g, 50}, [3]float64{4, 4 * g, 1}), 1, 4, 4 * g, true},
-		{"zero bucket interpolates linearly", hist([3]float64{-1e-9, 1e-9, 10}), 0.5, -1e-9, 1e-9, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			v, ok := tc.h.Quantile(tc.q)
-			if ok != tc.ok {
-				t.Fatalf("ok = %v, want %v", ok, tc.ok)
-			}
-			if ok && (v < tc.lo || v > tc.hi) {
-				t.Errorf("q%.2f = %g, want within [%g, %g]", tc.q, v, tc.lo, tc.hi)
-			}
-		})
-	}
-}
-
-func TestHistogramSubtractAndMerge(t *testing.T) {
-	a := hist([3]float64{1, 2, 5}, [3]float64{2, 4, 5})
-	b := hist([3]float64{1, 2, 3})
-	d := a.Clone()
-	d.Sub(b)
-	if d.Count != 7 || d.buckets[bucketKey{lower: 1, upper: 2}] != 2 || !d.consistent() {
-		t.Errorf("a-b = count %g buckets %v", d.Count, d.buckets)
-	}
-	d.Sub(a)
-	if d.consistent() {
-		t.Error("a histogram that went below zero is reported consistent")
-	}
-	m := NewHistogram()
-	m.Add(a)
-	m.Add(b)
-	if mx, _ := m.MaxBound(); m.Count != 13 || mx != 4 {
-		t.Errorf("merge: count %g max %g", m.Count, mx)
-	}
-}
 
 func TestHistogramFromModelKeepsBounds(t *testing.T) {
 	h := histogramFromModel(&model.SampleHistogram{Count: 3, Sum: 0.3, Buckets: model.HistogramBuckets{
@@ -121,80 +61,6 @@ func TestQuoteEscapesLabelValues(t *testing.T) {
 	}
 	if got := anyOf([]string{"b.c", "a", "a"}); got != `a|b\.c` {
 		t.Errorf("anyOf = %s", got)
-	}
-}
-
-func TestObjectivesAndVerdict(t *testing.T) {
-	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
-	pct := func(v int32) *int32 { return &v }
-	// withComparison gives the p95 row a change of delta % with the interval [low, high].
-	withComparison := func(r *Result, delta, low, high float64) *Result {
-		r.Comparison = &Comparison{Baseline: "b", Metrics: []MetricComparison{{Kind: perfexpv1alpha1.MetricP95, Scenario: "s", Value: ptr(1), Baseline: ptr(1),
-			DeltaPercent: &delta, Estimate: &delta, Low: &low, High: &high, Scale: ScalePercent, PValue: ptr(0.2)},
-			{Kind: perfexpv1alpha1.MetricQuery, Metric: "query q", Value: ptr(1), Baseline: ptr(1), DeltaPercent: &delta, Change: perfexpv1alpha1.ChangeUnknown}}}
-		return r
-	}
-	tests := []struct {
-		name    string
-		r       *Result
-		obj     perfexpv1alpha1.Objective
-		outcome perfexpv1alpha1.ObjectiveOutcome
-		verdict perfexpv1alpha1.Verdict
-	}{
-		{"p95 under its max", result(400, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"p95 over its max", result(600, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"error rate in percent", result(1, 1.5), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("1")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"a decimal bound", result(1, 0.4), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: q("0.5")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"query under its min", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", Min: q("4")}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"no data is unknown", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP99, Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"unknown request", result(1, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "nope", Max: q("4")}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: interval wholly above the bound is missed", withComparison(result(1, 0), 30, 20, 40), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative: interval straddling the bound is unknown", withComparison(result(1, 0), 30, -5, 65), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"relative: interval wholly within the bound is met", withComparison(result(1, 0), 5, 1, 9), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictPass},
-		{"relative: a decrease beyond the bound is missed", withComparison(result(1, 0), -30, -40, -21), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative: query judged on the delta alone", withComparison(result(1, 0), -30, 0, 0), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricQuery, Query: "q", MaxDecreasePercent: pct(20)}, perfexpv1alpha1.ObjectiveMissed, perfexpv1alpha1.VerdictFail},
-		{"relative without a usable baseline", func() *Result {
-			r := result(1, 0)
-			r.Comparison = &Comparison{Baseline: "b", Message: "baseline b not found"}
-			return r
-		}(), perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, MaxIncreasePercent: pct(10)}, perfexpv1alpha1.ObjectiveUnknown, perfexpv1alpha1.VerdictInconclusive},
-		{"invalid results are Invalid whatever the objectives", func() *Result { r := result(1, 0); r.invalid("too many errors"); return r }(),
-			perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet, perfexpv1alpha1.VerdictInvalid},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.r.Objectives = judgeObjectives(tc.r, []perfexpv1alpha1.Objective{tc.obj})
-			if got := tc.r.Objectives[0]; got.Outcome != tc.outcome {
-				t.Errorf("outcome = %s (%s), want %s", got.Outcome, got.Message, tc.outcome)
-			}
-			if got := verdict(tc.r); got != tc.verdict {
-				t.Errorf("verdict = %s, want %s", got, tc.verdict)
-			}
-			status, reason, _ := ObjectivesCondition(tc.r)
-			want := map[perfexpv1alpha1.Verdict]metav1.ConditionStatus{perfexpv1alpha1.VerdictPass: metav1.ConditionTrue, perfexpv1alpha1.VerdictFail: metav1.ConditionFalse,
-				perfexpv1alpha1.VerdictInconclusive: metav1.ConditionUnknown, perfexpv1alpha1.VerdictInvalid: metav1.ConditionUnknown}[tc.verdict]
-			if status != want {
-				t.Errorf("ObjectivesMet = %s (%s), want %s", status, reason, want)
-			}
-		})
-	}
-}
-
-func TestObjectiveName(t *testing.T) {
-	q := resource.MustParse("500")
-	inc := int32(10)
-	tests := []struct {
-		o    perfexpv1alpha1.Objective
-		want string
-	}{
-		{perfexpv1alpha1.Objective{Name: "mine", Metric: perfexpv1alpha1.MetricP95}, "mine"},
-		{perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Scenario: "s", Request: "r", Max: &q}, "s/r P95 <= 500 ms"},
-		{perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricErrorRate, Max: &q, MaxIncreasePercent: &inc}, "all scenarios ErrorRate <= 500%, at most +10% vs baseline"},
-	}
-	for _, tc := range tests {
-		if got := ObjectiveName(tc.o); got != tc.want {
-			t.Errorf("name = %q, want %q", got, tc.want)
-		}
 	}
 }
 

@@ -12,74 +12,9 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
-
-func requestRow(name string, requests, errors int64) RequestResult {
-	return RequestResult{Name: name, RequestStats: RequestStats{Requests: count(requests), Errors: count(errors),
-		ErrorPercent: num(100 * float64(errors) / float64(requests))}}
-}
-
-// A request name that fails wholesale under a small share of the traffic makes the run Invalid
-// even though the scenario's error rate is under the maximum.
-func TestValidityPerRequestName(t *testing.T) {
-	tests := []struct {
-		name    string
-		rows    []RequestResult
-		invalid string // part of the reason; empty: Valid
-	}{
-		{"all names healthy", []RequestResult{requestRow("check-out", 9600, 10), requestRow("check-in", 400, 0)}, ""},
-		{"one name failing 100 % under 4 % of traffic", []RequestResult{requestRow("check-out", 9600, 0), requestRow("renew", 400, 400)}, "renew 100.00% (400 of 400)"},
-		{"a rare name with too few errors to count", []RequestResult{requestRow("check-out", 9997, 0), requestRow("admin", 3, 3)}, ""},
-		{"at the maximum is still valid", []RequestResult{requestRow("check-out", 1000, 50)}, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var total, errs int64
-			for _, rr := range tc.rows {
-				total += *rr.Requests
-				errs += *rr.Errors
-			}
-			r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: []ScenarioResult{{Name: "main", Validity: perfexpv1alpha1.Valid,
-				RequestStats: RequestStats{Requests: count(total), Errors: count(errs), ErrorPercent: num(100 * float64(errs) / float64(total))}, Requests: tc.rows}}}
-			r.judgeValidity(DefaultMaxErrorRatePercent)
-			s := r.Scenarios[0]
-			switch {
-			case tc.invalid == "" && s.Validity != perfexpv1alpha1.Valid:
-				t.Errorf("Invalid (%s), want Valid", s.InvalidReason)
-			case tc.invalid != "" && (s.Validity != perfexpv1alpha1.Invalid || r.Validity != perfexpv1alpha1.Invalid || !strings.Contains(s.InvalidReason, tc.invalid)):
-				t.Errorf("%s (%q), want Invalid naming %q", s.Validity, s.InvalidReason, tc.invalid)
-			}
-		})
-	}
-}
-
-// In the trend-stats fallback a percentile over several runners is the largest of theirs, an
-// upper bound: below a maximum it proves the objective met; above it, or against a minimum, it
-// proves nothing.
-func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
-	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
-	tests := []struct {
-		name    string
-		bounded bool
-		o       perfexpv1alpha1.Objective
-		want    perfexpv1alpha1.ObjectiveOutcome
-	}{
-		{"merged p95 above the maximum is missed", false, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("300")}, perfexpv1alpha1.ObjectiveMissed},
-		{"upper bound above the maximum is unknown", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("300")}, perfexpv1alpha1.ObjectiveUnknown},
-		{"upper bound below the maximum is met", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Max: q("500")}, perfexpv1alpha1.ObjectiveMet},
-		{"upper bound against a minimum is unknown", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricP95, Min: q("100")}, perfexpv1alpha1.ObjectiveUnknown},
-		{"the average is not a bound", true, perfexpv1alpha1.Objective{Metric: perfexpv1alpha1.MetricAvg, Max: q("100")}, perfexpv1alpha1.ObjectiveMissed},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{Total: RequestStats{Avg: num(200), P95: num(400), PercentilesUpperBound: tc.bounded}}
-			got := judgeObjectives(r, []perfexpv1alpha1.Objective{tc.o})[0]
-			if got.Outcome != tc.want {
-				t.Errorf("%s (%s), want %s", got.Outcome, got.Message, tc.want)
-			}
-		})
-	}
-}
 
 // Dropped iterations are read at the window's edges like the other counters, per scenario; a
 // series that appears inside the window counts from zero.
@@ -88,7 +23,7 @@ func TestDroppedIterations(t *testing.T) {
 		return model.Metric{"scenario": model.LabelValue(scenario), "instance_id": model.LabelValue(inst)}
 	}
 	d := &k6Data{labels: map[string]model.Metric{}, iterLabels: map[string]model.Metric{}, dropLabels: map[string]model.Metric{},
-		reqs: []map[string]float64{{}, {}}, hists: []map[string]*Histogram{{}, {}}}
+		reqs: []map[string]float64{{}, {}}, hists: []map[string]*result.Histogram{{}, {}}}
 	d.iterLabels["a0"], d.iterLabels["a1"], d.iterLabels["b0"] = m("arrival", "0"), m("arrival", "1"), m("steady", "0")
 	d.iters = []map[string]float64{{"a0": 100, "a1": 100, "b0": 50}, {"a0": 1100, "a1": 1080, "b0": 1050}}
 	d.dropLabels["a0"], d.dropLabels["a1"] = m("arrival", "0"), m("arrival", "1")
@@ -111,11 +46,11 @@ func TestDroppedIterations(t *testing.T) {
 		})
 	}
 	t.Run("2% dropped makes the results Invalid, 0 does not", func(t *testing.T) {
-		r := &Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
+		r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
 		for i := range r.Scenarios {
-			r.Scenarios[i].RequestStats = RequestStats{Requests: count(100), Errors: count(0), ErrorPercent: num(0)}
+			r.Scenarios[i].RequestStats = result.RequestStats{Requests: result.Count(100), Errors: result.Count(0), ErrorPercent: result.Num(0)}
 		}
-		r.judgeValidity(DefaultMaxErrorRatePercent)
+		judge.Validity(r, judge.DefaultMaxErrorRatePercent)
 		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
 			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
 		}

@@ -1,121 +1,18 @@
 package analysis
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
-
-// Workloads' CPU and memory are compared with the baseline by the rule request latencies are:
-// the change of the mean, its 95 % interval, δ. They are secondary metrics (the reference
-// reports' findings are often there, "2-3x the CPU of the previous release", but a service
-// that spends more CPU to serve the same load faster is not by itself a regression), so they
-// never enter the headline or its multiplicity family; the node-load and throttling checks
-// withhold them like every other single-run claim.
-//
-// The kinds below are not objective metrics: objectives and primary metrics cannot name them.
-const (
-	// MetricCPU is a workload's mean CPU, cores summed over its pods.
-	MetricCPU perfexpv1alpha1.ObjectiveMetric = "CPU"
-	// MetricMemory is a workload's mean working set, MiB summed over its pods.
-	MetricMemory perfexpv1alpha1.ObjectiveMetric = "Memory"
-)
-
-// workloadMetrics are compared for every workload, in the report's order.
-var workloadMetrics = []perfexpv1alpha1.ObjectiveMetric{MetricCPU, MetricMemory}
-
-// noWorkloadIntervals is why a single-run comparison of a workload cannot be made against a
-// baseline analysed before results kept per-interval CPU and memory.
-const noWorkloadIntervals = "the baseline's results hold no per-interval CPU and memory (analysed by an older perfexp); compare repeated runs, or run the baseline again"
-
-// WorkloadIntervals is one workload's CPU and memory per interval of the measured window, on the
-// same intervals as the latency series (IntervalData.StepSeconds), for a later single-run
-// comparison. An interval without a cAdvisor sample is NaN: the first rate window of a run has
-// no CPU rate that lies wholly inside the window.
-type WorkloadIntervals struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// CPU is the mean of the per-step CPU rates (cores, summed over pods) within each
-	// interval; Memory the mean working set (bytes, summed over pods).
-	CPU    []float64 `json:"cpu"`
-	Memory []float64 `json:"memory"`
-}
-
-func (w *WorkloadIntervals) values(m perfexpv1alpha1.ObjectiveMetric) []float64 {
-	if m == MetricCPU {
-		return w.CPU
-	}
-	return w.Memory
-}
-
-// findWorkload is the per-interval data of a workload, nil when the run has none.
-func (d *IntervalData) findWorkload(kind, namespace, name string) *WorkloadIntervals {
-	if d == nil {
-		return nil
-	}
-	for i := range d.Workloads {
-		if w := &d.Workloads[i]; w.Kind == kind && w.Namespace == namespace && w.Name == name {
-			return w
-		}
-	}
-	return nil
-}
-
-// workloadIntervalsJSON is WorkloadIntervals as results.json holds it: each list as one string
-// of numbers with six significant digits (cAdvisor's own precision is lower), so forty workloads
-// of twenty intervals add a few kilobytes.
-type workloadIntervalsJSON struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	CPU       string `json:"cpu"`
-	Memory    string `json:"memory"`
-}
-
-// MarshalJSON writes the compact form.
-func (w WorkloadIntervals) MarshalJSON() ([]byte, error) {
-	return json.Marshal(workloadIntervalsJSON{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, CPU: sixDigits(w.CPU), Memory: sixDigits(w.Memory)})
-}
-
-// UnmarshalJSON reads the compact form.
-func (w *WorkloadIntervals) UnmarshalJSON(b []byte) error {
-	var j workloadIntervalsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	out := WorkloadIntervals{Kind: j.Kind, Namespace: j.Namespace, Name: j.Name}
-	var err error
-	if out.CPU, err = parseNumbers(j.CPU); err != nil {
-		return err
-	}
-	if out.Memory, err = parseNumbers(j.Memory); err != nil {
-		return err
-	}
-	*w = out
-	return nil
-}
-
-func sixDigits(vs []float64) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = strconv.FormatFloat(v, 'g', 6, 64)
-	}
-	return strings.Join(parts, " ")
-}
 
 // intervals averages every workload's per-step CPU and working set over the n intervals of
 // length step from ms: interval i holds the steps in (ms+i·step, ms+(i+1)·step]. A CPU rate is
 // stamped with the end of its rate window, so it lands in the interval where that window ends.
-func (d *workloadData) intervals(ms time.Time, step time.Duration, n int) []WorkloadIntervals {
+func (d *workloadData) intervals(ms time.Time, step time.Duration, n int) []result.WorkloadIntervals {
 	if d == nil || n <= 0 || step <= 0 {
 		return nil
 	}
@@ -125,7 +22,7 @@ func (d *workloadData) intervals(ms time.Time, step time.Duration, n int) []Work
 		sums, counts := make([]float64, n), make([]float64, n)
 		for ts, v := range m {
 			i := int((ts-lo+stepMs-1)/stepMs) - 1
-			if ts <= lo || i < 0 || i >= n || !finite(v) {
+			if ts <= lo || i < 0 || i >= n || !result.Finite(v) {
 				continue
 			}
 			sums[i] += v
@@ -140,223 +37,13 @@ func (d *workloadData) intervals(ms time.Time, step time.Duration, n int) []Work
 		}
 		return sums
 	}
-	out := make([]WorkloadIntervals, 0, len(d.workloads))
+	out := make([]result.WorkloadIntervals, 0, len(d.workloads))
 	for i, w := range d.workloads {
 		s := d.series[i]
 		if len(s.cpu) == 0 && len(s.mem) == 0 {
 			continue
 		}
-		out = append(out, WorkloadIntervals{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, CPU: perInterval(s.cpu), Memory: perInterval(s.mem)})
+		out = append(out, result.WorkloadIntervals{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, CPU: perInterval(s.cpu), Memory: perInterval(s.mem)})
 	}
 	return out
-}
-
-// findWorkloadResult is a workload of a result matched by kind, namespace and name.
-func findWorkloadResult(r *Result, w WorkloadResult) *WorkloadResult {
-	if r == nil {
-		return nil
-	}
-	for i := range r.Workloads {
-		if b := &r.Workloads[i]; b.Kind == w.Kind && b.Namespace == w.Namespace && b.Name == w.Name {
-			return b
-		}
-	}
-	return nil
-}
-
-// workloadValue is a workload's mean CPU (cores) or memory (MiB, the unit comparisons show).
-func workloadValue(w *WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
-	if w == nil {
-		return nil
-	}
-	if m == MetricCPU {
-		return w.CPUAvg
-	}
-	if w.MemoryAvg == nil {
-		return nil
-	}
-	return num(*w.MemoryAvg / (1 << 20))
-}
-
-// newWorkloadComparison is the row of one workload's metric, with both runs' values and pods.
-// A variant that scaled the workload is compared on the totals (what the service costs), and
-// Pods beside BaselinePods makes the scaling visible.
-func newWorkloadComparison(w, bw *WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) MetricComparison {
-	what := "cpu avg"
-	if m == MetricMemory {
-		what = "memory avg"
-	}
-	mc := MetricComparison{Metric: fmt.Sprintf("%s/%s %s", w.Namespace, w.Name, what), Kind: m, Unit: metricUnit(m),
-		Workload: workloadRef(w.Kind, w.Namespace, w.Name), Pods: w.Pods, BaselinePods: bw.Pods}
-	mc.Value, mc.Baseline = workloadValue(w, m), workloadValue(bw, m)
-	fillDelta(&mc)
-	return mc
-}
-
-// workloadRef names a workload as comparisons do: "Deployment/shop/api".
-func workloadRef(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
-
-// workloadRows compare every workload found in both single runs on its per-interval CPU and
-// memory, with the moving-block bootstrap of the latencies.
-func workloadRows(r, base *Result, cur, baseIv *IntervalData, o CompareOptions, seed ...string) []MetricComparison {
-	var out []MetricComparison
-	for i := range r.Workloads {
-		w := &r.Workloads[i]
-		bw := findWorkloadResult(base, *w)
-		if bw == nil {
-			continue
-		}
-		for _, m := range workloadMetrics {
-			mc := newWorkloadComparison(w, bw, m)
-			ci, bi := cur.findWorkload(w.Kind, w.Namespace, w.Name), baseIv.findWorkload(w.Kind, w.Namespace, w.Name)
-			switch {
-			case mc.Value == nil || mc.Baseline == nil:
-				mc.setUnknown("no use measured in one of the runs")
-			case baseIv == nil || len(baseIv.Workloads) == 0:
-				mc.setUnknown(noWorkloadIntervals)
-			case ci == nil || bi == nil:
-				mc.setUnknown("no per-interval CPU and memory for it in one of the runs")
-			default:
-				e := meanBootstrap(ci.values(m), bi.values(m), o.MinChangePercent, o.Resamples,
-					seedOf(append(seed, mc.Workload, string(m))...))
-				if e == nil {
-					mc.setUnknown("no use measured in one of the runs")
-					break
-				}
-				mc.fill(e, MethodBlockBootstrap, "intervals")
-			}
-			out = append(out, mc)
-		}
-	}
-	return out
-}
-
-// workloadRunRows compare every workload found in the first run of each side on the runs' mean
-// CPU and memory, with Welch's t on their logs as for latencies.
-func workloadRunRows(cur, base []*Result, o CompareOptions) []MetricComparison {
-	var out []MetricComparison
-	for i := range cur[0].Workloads {
-		w := &cur[0].Workloads[i]
-		bw := findWorkloadResult(base[0], *w)
-		if bw == nil {
-			continue
-		}
-		for _, m := range workloadMetrics {
-			mc := newWorkloadComparison(w, bw, m)
-			vc, pc := workloadRunValues(cur, *w, m)
-			vb, pb := workloadRunValues(base, *w, m)
-			mc.Value, mc.Baseline, mc.Pods, mc.BaselinePods = mean(vc), mean(vb), pc, pb
-			mc.Delta, mc.DeltaPercent = nil, nil
-			fillDelta(&mc)
-			if len(vc) < len(cur) || len(vb) < len(base) {
-				mc.setUnknown(fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
-			} else {
-				mc.fill(runEffect(vc, vb, m, o.MinChangePercent), MethodRuns, "runs")
-			}
-			out = append(out, mc)
-		}
-	}
-	return out
-}
-
-// workloadRunValues is the workload's metric in each run that has it, and the most pods any
-// of those runs had.
-func workloadRunValues(rs []*Result, w WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) ([]float64, int) {
-	var out []float64
-	pods := 0
-	for _, r := range rs {
-		rw := findWorkloadResult(r, w)
-		if v := workloadValue(rw, m); v != nil && finite(*v) {
-			out = append(out, *v)
-			pods = max(pods, rw.Pods)
-		}
-	}
-	return out, pods
-}
-
-// meanBootstrap estimates the change of the mean of per-interval values between two single
-// runs (log of the ratio of the means) with the moving-block bootstrap the latencies use:
-// circular blocks of about sqrt(n) neighbouring intervals, drawn with replacement from each run
-// independently, and the same correction of the interval's width for few intervals. Intervals
-// without a value are left out. It returns nil when either run has no use at all.
-func meanBootstrap(cur, base []float64, minChange float64, resamples int, seed uint64) *effect {
-	c, b := present(cur), present(base)
-	mc, mb := meanOf(c), meanOf(b)
-	if len(c) == 0 || len(b) == 0 || mc <= 0 || mb <= 0 {
-		return nil
-	}
-	up, down, _ := thresholds(MetricCPU, minChange, 0)
-	e := &effect{logScale: true, up: up, down: down, n: len(c), baseN: len(b), point: math.Log(mc / mb)}
-	if len(c) < minBootstrapIntervals || len(b) < minBootstrapIntervals {
-		// The first minute of a run is the rate window, with no CPU rate inside the window.
-		e.few = fmtFew(len(c), len(b), minBootstrapIntervals, "intervals with cAdvisor samples") + " (measure at least 3 minutes, or repeat the runs)"
-		return e
-	}
-	if resamples <= 0 {
-		resamples = DefaultResamples
-	}
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	bc, bb := meanBlocks(c), meanBlocks(b)
-	ds := make([]float64, 0, resamples)
-	for range resamples {
-		x, y := bc.resample(rng), bb.resample(rng)
-		if x > 0 && y > 0 {
-			ds = append(ds, math.Log(x/y))
-		}
-	}
-	if len(ds) < resamples/2 {
-		e.few = "too few resamples had use on both sides"
-		return e
-	}
-	e.fromResamples(ds, bc.inflation()*bb.inflation())
-	return e
-}
-
-// valueBlocks are the sums of every circular block of one run's per-interval values.
-type valueBlocks struct {
-	blocks
-	sums []float64
-}
-
-func meanBlocks(vs []float64) *valueBlocks {
-	n := len(vs)
-	l := min(blockLength(n), n)
-	b := &valueBlocks{blocks: blocks{n: n, length: l}, sums: make([]float64, n)}
-	for i := range n {
-		for j := i; j < i+l; j++ {
-			b.sums[i] += vs[j%n]
-		}
-	}
-	return b
-}
-
-// resample is the mean of ceil(n/L) blocks drawn with replacement.
-func (b *valueBlocks) resample(rng *rand.Rand) float64 {
-	k := (b.n + b.length - 1) / b.length
-	var s float64
-	for range k {
-		s += b.sums[rng.IntN(b.n)]
-	}
-	return s / float64(k*b.length)
-}
-
-func present(vs []float64) []float64 {
-	out := make([]float64, 0, len(vs))
-	for _, v := range vs {
-		if finite(v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func meanOf(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, v := range vs {
-		s += v
-	}
-	return s / float64(len(vs))
 }

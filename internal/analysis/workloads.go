@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Workload is a workload whose resource use is reported.
@@ -318,7 +320,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		},
 		func(s *workloadSeries, v int64) {
 			if s.oom == nil {
-				s.oom = count(0)
+				s.oom = result.Count(0)
 			}
 			*s.oom += v
 		},
@@ -326,7 +328,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	for i, vec := range vectors {
 		for _, smp := range vec {
 			j, _ := d.owner(smp.Metric)
-			if j < 0 || !finite(float64(smp.Value)) {
+			if j < 0 || !result.Finite(float64(smp.Value)) {
 				continue
 			}
 			apply[i](d.series[j], int64(math.Round(float64(smp.Value))))
@@ -399,7 +401,7 @@ func (d *workloadData) add(ss *model.SampleStream, kind seriesKind, into func(*w
 	spec = d.ranWith(s, spec, string(ss.Metric["namespace"]), podName, inTemplate)
 	for _, p := range ss.Values {
 		v := float64(p.Value)
-		if !finite(v) {
+		if !result.Finite(v) {
 			continue
 		}
 		ts := int64(p.Timestamp)
@@ -455,7 +457,7 @@ func (s *workloadSeries) addRestarts(v int64, source string) {
 		return
 	}
 	if s.restarts == nil {
-		s.restarts = count(0)
+		s.restarts = result.Count(0)
 	}
 	*s.restarts += v
 	s.restartsSource = source
@@ -511,13 +513,13 @@ func (w Workload) lookup(name string) (Container, bool) {
 
 // results computes each workload's result between a and b (inclusive), with the memory trend
 // when trend is set.
-func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
-	out := make([]WorkloadResult, 0, len(d.workloads))
+func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResult {
+	out := make([]result.WorkloadResult, 0, len(d.workloads))
 	for i, w := range d.workloads {
 		s := d.series[i]
 		u := s.usage(a, b)
 		ran := Workload{Containers: d.ranContainers(i)}
-		wr := WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
+		wr := result.WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
 			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
@@ -535,7 +537,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		sort.Strings(wr.Sidecars)
 		if trend {
 			wr.Restarts, wr.RestartsSource, wr.OOMKills = s.restarts, s.restartsSource, s.oom
-			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = leak(s.podMem, a, b)
+			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = judge.Leak(s.podMem, a, b)
 		}
 		names := make([]string, 0, len(s.containers))
 		for n := range s.containers {
@@ -545,7 +547,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []WorkloadResult {
 		for _, n := range names {
 			cu := s.containers[n].usage(a, b)
 			spec, _ := ran.lookup(n)
-			c := ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
+			c := result.ContainerUsage{Name: n, CPUAvg: cu.cpuAvg, CPUMax: cu.cpuMax, CPURequest: cu.cpuReq, CPULimit: cu.cpuLim,
 				CPUThrottledPercent: cu.throttled, MemoryAvg: cu.memAvg, MemoryMax: cu.memMax, MemoryLimit: cu.memLim}
 			if spec.CPULimit != nil {
 				c.CPUPercentOfLimit = cu.cpuPodShare
@@ -588,7 +590,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 		if u.cpuAvg == nil && u.memAvg == nil {
 			continue
 		}
-		c := cand{i: i, cpu: orZero(u.cpuAvg), mem: orZero(u.memAvg)}
+		c := cand{i: i, cpu: result.OrZero(u.cpuAvg), mem: result.OrZero(u.memAvg)}
 		totalCPU += c.cpu
 		totalMem += c.mem
 		listed = append(listed, c)
@@ -626,21 +628,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 	}
 	sort.Strings(left)
 	return fmt.Sprintf("%d of the target namespace's %d running workloads are listed (at most %d, the largest by share of CPU or memory); left out: %s",
-		limit, len(listed), limit, shortList(left, 20))
-}
-
-func orZero(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func shortList(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+		limit, len(listed), limit, result.ShortList(left, 20))
 }
 
 // coverage says whether all, none or some containers have a resource set.
@@ -681,7 +669,7 @@ func share(use, capacity *float64, set coverage, what string) (*float64, *float6
 	if use == nil || capacity == nil || *capacity <= 0 {
 		return capacity, nil, ""
 	}
-	return capacity, num(100 * *use / *capacity), ""
+	return capacity, result.Num(100 * *use / *capacity), ""
 }
 
 type usage struct {
@@ -713,7 +701,7 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		if n == 0 {
 			return nil, nil
 		}
-		return num(sum / float64(n)), num(mx)
+		return result.Num(sum / float64(n)), result.Num(mx)
 	}
 	var u usage
 	u.cpuAvg, u.cpuMax = meanMax(s.cpu)
@@ -730,7 +718,7 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		}
 	}
 	if per > 0 {
-		u.throttled = num(100 * thr / per)
+		u.throttled = result.Num(100 * thr / per)
 	}
 	for ts, p := range s.podsAt {
 		if in(ts) {
@@ -742,13 +730,13 @@ func (s *workloadSeries) usage(a, b time.Time) usage {
 		lim, _ := meanMax(p.cpuLim)
 		if cpu != nil && lim != nil && *lim > 0 {
 			if sh := 100 * *cpu / *lim; u.cpuPodShare == nil || sh > *u.cpuPodShare {
-				u.cpuPodShare = num(sh)
+				u.cpuPodShare = result.Num(sh)
 			}
 		}
 		for ts, v := range p.memPeak {
 			if l := p.memLim[ts]; in(ts) && l > 0 {
 				if sh := 100 * v / l; u.memPodShare == nil || sh > *u.memPodShare {
-					u.memPodShare = num(sh)
+					u.memPodShare = result.Num(sh)
 				}
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 )
@@ -140,7 +141,7 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	}
 	sums := a.summaries(ctx, exp)
 	res.Notes = append(res.Notes, crossCheckNotes(res, sums)...)
-	analysis.ApplyGate(res, gateInput(exp, sums, a.FailOnRegression))
+	judge.ApplyGate(res, gateInput(exp, sums, a.FailOnRegression))
 
 	pageOpts := report.HTMLOptions{}
 	if in.Baseline != nil {

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/dashboards"
 	"github.com/perfexp/perfexp/internal/report"
 )
@@ -100,7 +100,7 @@ func (g *GrafanaDashboards) dashboardConfigMap(exp *perfexpv1alpha1.PerfExperime
 }
 
 // publish writes the experiment's dashboard ConfigMap and returns status.dashboardURL.
-func (g *GrafanaDashboards) publish(ctx context.Context, c client.Client, exp *perfexpv1alpha1.PerfExperiment, baseline *perfexpv1alpha1.PerfExperiment, r *analysis.Result) (string, error) {
+func (g *GrafanaDashboards) publish(ctx context.Context, c client.Client, exp *perfexpv1alpha1.PerfExperiment, baseline *perfexpv1alpha1.PerfExperiment, r *result.Result) (string, error) {
 	if !g.enabled() {
 		return "", nil
 	}

@@ -13,6 +13,8 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
@@ -97,7 +99,7 @@ type waitFor struct {
 // more is the wait before results can be published, nil when they can: analysis that started
 // early (early: the runners' summaries) waits until Prometheus counts what they counted, and
 // results without a single k6 sample wait out the grace before they are reported invalid.
-func (w waitFor) more(res *analysis.Result, early map[string]analysis.K6Summary) *step.Result {
+func (w waitFor) more(res *result.Result, early map[string]analysis.K6Summary) *step.Result {
 	if early != nil && !countsComplete(res, early) {
 		r := step.Wait(min(w.ready.Sub(w.now), earlyRecheck), "Prometheus's request counts for testid=%s to equal the k6 runners' summaries (until %s at the latest)",
 			w.testID, w.ready.UTC().Format(time.RFC3339))
@@ -110,7 +112,7 @@ func (w waitFor) more(res *analysis.Result, early map[string]analysis.K6Summary)
 	return nil
 }
 
-func noK6Samples(r *analysis.Result) bool {
+func noK6Samples(r *result.Result) bool {
 	for _, s := range r.Scenarios {
 		if s.RequestStats.Requests != nil {
 			return false
@@ -122,16 +124,16 @@ func noK6Samples(r *analysis.Result) bool {
 // countsComplete says whether Prometheus holds every request the runners counted: each
 // scenario of the results has summaries, and every summary is matched with equal counts. Any
 // doubt (a scenario without a summary, a count short) means waiting.
-func countsComplete(r *analysis.Result, sums map[string]analysis.K6Summary) bool {
+func countsComplete(r *result.Result, sums map[string]analysis.K6Summary) bool {
 	mismatches, compared := analysis.CrossCheck(r, sums)
 	return len(mismatches) == 0 && compared == len(sums) && compared > 0 && len(r.Scenarios) > 0 && !noK6Samples(r) &&
 		scenariosSummarised(r, sums)
 }
 
 // scenariosSummarised says whether every scenario of the results has a summary of its own.
-func scenariosSummarised(r *analysis.Result, sums map[string]analysis.K6Summary) bool {
+func scenariosSummarised(r *result.Result, sums map[string]analysis.K6Summary) bool {
 	for _, s := range r.Scenarios {
-		if _, compared := analysis.CrossCheck(&analysis.Result{Scenarios: []analysis.ScenarioResult{s}}, sums); compared == 0 {
+		if _, compared := analysis.CrossCheck(&result.Result{Scenarios: []result.ScenarioResult{s}}, sums); compared == 0 {
 			return false
 		}
 	}
@@ -175,7 +177,7 @@ func earlySummaries(s summaryData) map[string]analysis.K6Summary {
 
 // crossCheckNotes compare the counts with the k6 runners' own end-of-test summaries, when the
 // load runner kept them: a note that they agree, or one per difference or unreadable summary.
-func crossCheckNotes(r *analysis.Result, s summaryData) []string {
+func crossCheckNotes(r *result.Result, s summaryData) []string {
 	if !s.kept {
 		return nil
 	}
@@ -235,7 +237,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 	}
 	in.Scenarios = reportedScenarios(exp)
 	for _, p := range exp.Status.PhaseHistory {
-		in.Phases = append(in.Phases, analysis.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
+		in.Phases = append(in.Phases, result.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
 	}
 	return in, nil
 }
@@ -378,9 +380,9 @@ func containerFrom(name string, requests, limits corev1.ResourceList) analysis.C
 
 // describeBaseline is the baseline run as its experiment (b, nil when not found) tells it, or
 // why it cannot be used (Problem). Its results are read separately (baselineResult).
-func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *analysis.Baseline {
+func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *judge.Baseline {
 	name := exp.Spec.Baseline.Name
-	out := &analysis.Baseline{Name: name}
+	out := &judge.Baseline{Name: name}
 	switch {
 	case b == nil:
 		out.Problem = fmt.Sprintf("baseline experiment %s was not found in namespace %s", name, exp.Namespace)
@@ -402,19 +404,19 @@ func describeBaseline(exp, b *perfexpv1alpha1.PerfExperiment) *analysis.Baseline
 	}
 	// Its load shape as its spec says, for results that do not record one; its ConfigMap
 	// scripts may have changed since it ran, so only inline scripts are hashed here.
-	out.LoadShape = analysis.LoadShape(b.Spec.Load, nil)
+	out.LoadShape = result.LoadShape(b.Spec.Load, nil)
 	return out
 }
 
 // baselineResult is the baseline's full results from its report's results.json (doc, found
 // when the report was there), else the top request names its status holds.
-func baselineResult(status *perfexpv1alpha1.Results, doc string, found bool) *analysis.Result {
+func baselineResult(status *perfexpv1alpha1.Results, doc string, found bool) *result.Result {
 	if found {
 		if r, err := report.ParseJSON([]byte(doc)); err == nil {
 			return r
 		}
 	}
-	return analysis.ResultFromStatus(status)
+	return result.FromStatus(status)
 }
 
 func orNone(s string) string {
@@ -426,13 +428,13 @@ func orNone(s string) string {
 
 // recordResults writes what the analysis found into the experiment's status: the bounded
 // results and comparison, the verdict, the report's name and the ObjectivesMet condition.
-func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *analysis.Result, reportName, dashboardURL string) {
+func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, reportName, dashboardURL string) {
 	exp.Status.DashboardURL = dashboardURL
 	exp.Status.Results, exp.Status.Comparison = res.Status()
 	exp.Status.Verdict = res.Verdict
 	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
 	setGateConditions(exp, res)
-	status, reason, message := analysis.ObjectivesCondition(res)
+	status, reason, message := judge.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,
 		Message: truncate(message, maxConditionMessage), ObservedGeneration: exp.Generation,

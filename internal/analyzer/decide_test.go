@@ -15,6 +15,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // The decisions between the reads and the writes, tested on what was read: no API server, no
@@ -30,10 +31,10 @@ func summary(requests, failed int64) string {
 }
 
 // measured is a result whose scenarios hold these request counts, none failed.
-func measured(counts map[string]int64) *analysis.Result {
-	r := &analysis.Result{}
+func measured(counts map[string]int64) *result.Result {
+	r := &result.Result{}
 	for name, n := range counts {
-		r.Scenarios = append(r.Scenarios, analysis.ScenarioResult{Name: name, RequestStats: analysis.RequestStats{Requests: ptr(n), Errors: ptr(int64(0))}})
+		r.Scenarios = append(r.Scenarios, result.ScenarioResult{Name: name, RequestStats: result.RequestStats{Requests: ptr(n), Errors: ptr(int64(0))}})
 	}
 	return r
 }
@@ -174,7 +175,7 @@ func TestCountsComplete(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		result *analysis.Result
+		result *result.Result
 		sums   map[string]analysis.K6Summary
 		want   bool
 	}{
@@ -186,7 +187,7 @@ func TestCountsComplete(t *testing.T) {
 			sums: sums("browse-0.json", summary(300, 0))},
 		{name: "a summary of a scenario with no samples yet", result: measured(map[string]int64{"browse": 300}),
 			sums: sums("browse-0.json", summary(300, 0), "checkout-0.json", summary(10, 0))},
-		{name: "no samples at all", result: &analysis.Result{Scenarios: []analysis.ScenarioResult{{Name: "browse"}}},
+		{name: "no samples at all", result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "browse"}}},
 			sums: sums("browse-0.json", summary(0, 0))},
 	}
 	for _, tt := range tests {
@@ -204,7 +205,7 @@ func TestWaitForMore(t *testing.T) {
 	tests := []struct {
 		name      string
 		w         waitFor
-		result    *analysis.Result
+		result    *result.Result
 		early     map[string]analysis.K6Summary
 		wantAfter time.Duration // 0: publish now
 		wantWhat  string
@@ -214,10 +215,10 @@ func TestWaitForMore(t *testing.T) {
 			wantAfter: 2 * time.Second, wantWhat: "to equal the k6 runners' summaries"},
 		{name: "early, counts short, 1 s before the settle time: until then", w: func() waitFor { v := w; v.now = t0.Add(24 * time.Second); return v }(),
 			result: measured(map[string]int64{"browse": 290}), early: early, wantAfter: time.Second, wantWhat: "to equal the k6 runners' summaries"},
-		{name: "settled, no sample yet: wait for the first", w: w, result: &analysis.Result{Scenarios: []analysis.ScenarioResult{{Name: "browse"}}},
+		{name: "settled, no sample yet: wait for the first", w: w, result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "browse"}}},
 			wantAfter: 10 * time.Second, wantWhat: "the first k6 samples with testid=run-1 in Prometheus at http://prom:9090"},
 		{name: "settled, no sample after the grace: publish (invalid)", w: func() waitFor { v := w; v.now = t0.Add(4 * time.Minute); return v }(),
-			result: &analysis.Result{Scenarios: []analysis.ScenarioResult{{Name: "browse"}}}},
+			result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "browse"}}}},
 		{name: "settled with samples: publish", w: w, result: measured(map[string]int64{"browse": 1})},
 	}
 	for _, tt := range tests {
@@ -504,7 +505,7 @@ func TestRecordResults(t *testing.T) {
 	missed := strings.Repeat("é", 600) // 1,200 bytes: the message must be cut, not inside a character
 	res := measured(map[string]int64{"browse": 10})
 	res.Verdict = perfexpv1alpha1.VerdictFail
-	res.Objectives = []analysis.ObjectiveResult{{Name: "p95", Outcome: perfexpv1alpha1.ObjectiveMissed, Message: missed}}
+	res.Objectives = []result.ObjectiveResult{{Name: "p95", Outcome: perfexpv1alpha1.ObjectiveMissed, Message: missed}}
 	recordResults(exp, res, "e-report", "https://grafana/d/x")
 
 	s := exp.Status

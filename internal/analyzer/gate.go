@@ -8,13 +8,15 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
-// gateInput is what decides the verdict beside the objectives (analysis.Gate): the exit code
+// gateInput is what decides the verdict beside the objectives (judge.Gate): the exit code
 // 99 the load recorded, the thresholds the runners' summaries name, and the effective
 // failOnRegression setting.
-func gateInput(exp *perfexpv1alpha1.PerfExperiment, s summaryData, failOnRegression bool) analysis.GateInput {
-	in := analysis.GateInput{FailOnRegression: analysis.FailOnRegression(exp.Spec.Analysis, failOnRegression)}
+func gateInput(exp *perfexpv1alpha1.PerfExperiment, s summaryData, failOnRegression bool) judge.GateInput {
+	in := judge.GateInput{FailOnRegression: judge.FailOnRegression(exp.Spec.Analysis, failOnRegression)}
 	in.ThresholdsCrossed = exp.Status.Load != nil && exp.Status.Load.ThresholdsCrossed
 	if s.kept && s.err == nil {
 		in.Thresholds = analysis.ParseThresholds(s.data)
@@ -25,7 +27,7 @@ func gateInput(exp *perfexpv1alpha1.PerfExperiment, s summaryData, failOnRegress
 // setGateConditions names the crossed thresholds in the ThresholdsCrossed condition, and puts
 // every reason the gate failed the verdict in the status message, where Argo CD's health
 // check and kstatus show it.
-func setGateConditions(exp *perfexpv1alpha1.PerfExperiment, res *analysis.Result) {
+func setGateConditions(exp *perfexpv1alpha1.PerfExperiment, res *result.Result) {
 	var crossed []string
 	for _, t := range res.Thresholds {
 		if t.Crossed {

@@ -9,13 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
 // publish writes the report ConfigMap, owned by the experiment so it goes with it; the report
 // is trimmed to fit one (report.ConfigMapData).
-func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *analysis.Result, dash report.DashboardOptions, page report.HTMLOptions) (*corev1.ConfigMap, error) {
+func (a *PrometheusAnalyzer) publish(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, r *result.Result, dash report.DashboardOptions, page report.HTMLOptions) (*corev1.ConfigMap, error) {
 	data, err := report.ConfigMapData(r, dash, page)
 	if err != nil {
 		return nil, err

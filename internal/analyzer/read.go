@@ -13,6 +13,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 )
@@ -33,7 +35,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 	if err != nil {
 		return in, err
 	}
-	in.LoadShape = analysis.LoadShape(exp.Spec.Load, scripts)
+	in.LoadShape = result.LoadShape(exp.Spec.Load, scripts)
 	if in.Workloads, err = a.workloads(ctx, exp); err != nil {
 		return in, err
 	}
@@ -139,7 +141,7 @@ func (a *PrometheusAnalyzer) podSpec(ctx context.Context, kind perfexpv1alpha1.W
 
 // baseline describes the baseline run, or why it cannot be used, with its full results from
 // its report when that is still there.
-func (a *PrometheusAnalyzer) baseline(ctx context.Context, exp, b *perfexpv1alpha1.PerfExperiment) (*analysis.Baseline, error) {
+func (a *PrometheusAnalyzer) baseline(ctx context.Context, exp, b *perfexpv1alpha1.PerfExperiment) (*judge.Baseline, error) {
 	out := describeBaseline(exp, b)
 	if out.Problem != "" {
 		return out, nil

@@ -7,23 +7,23 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // fingerprinted is what makes two runs comparable. The variant's description is left out:
 // rewording it does not change what ran.
 type fingerprinted struct {
 	Namespace string                   `json:"namespace"`
-	Load      []analysis.ScenarioShape `json:"load"`
+	Load      []result.ScenarioShape   `json:"load"`
 	Variant   *perfexpv1alpha1.Variant `json:"variant,omitempty"`
 }
 
 // Fingerprint is the hex SHA-256 of what makes runs comparable: the target namespace, every
-// scenario's name, script hash and load shape (analysis.LoadShape), and the variant. scripts
+// scenario's name, script hash and load shape (result.LoadShape), and the variant. scripts
 // maps a scenario to its script's text where it was read (ConfigMap scripts); a script that
 // could not be read hashes as unknown, which still matches the next run whose script is gone.
 func Fingerprint(exp *perfexpv1alpha1.PerfExperiment, scripts map[string]string) string {
-	f := fingerprinted{Namespace: access.TargetNamespace(exp), Load: analysis.LoadShape(exp.Spec.Load, scripts)}
+	f := fingerprinted{Namespace: access.TargetNamespace(exp), Load: result.LoadShape(exp.Spec.Load, scripts)}
 	if exp.Spec.Variant != nil {
 		v := exp.Spec.Variant.DeepCopy()
 		v.Description = ""

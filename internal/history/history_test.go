@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -105,15 +106,15 @@ func TestSettingsOf(t *testing.T) {
 	tests := []struct {
 		name string
 		spec perfexpv1alpha1.PerfHistorySpec
-		want Settings
+		want judge.ChangePointSettings
 	}{
-		{name: "defaults", want: Settings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
+		{name: "defaults", want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
 		{name: "set", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("10"), MaxPValue: q("0.01")},
-			want: Settings{MaxPValue: 0.01, MinMagnitude: 0.10, MinSegment: 3}},
+			want: judge.ChangePointSettings{MaxPValue: 0.01, MinMagnitude: 0.10, MinSegment: 3}},
 		{name: "zero floor means none", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("0")},
-			want: Settings{MaxPValue: 0.001, MinMagnitude: -1, MinSegment: 3}},
+			want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: -1, MinSegment: 3}},
 		{name: "p-value out of range keeps the default", spec: perfexpv1alpha1.PerfHistorySpec{MaxPValue: q("2")},
-			want: Settings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
+			want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

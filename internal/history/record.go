@@ -1,6 +1,6 @@
 // Package history keeps the compact results of comparable runs and finds the change points
-// in them. It is pure: records are built from an experiment's status, and the cluster-facing
-// writer lives in controllers/history.go.
+// in them (with internal/judge's change-point statistics). It is pure: records are built from
+// an experiment's status, and the cluster-facing writer lives in controllers/history.go.
 package history
 
 import (

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // Series is one metric across a history's Valid records.
@@ -95,7 +96,7 @@ type Change struct {
 	// Record is the index in status.records of the first run of the new level.
 	Record     int
 	Experiment string
-	Point
+	judge.ChangePoint
 	// Verdict is Regressed or Improved when the series says which way is bad, else empty.
 	Verdict perfexpv1alpha1.Change
 	// Confirmed: a person confirmed this change (it is a fixed segment start).
@@ -104,8 +105,8 @@ type Change struct {
 
 // SettingsOf reads the detection settings of a history's spec; unset or unparsable values
 // take the defaults.
-func SettingsOf(spec perfexpv1alpha1.PerfHistorySpec) Settings {
-	set := DefaultSettings()
+func SettingsOf(spec perfexpv1alpha1.PerfHistorySpec) judge.ChangePointSettings {
+	set := judge.DefaultChangePointSettings()
 	if q := spec.MinMagnitudePercent; q != nil {
 		if v := q.AsApproximateFloat64(); v > 0 {
 			set.MinMagnitude = v / 100
@@ -152,7 +153,7 @@ func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 				fixed = append(fixed, j)
 			}
 		}
-		for _, p := range Detect(s.Values, fixed, set) {
+		for _, p := range judge.DetectChangePoints(s.Values, fixed, set) {
 			r := recs[s.Records[p.Index]]
 			d, named := ackFor(h.Spec.Acks, r, s.Key)
 			switch {
@@ -160,11 +161,11 @@ func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 				continue
 			// A run confirmed for every series starts a segment in each, but is listed only
 			// in the series that do change there.
-			case p.Fixed && !named && !p.significant(set):
+			case p.Fixed && !named && !p.Significant(set):
 				continue
 			}
 			c := Change{Series: s.Key, Metric: s.Metric, Unit: s.Unit, Record: s.Records[p.Index], Experiment: r.Experiment,
-				Point: p, Confirmed: p.Fixed}
+				ChangePoint: p, Confirmed: p.Fixed}
 			switch {
 			case s.Worse == 0 || p.After == p.Before:
 			case (p.After > p.Before) == (s.Worse > 0):

@@ -1,13 +1,13 @@
 package report
 
 import (
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // checksAndCounters writes the "Iterations and checks" section: each scenario's iteration
 // duration, its k6 checks (those below 100 % marked), and the custom Counters, Rates and
 // Gauges its script defines. Parts with no rows are left out; the section too when all are.
-func (m *markdown) checksAndCounters(scenarios []analysis.ScenarioResult) {
+func (m *markdown) checksAndCounters(scenarios []result.ScenarioResult) {
 	var iters, checks, counters bool
 	for _, s := range scenarios {
 		iters = iters || s.IterationDuration != nil

@@ -4,24 +4,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: a reader sees each scenario's iteration duration, which checks failed (marked, never
 // rounded up to 100 %), and the script's Counters and Rates; none of it when the run has none.
 func TestMarkdownIterationsChecksAndCounters(t *testing.T) {
-	with := func() *analysis.Result {
+	with := func() *result.Result {
 		r := sample()
 		s := &r.Scenarios[0]
-		s.IterationDuration = &analysis.Latency{Avg: f(2030.5), P50: f(2000), P75: f(2100), P90: f(2500), P95: f(2700), Max: f(4000)}
-		s.Checks = []analysis.CheckResult{
+		s.IterationDuration = &result.Latency{Avg: f(2030.5), P50: f(2000), P75: f(2100), P90: f(2500), P95: f(2700), Max: f(4000)}
+		s.Checks = []result.CheckResult{
 			{Name: "status is 200", PassPercent: f(100), Series: 2},
 			{Name: "body has id", PassPercent: f(66.67), Series: 2},
 			{Name: "nearly | always", PassPercent: f(99.9996), Series: 1},
 		}
-		s.Counters = []analysis.CounterResult{{Name: "list_refresh_stuck", Metric: "k6_list_refresh_stuck_total", Total: f(3), Rate: f(0.005)}}
-		s.Rates = []analysis.RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: f(30.125)}}
-		s.Gauges = []analysis.GaugeResult{
+		s.Counters = []result.CounterResult{{Name: "list_refresh_stuck", Metric: "k6_list_refresh_stuck_total", Total: f(3), Rate: f(0.005)}}
+		s.Rates = []result.RateResult{{Name: "heavy_basket", Metric: "k6_heavy_basket_rate", Percent: f(30.125)}}
+		s.Gauges = []result.GaugeResult{
 			{Name: "queue_depth", Metric: "k6_queue_depth", Last: f(15), Min: f(11), Max: f(33.5), Series: 1},
 			{Name: "lag", Metric: "k6_lag", Min: f(1), Max: f(2), Series: 3},
 		}
@@ -29,7 +29,7 @@ func TestMarkdownIterationsChecksAndCounters(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		result  *analysis.Result
+		result  *result.Result
 		want    []string
 		notWant []string
 	}{

@@ -5,21 +5,21 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // withCustomRows is the sample with a check's, a custom Rate's and a Gauge's comparison rows:
 // one decided in points (repeats), two Unknown without an interval (a single run).
-func withCustomRows() *analysis.Result {
+func withCustomRows() *result.Result {
 	r := sample()
 	r.Comparison.Metrics = append(r.Comparison.Metrics,
-		analysis.MetricComparison{Metric: `checkinout check "status is 200" passrate`, Scenario: "checkinout", Kind: perfexpv1alpha1.MetricPassRate, Unit: "%",
-			Baseline: f(99.5), Value: f(97), Delta: f(-2.5), DeltaPercent: f(-2.5126), Estimate: f(-2.5), Low: f(-2.6), High: f(-2.4), Scale: analysis.ScalePoints,
-			Threshold: f(0.1), Samples: 3, BaselineSamples: 3, SampleUnit: "runs", Method: analysis.MethodRuns, Change: perfexpv1alpha1.ChangeRegressed},
-		analysis.MetricComparison{Metric: "checkinout rate heavy_basket percent", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricPercent, Unit: "%",
+		result.MetricComparison{Metric: `checkinout check "status is 200" passrate`, Scenario: "checkinout", Kind: perfexpv1alpha1.MetricPassRate, Unit: "%",
+			Baseline: f(99.5), Value: f(97), Delta: f(-2.5), DeltaPercent: f(-2.5126), Estimate: f(-2.5), Low: f(-2.6), High: f(-2.4), Scale: result.ScalePoints,
+			Threshold: f(0.1), Samples: 3, BaselineSamples: 3, SampleUnit: "runs", Method: result.MethodRuns, Change: perfexpv1alpha1.ChangeRegressed},
+		result.MetricComparison{Metric: "checkinout rate heavy_basket percent", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricPercent, Unit: "%",
 			Baseline: f(20), Value: f(30.25), Delta: f(10.25), DeltaPercent: f(51.25), Change: perfexpv1alpha1.ChangeUnknown,
 			Why: "k6 writes a Rate as a ratio since each runner began, without counts: nothing per interval to decide on; repeated runs compare it run by run"},
-		analysis.MetricComparison{Metric: "checkinout gauge queue_depth max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "",
+		result.MetricComparison{Metric: "checkinout gauge queue_depth max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "",
 			Baseline: f(30), Value: f(45), Delta: f(15), DeltaPercent: f(50), Change: perfexpv1alpha1.ChangeUnknown,
 			Why: "a Gauge's max is one value per run: no interval to decide on; repeated runs compare it run by run"},
 	)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/dashboards"
 )
 
@@ -19,19 +19,19 @@ type DashboardOptions struct {
 }
 
 // Dashboard renders the Grafana dashboard of the run without a baseline.
-func Dashboard(r *analysis.Result) ([]byte, error) {
+func Dashboard(r *result.Result) ([]byte, error) {
 	return DashboardWith(r, DashboardOptions{})
 }
 
 // DashboardWith renders the Grafana dashboard of the run (internal/dashboards.Experiment): its
 // window, the baseline overlaid, phase annotations, the whole-run p95 read from the report's
 // histogram, error rate, throughput, and the CPU and memory of every reported workload.
-func DashboardWith(r *analysis.Result, opts DashboardOptions) ([]byte, error) {
+func DashboardWith(r *result.Result, opts DashboardOptions) ([]byte, error) {
 	return dashboards.Experiment(DashboardInput(r, opts)).JSON()
 }
 
 // DashboardInput is the dashboard input of a run's results.
-func DashboardInput(r *analysis.Result, opts DashboardOptions) dashboards.ExperimentInput {
+func DashboardInput(r *result.Result, opts DashboardOptions) dashboards.ExperimentInput {
 	in := dashboards.ExperimentInput{
 		Namespace: r.Namespace, Name: r.Experiment,
 		Run:      dashboards.Run{TestID: r.TestID, Start: r.Window.Start, MeasuredStart: r.Window.MeasuredStart, End: r.Window.End},

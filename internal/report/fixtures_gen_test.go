@@ -16,6 +16,8 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // TestWriteRunFixtures writes testdata/baseline.results.json and testdata/run.results.json: the
@@ -134,13 +136,13 @@ func TestWriteRunFixtures(t *testing.T) {
 		{Name: "check-out p95 under 60 ms", Metric: perfexpv1alpha1.MetricP95, Scenario: "checkinout", Request: "check-out", Max: &maxP95},
 		{Metric: perfexpv1alpha1.MetricP95, Scenario: "checkinout", MaxIncreasePercent: &inc},
 	}
-	analyze := func(rn run, b *analysis.Baseline) *analysis.Result {
+	analyze := func(rn run, b *judge.Baseline) *result.Result {
 		warm := rn.start.Add(warmUp)
 		end := warm.Add(measured)
 		in := analysis.Input{Experiment: rn.name, Namespace: ns, TargetNamespace: ns, TestID: rn.id, Variant: rn.variant,
 			Start: rn.start, WarmUpEnd: warm, End: end, Scenarios: []string{"checkinout", "search"},
 			Workloads: workloads(rn.throttled), Baseline: b,
-			Phases: []analysis.PhaseAt{{Phase: "Queued", Time: rn.start.Add(-70 * time.Second)}, {Phase: "Preparing", Time: rn.start.Add(-68 * time.Second)},
+			Phases: []result.PhaseAt{{Phase: "Queued", Time: rn.start.Add(-70 * time.Second)}, {Phase: "Preparing", Time: rn.start.Add(-68 * time.Second)},
 				{Phase: "WarmingUp", Time: rn.start}, {Phase: "Running", Time: warm}, {Phase: "Restoring", Time: end.Add(2 * time.Second)}, {Phase: "Analyzing", Time: end.Add(31 * time.Second)}}}
 		if b != nil {
 			in.Analysis.Objectives = objectives
@@ -152,9 +154,9 @@ func TestWriteRunFixtures(t *testing.T) {
 		return r
 	}
 	baseline := analyze(runs[0], nil)
-	variant := analyze(runs[1], &analysis.Baseline{Name: runs[0].name, TestID: runs[0].id, Start: runs[0].start, WarmUpEnd: runs[0].start.Add(warmUp),
+	variant := analyze(runs[1], &judge.Baseline{Name: runs[0].name, TestID: runs[0].id, Start: runs[0].start, WarmUpEnd: runs[0].start.Add(warmUp),
 		End: runs[0].start.Add(warmUp + measured), Scenarios: []string{"checkinout", "search"}, Result: baseline})
-	for name, r := range map[string]*analysis.Result{"baseline.results.json": baseline, "run.results.json": variant} {
+	for name, r := range map[string]*result.Result{"baseline.results.json": baseline, "run.results.json": variant} {
 		b, err := JSON(r)
 		if err != nil {
 			t.Fatal(err)

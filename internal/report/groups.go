@@ -3,13 +3,13 @@ package report
 import (
 	"fmt"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // transactions writes the "Transactions" section (each scenario's k6 groups, the workflow-level
 // times a reference report leads with) and the "Custom metrics" section (the script's own
 // Trends). Either is left out when no scenario has rows for it.
-func (m *markdown) transactions(scenarios []analysis.ScenarioResult) {
+func (m *markdown) transactions(scenarios []result.ScenarioResult) {
 	var groups, trends bool
 	for _, s := range scenarios {
 		groups = groups || len(s.Groups) > 0
@@ -46,6 +46,6 @@ func (m *markdown) transactions(scenarios []analysis.ScenarioResult) {
 }
 
 // distributionCells are the avg, p50, p75, p90, p95 and max cells of a table row.
-func distributionCells(l analysis.Latency) string {
+func distributionCells(l result.Latency) string {
 	return fmt.Sprintf("%s | %s | %s | %s | %s | %s", num(l.Avg, 3), num(l.P50, 3), num(l.P75, 3), num(l.P90, 3), num(l.P95, 3), num(l.Max, 3))
 }

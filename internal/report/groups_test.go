@@ -4,23 +4,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Story: a reader finds the transactions of each scenario and the script's own Trends in
 // tables of their own, and no empty sections when the script has neither.
 func TestMarkdownTransactionsAndCustomMetrics(t *testing.T) {
-	dist := func(avg, p95 float64) analysis.Latency {
-		return analysis.Latency{Avg: f(avg), P50: f(avg * 0.9), P75: f(avg * 1.1), P90: f(p95 * 0.9), P95: f(p95), P99: f(p95 * 1.5), Max: f(p95 * 3)}
+	dist := func(avg, p95 float64) result.Latency {
+		return result.Latency{Avg: f(avg), P50: f(avg * 0.9), P75: f(avg * 1.1), P90: f(p95 * 0.9), P95: f(p95), P99: f(p95 * 1.5), Max: f(p95 * 3)}
 	}
-	withGroups := func() *analysis.Result {
+	withGroups := func() *result.Result {
 		r := sample()
-		r.Scenarios[0].Groups = []analysis.GroupResult{
+		r.Scenarios[0].Groups = []result.GroupResult{
 			{Name: "check-out", Count: n(24000), Rate: f(40), Latency: dist(1989.25, 3120.5)},
 			{Name: "check-in", Count: n(24000), Rate: f(40), Latency: dist(967.125, 1500)},
 			{Name: "outer::a|b", Count: n(3), Latency: dist(10, 12)},
 		}
-		r.Scenarios[0].Trends = []analysis.TrendResult{
+		r.Scenarios[0].Trends = []result.TrendResult{
 			{Name: "basket_items", Metric: "k6_basket_items", Count: n(24000), Latency: dist(3, 5)},
 			{Name: "checkout_transaction", Metric: "k6_checkout_transaction_seconds", Unit: "ms", Count: n(23990), Latency: dist(1900.5, 3000)},
 		}
@@ -28,7 +28,7 @@ func TestMarkdownTransactionsAndCustomMetrics(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		result  *analysis.Result
+		result  *result.Result
 		want    []string
 		notWant []string
 	}{

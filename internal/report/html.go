@@ -10,7 +10,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // KeyHTML is the report as a page with charts.
@@ -22,13 +22,13 @@ type HTMLOptions struct {
 	// throughput over time, latency distribution and services are drawn beside this run's.
 	// Nil draws this run alone; the comparison's numbers come from the run's own result either
 	// way.
-	Baseline *analysis.Result
+	Baseline *result.Result
 }
 
 // HTML renders the report as one self-contained page a reader can forward: a header with the
 // verdict first, then charts (inline SVG, no scripts, nothing fetched), then the Markdown
 // report's tables for the details.
-func HTML(r *analysis.Result, opts HTMLOptions) (string, error) {
+func HTML(r *result.Result, opts HTMLOptions) (string, error) {
 	base := opts.Baseline
 	var b strings.Builder
 	writeRunHeader(&b, r, base)
@@ -70,7 +70,7 @@ func noData(what string) string { return `<p class="nodata">` + what + `</p>` }
 
 // writeRunHeader is what a reader needs before any chart: which experiment, what it changed,
 // when it ran, the headline change against the baseline and the verdict with its objectives.
-func writeRunHeader(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
+func writeRunHeader(b *strings.Builder, r *result.Result, base *result.Result) {
 	b.WriteString(`<header>`)
 	fmt.Fprintf(b, `<p class="kicker">perfexp performance test report · %s</p>`, esc(r.Namespace))
 	fmt.Fprintf(b, `<h1>%s</h1>`, esc(r.Experiment))
@@ -160,7 +160,7 @@ func changeWords(change string) string {
 }
 
 // headlineWhy is the comparison's message, or how the headline was decided.
-func headlineWhy(c *analysis.Comparison) string {
+func headlineWhy(c *result.Comparison) string {
 	if c.Message != "" {
 		return c.Message
 	}
@@ -171,7 +171,7 @@ func headlineWhy(c *analysis.Comparison) string {
 }
 
 // objectivesLine counts the objectives' outcomes.
-func objectivesLine(objs []analysis.ObjectiveResult) string {
+func objectivesLine(objs []result.ObjectiveResult) string {
 	if len(objs) == 0 {
 		return "no objectives declared"
 	}
@@ -202,18 +202,18 @@ func verdictColor(v perfexpv1alpha1.Verdict) string {
 
 // writeKPIs shows the run's headline numbers (all scenarios together) beside the baseline's.
 // The plain difference is shown, not a verdict: the comparison section says what is real.
-func writeKPIs(b *strings.Builder, r *analysis.Result, base *analysis.Result) {
+func writeKPIs(b *strings.Builder, r *result.Result, base *result.Result) {
 	type kpi struct {
 		label, unit string
 		decimals    int
-		get         func(analysis.RequestStats) *float64
+		get         func(result.RequestStats) *float64
 	}
 	kpis := []kpi{
-		{nameP95, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P95 }},
-		{nameP99, "ms", 1, func(s analysis.RequestStats) *float64 { return s.P99 }},
-		{"avg", "ms", 1, func(s analysis.RequestStats) *float64 { return s.Avg }},
-		{"throughput", "req/s", 1, func(s analysis.RequestStats) *float64 { return s.Rate }},
-		{"errors", "%", 2, func(s analysis.RequestStats) *float64 { return s.ErrorPercent }},
+		{nameP95, "ms", 1, func(s result.RequestStats) *float64 { return s.P95 }},
+		{nameP99, "ms", 1, func(s result.RequestStats) *float64 { return s.P99 }},
+		{"avg", "ms", 1, func(s result.RequestStats) *float64 { return s.Avg }},
+		{"throughput", "req/s", 1, func(s result.RequestStats) *float64 { return s.Rate }},
+		{"errors", "%", 2, func(s result.RequestStats) *float64 { return s.ErrorPercent }},
 	}
 	b.WriteString(`<div class="kpis">`)
 	for _, k := range kpis {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // The latency distribution is drawn as a percentile curve: latency against percentile, with the
@@ -22,13 +22,13 @@ const (
 var percentileMarks = []struct {
 	q     float64
 	label string
-	get   func(analysis.RequestStats) *float64
+	get   func(result.RequestStats) *float64
 }{
-	{0.50, "p50", func(s analysis.RequestStats) *float64 { return s.P50 }},
-	{0.75, "p75", func(s analysis.RequestStats) *float64 { return s.P75 }},
-	{0.90, "p90", func(s analysis.RequestStats) *float64 { return s.P90 }},
-	{0.95, nameP95, func(s analysis.RequestStats) *float64 { return s.P95 }},
-	{0.99, nameP99, func(s analysis.RequestStats) *float64 { return s.P99 }},
+	{0.50, "p50", func(s result.RequestStats) *float64 { return s.P50 }},
+	{0.75, "p75", func(s result.RequestStats) *float64 { return s.P75 }},
+	{0.90, "p90", func(s result.RequestStats) *float64 { return s.P90 }},
+	{0.95, nameP95, func(s result.RequestStats) *float64 { return s.P95 }},
+	{0.99, nameP99, func(s result.RequestStats) *float64 { return s.P99 }},
 }
 
 func tailPos(q float64) float64 { return -math.Log10(1 - q) }
@@ -47,7 +47,7 @@ func curveQuantiles() []float64 {
 // measured window: the window's histogram, bounds in milliseconds, sorted by upper bound.
 type msBucket struct{ lower, upper, count float64 }
 
-func mergedBuckets(r *analysis.Result) []msBucket {
+func mergedBuckets(r *result.Result) []msBucket {
 	s := allScenariosIntervals(r)
 	if s == nil || len(s.Bounds) == 0 {
 		return nil
@@ -102,7 +102,7 @@ func bucketQuantile(bs []msBucket, q float64) float64 {
 
 // distributionOf is a run's percentile curve: from its window's histogram when the result keeps
 // per-interval histograms, else straight lines through the percentiles it states.
-func distributionOf(r *analysis.Result) (xs, ys []float64, fromHistogram bool) {
+func distributionOf(r *result.Result) (xs, ys []float64, fromHistogram bool) {
 	if bs := mergedBuckets(r); len(bs) > 0 {
 		for _, q := range curveQuantiles() {
 			xs, ys = append(xs, tailPos(q)), append(ys, bucketQuantile(bs, q))
@@ -119,18 +119,18 @@ func distributionOf(r *analysis.Result) (xs, ys []float64, fromHistogram bool) {
 // curveStats are the percentiles a run's curve passes through: the successful requests' when
 // its per-interval histograms hold only those (as comparisons judge them) and some requests
 // failed, else the tables' own. The second value says which.
-func curveStats(r *analysis.Result) (analysis.RequestStats, bool) {
+func curveStats(r *result.Result) (result.RequestStats, bool) {
 	if l := r.Total.Successful; l != nil && r.Intervals != nil && r.Intervals.SuccessfulOnly {
-		return analysis.RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}, true
+		return result.RequestStats{Avg: l.Avg, P50: l.P50, P75: l.P75, P90: l.P90, P95: l.P95, P99: l.P99, Max: l.Max}, true
 	}
 	return r.Total, false
 }
 
 // latencyDistribution draws both runs' percentile curves with the reported percentiles marked.
-func latencyDistribution(r, base *analysis.Result) string {
+func latencyDistribution(r, base *result.Result) string {
 	type run struct {
 		label, color, class string
-		r                   *analysis.Result
+		r                   *result.Result
 	}
 	runs := []run{}
 	if base != nil {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // A forest plot shows each compared metric's change as a point with its 95 % interval as a bar,
@@ -185,7 +185,7 @@ func trimZero(v float64) string {
 }
 
 // metricRow is a compared metric as a forest row; false when it has no interval to draw.
-func metricRow(m analysis.MetricComparison) (forestRow, bool) {
+func metricRow(m result.MetricComparison) (forestRow, bool) {
 	if m.Estimate == nil || m.Low == nil || m.High == nil {
 		return forestRow{}, false
 	}
@@ -199,7 +199,7 @@ func metricRow(m analysis.MetricComparison) (forestRow, bool) {
 
 // comparisonCharts draws the comparison's metrics: relative changes in one forest plot, error
 // rates (differences in points) in another, and lists the metrics that have no interval.
-func comparisonCharts(c *analysis.Comparison) string {
+func comparisonCharts(c *result.Comparison) string {
 	if c == nil {
 		return noData("This run was not compared with a baseline: the experiment names none (spec.baseline).")
 	}
@@ -229,7 +229,7 @@ func comparisonCharts(c *analysis.Comparison) string {
 				reasons = append(reasons, reason)
 			}
 			uncharted[reason] = append(uncharted[reason], m.Metric)
-		case m.Scale == analysis.ScalePoints:
+		case m.Scale == result.ScalePoints:
 			pts = append(pts, row)
 		default:
 			pct = append(pct, row)
@@ -237,7 +237,7 @@ func comparisonCharts(c *analysis.Comparison) string {
 	}
 	var b strings.Builder
 	method := "one run per side, block bootstrap over the runs' intervals"
-	if c.Method == analysis.MethodRuns {
+	if c.Method == result.MethodRuns {
 		method = fmt.Sprintf("%d runs against %d baseline runs, Welch's t on the runs' log values", c.Runs, c.BaselineRuns)
 	}
 	more := func(rows []forestRow) ([]forestRow, string) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // The results keep each service's CPU and memory over the window as an average and a peak, not
@@ -21,34 +21,34 @@ type serviceMeasure struct {
 	divisor           float64
 	// format prints a value of the measure as the tables do.
 	format           func(float64) string
-	avg, peak, limit func(analysis.WorkloadResult) *float64
-	limitNote        func(analysis.WorkloadResult) string
+	avg, peak, limit func(result.WorkloadResult) *float64
+	limitNote        func(result.WorkloadResult) string
 }
 
 var (
 	cpuMeasure = serviceMeasure{title: "CPU per service", axis: "CPU (cores, summed over the service's pods)", unit: "cores", divisor: 1,
 		format:    func(v float64) string { return fixed(v, 2) },
-		avg:       func(w analysis.WorkloadResult) *float64 { return w.CPUAvg },
-		peak:      func(w analysis.WorkloadResult) *float64 { return w.CPUMax },
-		limit:     func(w analysis.WorkloadResult) *float64 { return w.CPULimit },
-		limitNote: func(w analysis.WorkloadResult) string { return w.CPULimitNote }}
+		avg:       func(w result.WorkloadResult) *float64 { return w.CPUAvg },
+		peak:      func(w result.WorkloadResult) *float64 { return w.CPUMax },
+		limit:     func(w result.WorkloadResult) *float64 { return w.CPULimit },
+		limitNote: func(w result.WorkloadResult) string { return w.CPULimitNote }}
 	memoryMeasure = serviceMeasure{title: "memory per service", axis: "memory working set (MiB, summed over the service's pods)", unit: "MiB", divisor: 1 << 20,
 		format:    func(v float64) string { return fixed(v, 0) },
-		avg:       func(w analysis.WorkloadResult) *float64 { return w.MemoryAvg },
-		peak:      func(w analysis.WorkloadResult) *float64 { return w.MemoryMax },
-		limit:     func(w analysis.WorkloadResult) *float64 { return w.MemoryLimit },
-		limitNote: func(w analysis.WorkloadResult) string { return w.MemoryLimitNote }}
+		avg:       func(w result.WorkloadResult) *float64 { return w.MemoryAvg },
+		peak:      func(w result.WorkloadResult) *float64 { return w.MemoryMax },
+		limit:     func(w result.WorkloadResult) *float64 { return w.MemoryLimit },
+		limitNote: func(w result.WorkloadResult) string { return w.MemoryLimitNote }}
 )
 
 // maxServiceRows bounds a chart's height; the tables list every service.
 const maxServiceRows = 30
 
-func sameWorkload(a, b analysis.WorkloadResult) bool {
+func sameWorkload(a, b result.WorkloadResult) bool {
 	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
 // baselineWorkload finds a workload among the baseline's, nil when it was not reported there.
-func baselineWorkload(base *analysis.Result, w analysis.WorkloadResult) *analysis.WorkloadResult {
+func baselineWorkload(base *result.Result, w result.WorkloadResult) *result.WorkloadResult {
 	if base == nil {
 		return nil
 	}
@@ -61,7 +61,7 @@ func baselineWorkload(base *analysis.Result, w analysis.WorkloadResult) *analysi
 }
 
 // serviceChart draws one measure for every workload.
-func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis.Result) string {
+func serviceChart(m serviceMeasure, ws []result.WorkloadResult, base *result.Result) string {
 	val := func(v *float64) float64 {
 		if v == nil {
 			return nan
@@ -70,7 +70,7 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 	}
 	hi := 0.0
 	anyValue := false
-	grow := func(w analysis.WorkloadResult) {
+	grow := func(w result.WorkloadResult) {
 		for _, v := range []*float64{m.avg(w), m.peak(w), m.limit(w)} {
 			if v != nil {
 				hi = math.Max(hi, *v/m.divisor)
@@ -108,7 +108,7 @@ func serviceChart(m serviceMeasure, ws []analysis.WorkloadResult, base *analysis
 			name, weight = clipText(w.Name, 22)+" (changed)", "600"
 		}
 		p.text(left-12, y0+rowH/2+4, "end", colorText, weight, name)
-		bar := func(r analysis.WorkloadResult, y, height float64, color, class string) {
+		bar := func(r result.WorkloadResult, y, height float64, color, class string) {
 			avg, peak := val(m.avg(r)), val(m.peak(r))
 			if !math.IsNaN(peak) {
 				p.printf(`<rect class="%s-peak" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.3"><title>peak %s %s</title></rect>`,
@@ -177,7 +177,7 @@ func fixed(v float64, decimals int) string {
 }
 
 // serviceCharts draws CPU and memory per service.
-func serviceCharts(r, base *analysis.Result) string {
+func serviceCharts(r, base *result.Result) string {
 	ws := r.Workloads
 	if len(ws) == 0 {
 		return noData("No services were measured: the experiment touched or observed no workload.")
@@ -196,7 +196,7 @@ func serviceCharts(r, base *analysis.Result) string {
 }
 
 // busiest keeps the n services with the most CPU, touched ones first, in their original order.
-func busiest(ws []analysis.WorkloadResult, n int) []analysis.WorkloadResult {
+func busiest(ws []result.WorkloadResult, n int) []result.WorkloadResult {
 	type ranked struct {
 		i   int
 		cpu float64
@@ -222,7 +222,7 @@ func busiest(ws []analysis.WorkloadResult, n int) []analysis.WorkloadResult {
 		}
 		keep[rs[best].i] = true
 	}
-	var out []analysis.WorkloadResult
+	var out []result.WorkloadResult
 	for i, w := range ws {
 		if keep[i] {
 			out = append(out, w)

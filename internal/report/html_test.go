@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // svgElement is one element of a chart, as encoding/xml reads it.
@@ -100,7 +100,7 @@ func selfContained(t *testing.T, page string) {
 	}
 }
 
-func fixture(t *testing.T, name string) *analysis.Result {
+func fixture(t *testing.T, name string) *result.Result {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -158,7 +158,7 @@ func TestHTMLChartsOfARunWithItsBaseline(t *testing.T) {
 	}
 	selfContained(t, page)
 	cs := charts(t, page)
-	series := func(x *analysis.Result, scenario ...string) analysis.TimelineSeries {
+	series := func(x *result.Result, scenario ...string) result.TimelineSeries {
 		name := "*"
 		if len(scenario) > 0 {
 			name = scenario[0]
@@ -169,9 +169,9 @@ func TestHTMLChartsOfARunWithItsBaseline(t *testing.T) {
 			}
 		}
 		t.Fatal("no all-scenarios timeline in the fixture")
-		return analysis.TimelineSeries{}
+		return result.TimelineSeries{}
 	}
-	withRequests := func(x *analysis.Result) int {
+	withRequests := func(x *result.Result) int {
 		n := 0
 		for _, row := range allScenariosIntervals(x).Counts {
 			c := 0.0
@@ -302,7 +302,7 @@ func TestHTMLWithMissingData(t *testing.T) {
 	noBaseline := sample()
 	noBaseline.Comparison = nil
 	unknown := sample()
-	unknown.Comparison = &analysis.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeUnknown,
+	unknown.Comparison = &result.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeUnknown,
 		Message: "baseline experiment demo-baseline has not succeeded (phase Failed)"}
 	statusOnly := sample() // a baseline whose report is gone: its status summary has no series
 	statusOnly.Experiment, statusOnly.Timeline, statusOnly.Intervals = "demo-baseline", nil, nil
@@ -311,7 +311,7 @@ func TestHTMLWithMissingData(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		r        *analysis.Result
+		r        *result.Result
 		opts     HTMLOptions
 		says     []string
 		charts   int
@@ -323,7 +323,7 @@ func TestHTMLWithMissingData(t *testing.T) {
 		{"unknown comparison", unknown, HTMLOptions{}, []string{"No comparison with baseline demo-baseline (Unknown): baseline experiment demo-baseline has not succeeded (phase Failed)."}, 6, "Unknown"},
 		{"baseline without series", sample(), HTMLOptions{Baseline: statusOnly}, []string{"The baseline demo-baseline is not overlaid: its result carries no per-interval data."}, 8, "Improved"},
 		{"invalid run", invalid, HTMLOptions{}, []string{"scenario checkinout: 12% of requests failed"}, 8, "Improved"},
-		{"nothing at all", &analysis.Result{}, HTMLOptions{}, []string{"No latency over time", "No latency distribution: the result states no percentiles",
+		{"nothing at all", &result.Result{}, HTMLOptions{}, []string{"No latency over time", "No latency distribution: the result states no percentiles",
 			"No services were measured", "This run was not compared"}, 0, "No baseline"},
 	}
 	for _, tc := range tests {
@@ -401,7 +401,7 @@ func TestHTMLCapsLongLists(t *testing.T) {
 	r := sample()
 	r.Workloads = nil
 	for i := range 40 {
-		w := analysis.WorkloadResult{Kind: "Deployment", Namespace: "perf", Name: fmt.Sprintf("svc-%02d", i), CPUAvg: f(float64(i) / 10), MemoryAvg: f(float64(i+1) * (1 << 20))}
+		w := result.WorkloadResult{Kind: "Deployment", Namespace: "perf", Name: fmt.Sprintf("svc-%02d", i), CPUAvg: f(float64(i) / 10), MemoryAvg: f(float64(i+1) * (1 << 20))}
 		w.Touched = i == 0 // the least busy, but changed: always drawn
 		r.Workloads = append(r.Workloads, w)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // runSeries is what the time charts draw of one run, all scenarios together: per interval,
@@ -18,11 +18,11 @@ type runSeries struct {
 }
 
 // timeSeriesOf reads a run's per-interval series; nil when it has no timeline.
-func timeSeriesOf(r *analysis.Result) *runSeries {
+func timeSeriesOf(r *result.Result) *runSeries {
 	if r == nil || r.Timeline == nil || r.Timeline.StepSeconds <= 0 {
 		return nil
 	}
-	var ts *analysis.TimelineSeries
+	var ts *result.TimelineSeries
 	for i := range r.Timeline.Series {
 		if s := &r.Timeline.Series[i]; s.Scenario == "*" || (ts == nil && len(r.Timeline.Series) == 1) {
 			ts = s
@@ -67,11 +67,11 @@ func derefAt(vs []*float64, i int) float64 {
 
 // allScenariosIntervals is the per-interval data of all scenarios together, or of the only
 // scenario.
-func allScenariosIntervals(r *analysis.Result) *analysis.IntervalSeries {
+func allScenariosIntervals(r *result.Result) *result.IntervalSeries {
 	if r == nil || r.Intervals == nil {
 		return nil
 	}
-	var only *analysis.IntervalSeries
+	var only *result.IntervalSeries
 	n := 0
 	for i := range r.Intervals.Series {
 		s := &r.Intervals.Series[i]
@@ -147,7 +147,7 @@ func timeChart(label, yTitle string, lines []timeLine, w, h float64) string {
 }
 
 // latencyOverTime draws p95 and the mean per interval, the baseline's overlaid.
-func latencyOverTime(r, base *analysis.Result) string {
+func latencyOverTime(r, base *result.Result) string {
 	cur := timeSeriesOf(r)
 	if cur == nil {
 		return noData("No latency over time: the result carries no per-interval timeline (no k6 histograms were found for the window).")
@@ -176,7 +176,7 @@ func latencyOverTime(r, base *analysis.Result) string {
 const maxScenarioCharts = 6
 
 // scenarioP95 is one scenario's p95 per interval, nil when the timeline has none.
-func scenarioP95(r *analysis.Result, scenario string) (t, p95 []float64) {
+func scenarioP95(r *result.Result, scenario string) (t, p95 []float64) {
 	if r == nil || r.Timeline == nil || r.Timeline.StepSeconds <= 0 {
 		return nil, nil
 	}
@@ -193,7 +193,7 @@ func scenarioP95(r *analysis.Result, scenario string) (t, p95 []float64) {
 
 // scenarioLatency draws each scenario's p95 over time side by side, the baseline's overlaid,
 // when the run has several: all scenarios together can hide one that changed.
-func scenarioLatency(r, base *analysis.Result) string {
+func scenarioLatency(r, base *result.Result) string {
 	var names []string
 	for _, s := range r.Timeline.Series {
 		if s.Scenario != "*" {
@@ -225,7 +225,7 @@ func scenarioLatency(r, base *analysis.Result) string {
 }
 
 // baselineNote says whether and which baseline is overlaid, and why not when it is not.
-func baselineNote(r, base *analysis.Result, drawn bool) string {
+func baselineNote(r, base *result.Result, drawn bool) string {
 	switch {
 	case drawn:
 		return fmt.Sprintf("Grey: baseline %s, aligned on the start of its measured window.", base.Experiment)
@@ -239,7 +239,7 @@ func baselineNote(r, base *analysis.Result, drawn bool) string {
 
 // throughputOverTime draws requests per second per interval and, when any request failed in
 // either run, the error rate below it.
-func throughputOverTime(r, base *analysis.Result) string {
+func throughputOverTime(r, base *result.Result) string {
 	cur := timeSeriesOf(r)
 	if cur == nil {
 		return noData("No throughput over time: the result carries no per-interval timeline.")

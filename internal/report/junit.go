@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // JUnit test suites as CI systems read them (Jenkins, GitLab, GitHub Actions reporters): one
@@ -49,7 +49,7 @@ type junitMessage struct {
 // JUnit renders the results as a JUnit XML report. A missed objective, a crossed threshold, a
 // Regressed primary metric and a Fail or Invalid verdict are failures; an objective or a
 // comparison that could not be judged (Unknown, Inconclusive) is skipped, with the reason.
-func JUnit(r *analysis.Result) ([]byte, error) {
+func JUnit(r *result.Result) ([]byte, error) {
 	ref := r.Namespace + "/" + r.Experiment
 	s := junitSuite{Name: ref, Time: fmt.Sprintf("%.3f", r.Window.MeasuredSeconds)}
 	if !r.Window.Start.IsZero() {

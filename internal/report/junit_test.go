@@ -7,25 +7,25 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 func TestJUnit(t *testing.T) {
 	v := func(f float64) *float64 { return &f }
-	r := &analysis.Result{
+	r := &result.Result{
 		Experiment: "release-42", Namespace: "perf", Verdict: perfexpv1alpha1.VerdictFail, Validity: perfexpv1alpha1.Valid,
-		Window:         analysis.WindowInfo{Start: time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC), MeasuredSeconds: 600},
+		Window:         result.WindowInfo{Start: time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC), MeasuredSeconds: 600},
 		VerdictReasons: []string{"k6 threshold crossed: http_req_duration p(95)<500 (scenario browse)"},
-		Objectives: []analysis.ObjectiveResult{
+		Objectives: []result.ObjectiveResult{
 			{Name: "p95 under 800 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Message: "p95 612 ms <= 800 ms"},
 			{Name: "errors under 1 %", Outcome: perfexpv1alpha1.ObjectiveMissed, Message: "error rate 2.5 % > 1 %"},
 			{Name: "p95 within 10 % of the baseline", Outcome: perfexpv1alpha1.ObjectiveUnknown, Message: "the interval straddles the bound"},
 		},
-		Thresholds: []analysis.ThresholdResult{
+		Thresholds: []result.ThresholdResult{
 			{Metric: "http_req_duration", Expression: "p(95)<500", Crossed: true, Scenarios: []string{"browse"}},
 			{Metric: "http_req_failed", Expression: "rate<0.05"},
 		},
-		Comparison: &analysis.Comparison{Baseline: "release-41", Change: perfexpv1alpha1.ChangeRegressed, Metrics: []analysis.MetricComparison{
+		Comparison: &result.Comparison{Baseline: "release-41", Change: perfexpv1alpha1.ChangeRegressed, Metrics: []result.MetricComparison{
 			{Metric: "browse p95", Primary: true, Change: perfexpv1alpha1.ChangeRegressed, Estimate: v(12.5), Low: v(8.1), High: v(17.0)},
 			{Metric: "browse error rate", Primary: true, Change: perfexpv1alpha1.ChangeInconclusive, Why: "the interval straddles ±δ"},
 			{Metric: "browse p99", Change: perfexpv1alpha1.ChangeRegressed},

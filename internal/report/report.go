@@ -13,7 +13,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // Keys of the report ConfigMap.
@@ -24,13 +24,13 @@ const (
 )
 
 // JSON renders the full results, indented for people and tools alike.
-func JSON(r *analysis.Result) ([]byte, error) {
+func JSON(r *result.Result) ([]byte, error) {
 	return json.MarshalIndent(r, "", "  ")
 }
 
 // ParseJSON reads results rendered by JSON, e.g. a baseline's.
-func ParseJSON(b []byte) (*analysis.Result, error) {
-	r := &analysis.Result{}
+func ParseJSON(b []byte) (*result.Result, error) {
+	r := &result.Result{}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
@@ -39,7 +39,7 @@ func ParseJSON(b []byte) (*analysis.Result, error) {
 
 // Markdown renders the report: summary, variant, response times, deltas against the baseline,
 // per-service CPU and memory, custom queries, slices and the timeline of phases.
-func Markdown(r *analysis.Result) string {
+func Markdown(r *result.Result) string {
 	m := &markdown{}
 	m.overview(r)
 	m.summary(r.Total)
@@ -65,7 +65,7 @@ type markdown struct{ strings.Builder }
 func (m *markdown) printf(format string, args ...any) { fmt.Fprintf(&m.Builder, format, args...) }
 
 // overview is the title and the table of what was run, when, and what came of it.
-func (m *markdown) overview(r *analysis.Result) {
+func (m *markdown) overview(r *result.Result) {
 	m.printf("# Performance test report: %s\n\n", r.Experiment)
 	m.printf("| | |\n|---|---|\n")
 	m.printf("| Experiment | %s/%s |\n", cell(r.Namespace), cell(r.Experiment))
@@ -100,13 +100,13 @@ func (m *markdown) overview(r *analysis.Result) {
 	m.printf("\n")
 }
 
-func (m *markdown) summary(t analysis.RequestStats) {
+func (m *markdown) summary(t result.RequestStats) {
 	m.printf("## Summary\n\n")
 	m.printf("All scenarios together: %s requests, %s failed (%s%%), %s req/s; response time avg %s ms, p95 %s ms, p99 %s ms.\n\n",
 		intOr(t.Requests), intOr(t.Errors), num(t.ErrorPercent, 2), num(t.Rate, 2), num(t.Avg, 3), num(t.P95, 3), num(t.P99, 3))
 }
 
-func (m *markdown) objectives(objectives []analysis.ObjectiveResult) {
+func (m *markdown) objectives(objectives []result.ObjectiveResult) {
 	if len(objectives) == 0 {
 		return
 	}
@@ -119,7 +119,7 @@ func (m *markdown) objectives(objectives []analysis.ObjectiveResult) {
 
 // thresholds lists the script's k6 thresholds: a crossed one fails the verdict, as k6's own
 // exit code 99 fails a run.
-func (m *markdown) thresholds(thresholds []analysis.ThresholdResult) {
+func (m *markdown) thresholds(thresholds []result.ThresholdResult) {
 	if len(thresholds) == 0 {
 		return
 	}
@@ -135,7 +135,7 @@ func (m *markdown) thresholds(thresholds []analysis.ThresholdResult) {
 }
 
 // responseTimes has a table per scenario: all its requests, then each request name.
-func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
+func (m *markdown) responseTimes(scenarios []result.ScenarioResult) {
 	m.printf("## Response times\n\nLatencies in milliseconds. Max is an upper bound (the top of the highest histogram bucket).\n\n")
 	for _, s := range scenarios {
 		m.printf("### Scenario %s", s.Name)
@@ -152,7 +152,7 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 		if s.ActiveSeconds != nil {
 			m.printf("Active for %.0f s of the window; rates are requests over that time.\n\n", *s.ActiveSeconds)
 		}
-		writeStatsTable(&m.Builder, append([]analysis.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
+		writeStatsTable(&m.Builder, append([]result.RequestResult{{Name: "**all**", RequestStats: s.RequestStats}}, s.Requests...))
 		if l := s.Successful; l != nil {
 			m.printf("\nSuccessful requests only (what latency objectives and the comparison with a baseline judge; failed requests are often fast): avg %s, p50 %s, p90 %s, p95 %s, p99 %s ms.\n",
 				num(l.Avg, 1), num(l.P50, 1), num(l.P90, 1), num(l.P95, 1), num(l.P99, 1))
@@ -163,7 +163,7 @@ func (m *markdown) responseTimes(scenarios []analysis.ScenarioResult) {
 
 // comparison is the table of compared metrics, primary metrics first, and one paragraph that
 // says how the verdicts were reached.
-func (m *markdown) comparison(c *analysis.Comparison) {
+func (m *markdown) comparison(c *result.Comparison) {
 	if c == nil {
 		return
 	}
@@ -211,10 +211,10 @@ func (m *markdown) comparison(c *analysis.Comparison) {
 }
 
 // method is the paragraph that explains the comparison's method, δ and multiplicity control.
-func method(c *analysis.Comparison) string {
+func method(c *result.Comparison) string {
 	var b strings.Builder
 	switch c.Method {
-	case analysis.MethodRuns:
+	case result.MethodRuns:
 		fmt.Fprintf(&b, "Method: the run is the unit (%d runs against %d baseline runs): each run gives one value per metric, and the "+
 			"change is the ratio of the runs' geometric means with Welch's t interval on the logs; error rates are compared as the "+
 			"difference of the runs' mean rates in percentage points.", c.Runs, c.BaselineRuns)
@@ -244,7 +244,7 @@ func method(c *analysis.Comparison) string {
 
 // changeCell is the change with its interval: "+12.3 % [+8.1, +16.6]", or points for error
 // rates.
-func changeCell(mc analysis.MetricComparison) string {
+func changeCell(mc result.MetricComparison) string {
 	if mc.Estimate == nil || mc.Low == nil || mc.High == nil {
 		if isShare(mc) && mc.Delta != nil {
 			// A pass rate's or a Rate's difference reads in points, as its interval would.
@@ -257,13 +257,13 @@ func changeCell(mc analysis.MetricComparison) string {
 	}
 	unit := " %"
 	decimals := 1
-	if mc.Scale == analysis.ScalePoints {
+	if mc.Scale == result.ScalePoints {
 		unit, decimals = " pt", 2
 	}
 	return fmt.Sprintf("%s%s [%s, %s]", signed(mc.Estimate, decimals), unit, signed(mc.Low, decimals), signed(mc.High, decimals))
 }
 
-func samples(mc analysis.MetricComparison) string {
+func samples(mc result.MetricComparison) string {
 	if mc.Samples == 0 && mc.BaselineSamples == 0 {
 		return "-"
 	}
@@ -276,7 +276,7 @@ func samples(mc analysis.MetricComparison) string {
 
 // workloads has the services' CPU, then their memory; with a baseline, each table has the
 // change of the workload's average against it.
-func (m *markdown) workloads(workloads []analysis.WorkloadResult, c *analysis.Comparison) {
+func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Comparison) {
 	if len(workloads) == 0 {
 		return
 	}
@@ -292,17 +292,17 @@ func (m *markdown) workloads(workloads []analysis.WorkloadResult, c *analysis.Co
 		if wl.PodsSeen > wl.Pods {
 			pods += fmt.Sprintf(" (%d)", wl.PodsSeen)
 		}
-		if mc, ok := deltas.find(wl, analysis.MetricCPU); ok && mc.BaselinePods != wl.Pods {
+		if mc, ok := deltas.find(wl, result.MetricCPU); ok && mc.BaselinePods != wl.Pods {
 			pods += fmt.Sprintf(", baseline %d", mc.BaselinePods)
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
 			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1),
-			deltas.cells(wl, analysis.MetricCPU))
+			deltas.cells(wl, result.MetricCPU))
 		if len(wl.Sidecars) > 0 {
 			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
 		}
 	}
-	deltas.reasons(m, analysis.MetricCPU)
+	deltas.reasons(m, result.MetricCPU)
 	if len(sidecars) > 0 {
 		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
 	}
@@ -313,20 +313,20 @@ func (m *markdown) workloads(workloads []analysis.WorkloadResult, c *analysis.Co
 	for _, wl := range workloads {
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
 			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills),
-			deltas.cells(wl, analysis.MetricMemory))
+			deltas.cells(wl, result.MetricMemory))
 	}
-	deltas.reasons(m, analysis.MetricMemory)
+	deltas.reasons(m, result.MetricMemory)
 	m.printf("\n")
 }
 
 // workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.
 type workloadDeltas struct {
-	c    *analysis.Comparison
-	rows map[string]analysis.MetricComparison
+	c    *result.Comparison
+	rows map[string]result.MetricComparison
 }
 
-func newWorkloadDeltas(c *analysis.Comparison) workloadDeltas {
-	d := workloadDeltas{c: c, rows: map[string]analysis.MetricComparison{}}
+func newWorkloadDeltas(c *result.Comparison) workloadDeltas {
+	d := workloadDeltas{c: c, rows: map[string]result.MetricComparison{}}
 	if c == nil {
 		return d
 	}
@@ -338,7 +338,7 @@ func newWorkloadDeltas(c *analysis.Comparison) workloadDeltas {
 	return d
 }
 
-func (d workloadDeltas) find(wl analysis.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (analysis.MetricComparison, bool) {
+func (d workloadDeltas) find(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (result.MetricComparison, bool) {
 	mc, ok := d.rows[wl.Kind+"/"+wl.Namespace+"/"+wl.Name+" "+string(kind)]
 	return mc, ok
 }
@@ -367,7 +367,7 @@ func (d workloadDeltas) rule() string {
 
 // cells are the Δ and verdict cells of a workload's row; a dash for a workload the baseline
 // did not have.
-func (d workloadDeltas) cells(wl analysis.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) string {
+func (d workloadDeltas) cells(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) string {
 	if len(d.rows) == 0 {
 		return ""
 	}
@@ -404,7 +404,7 @@ func (d workloadDeltas) reasons(m *markdown, kind perfexpv1alpha1.ObjectiveMetri
 }
 
 // workloadRows counts a comparison's workload rows.
-func workloadRows(c *analysis.Comparison) int {
+func workloadRows(c *result.Comparison) int {
 	n := 0
 	for _, mc := range c.Metrics {
 		if mc.Workload != "" {
@@ -416,7 +416,7 @@ func workloadRows(c *analysis.Comparison) int {
 
 // queries has a table of the custom queries, then one of the series of each query that
 // returned several.
-func (m *markdown) queries(queries []analysis.QueryResult) {
+func (m *markdown) queries(queries []result.QueryResult) {
 	if len(queries) == 0 {
 		return
 	}
@@ -452,16 +452,16 @@ func (m *markdown) queries(queries []analysis.QueryResult) {
 }
 
 // slices has, per time slice, its response times, its workloads and its custom queries.
-func (m *markdown) slices(slices []analysis.SliceResult) {
+func (m *markdown) slices(slices []result.SliceResult) {
 	if len(slices) == 0 {
 		return
 	}
 	m.printf("## Time slices\n\n")
 	for _, sl := range slices {
 		m.printf("### %s (%s to %s)\n\n", sl.Name, ts(sl.Start), ts(sl.End))
-		rows := []analysis.RequestResult{{Name: "**all**", RequestStats: sl.Total}}
+		rows := []result.RequestResult{{Name: "**all**", RequestStats: sl.Total}}
 		for _, s := range sl.Scenarios {
-			rows = append(rows, analysis.RequestResult{Name: s.Name, RequestStats: s.RequestStats})
+			rows = append(rows, result.RequestResult{Name: s.Name, RequestStats: s.RequestStats})
 		}
 		writeStatsTable(&m.Builder, rows)
 		if len(sl.Workloads) > 0 {
@@ -481,7 +481,7 @@ func (m *markdown) slices(slices []analysis.SliceResult) {
 }
 
 // timeline has the phases the experiment went through and how long each took.
-func (m *markdown) timeline(phases []analysis.PhaseAt) {
+func (m *markdown) timeline(phases []result.PhaseAt) {
 	if len(phases) == 0 {
 		return
 	}
@@ -525,7 +525,7 @@ func (m *markdown) method(queries int, source perfexpv1alpha1.LatencySource) {
 	m.printf("so a pod replaced by a rollout is not carried forward by Prometheus' five-minute lookback. %d Prometheus queries.\n", queries)
 }
 
-func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {
+func writeStatsTable(b *strings.Builder, rows []result.RequestResult) {
 	b.WriteString("| Request | Requests | Errors | Error % | Rate (req/s) | Avg | p50 | p75 | p90 | p95 | p99 | Max |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
@@ -536,7 +536,7 @@ func writeStatsTable(b *strings.Builder, rows []analysis.RequestResult) {
 	b.WriteString("\n")
 }
 
-func latencySource(r *analysis.Result) string {
+func latencySource(r *result.Result) string {
 	switch r.LatencySource {
 	case "NativeHistogram":
 		if r.LatencyErrorBound != nil {
@@ -549,7 +549,7 @@ func latencySource(r *analysis.Result) string {
 	return "none (no latency data)"
 }
 
-func workloadName(w analysis.WorkloadResult) string {
+func workloadName(w result.WorkloadResult) string {
 	tag := ""
 	if w.Touched {
 		tag = " (changed)"
@@ -662,12 +662,12 @@ func signedBytes(v *float64) string {
 }
 
 // isShare is a check's pass rate or a custom Rate's share: percent, compared in points.
-func isShare(mc analysis.MetricComparison) bool {
+func isShare(mc result.MetricComparison) bool {
 	return mc.Kind == perfexpv1alpha1.MetricPassRate || mc.Kind == perfexpv1alpha1.MetricPercent
 }
 
 // customCompared is true when a comparison has check, custom Rate or Gauge rows.
-func customCompared(c *analysis.Comparison) bool {
+func customCompared(c *result.Comparison) bool {
 	for _, mc := range c.Metrics {
 		switch mc.Kind {
 		case perfexpv1alpha1.MetricPassRate, perfexpv1alpha1.MetricPercent, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricLast:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -19,67 +19,67 @@ func f(v float64) *float64 { return &v }
 func n(v int64) *int64     { return &v }
 
 // sample is a result with every section filled, and some data absent.
-func sample() *analysis.Result {
+func sample() *result.Result {
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	warm := start.Add(time.Minute)
-	stats := func(reqs, errs int64, p95 float64) analysis.RequestStats {
-		return analysis.RequestStats{Requests: n(reqs), Errors: n(errs), Rate: f(float64(reqs) / 600), ErrorPercent: f(100 * float64(errs) / float64(reqs)),
+	stats := func(reqs, errs int64, p95 float64) result.RequestStats {
+		return result.RequestStats{Requests: n(reqs), Errors: n(errs), Rate: f(float64(reqs) / 600), ErrorPercent: f(100 * float64(errs) / float64(reqs)),
 			Avg: f(p95 / 3), P50: f(p95 / 4), P75: f(p95 / 2), P90: f(p95 * 0.8), P95: f(p95), P99: f(p95 * 2), Max: f(p95 * 5)}
 	}
-	r := &analysis.Result{
+	r := &result.Result{
 		Experiment: "no-cpu-limits", Namespace: "perf", TestID: "no-cpu-limits-1a2b3c4d", Variant: "every service without a CPU limit",
-		Window:   analysis.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
+		Window:   result.WindowInfo{Start: start, WarmUpEnd: &warm, End: start.Add(11 * time.Minute), MeasuredStart: warm, MeasuredSeconds: 600},
 		Validity: perfexpv1alpha1.Valid, LatencySource: perfexpv1alpha1.LatencyFromNativeHistogram, LatencyErrorBound: f(0.0905),
 		Total: stats(48000, 12, 41.5),
-		Scenarios: []analysis.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000), ActiveSeconds: f(600), DroppedIterations: n(24), DroppedPercent: f(0.0999),
-			Requests: []analysis.RequestResult{{Name: "check-out", RequestStats: stats(24000, 10, 52)}, {Name: "check-in", RequestStats: stats(24000, 2, 30.25)},
-				{Name: "a|pipe", RequestStats: analysis.RequestStats{Requests: n(0)}}}}},
-		Workloads: []analysis.WorkloadResult{
+		Scenarios: []result.ScenarioResult{{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: stats(48000, 12, 41.5), Iterations: n(24000), ActiveSeconds: f(600), DroppedIterations: n(24), DroppedPercent: f(0.0999),
+			Requests: []result.RequestResult{{Name: "check-out", RequestStats: stats(24000, 10, 52)}, {Name: "check-in", RequestStats: stats(24000, 2, 30.25)},
+				{Name: "a|pipe", RequestStats: result.RequestStats{Requests: n(0)}}}}},
+		Workloads: []result.WorkloadResult{
 			{Kind: "Deployment", Namespace: "perf", Name: "circulation", Touched: true, Pods: 2, PodsSeen: 3, Sidecars: []string{"istio-proxy"}, CPUAvg: f(0.812), CPUMax: f(1.3), CPULimitNote: "no limit",
 				CPURequest: f(1), CPUPercentOfRequest: f(81.2), MemoryAvg: f(300 << 20), MemoryMax: f(310 << 20), MemoryLimit: f(1 << 30), MemoryPercentOfLimit: f(30.3),
-				MemoryGrowthPerHour: f(2 << 20), MemoryTrendZ: f(0.1), Leak: analysis.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
+				MemoryGrowthPerHour: f(2 << 20), MemoryTrendZ: f(0.1), Leak: result.LeakWindowTooShort, Restarts: n(0), OOMKills: n(0), RestartsSource: "cAdvisor container instances"},
 			{Kind: "StatefulSet", Namespace: "perf", Name: "kafka", Pods: 1, CPUAvg: f(0.2), CPUMax: f(0.31), CPULimit: f(2), CPUPercentOfLimit: f(10), CPUThrottledPercent: f(0),
 				CPURequestNote: "no request", MemoryLimitNote: "no limit"},
 		},
-		Queries: []analysis.QueryResult{
+		Queries: []result.QueryResult{
 			{Name: "db-connections", Unit: "connections", Description: "open database connections", Query: "sum(pg_stat_activity_count)", Value: f(42)},
-			{Name: "cpu-by-pod", Unit: "cores", Query: "sum by (pod) (...)", Series: []analysis.QuerySeries{{Labels: map[string]string{"pod": "a"}, Value: f(0.5)}, {Labels: map[string]string{"pod": "b"}}}},
+			{Name: "cpu-by-pod", Unit: "cores", Query: "sum by (pod) (...)", Series: []result.QuerySeries{{Labels: map[string]string{"pod": "a"}, Value: f(0.5)}, {Labels: map[string]string{"pod": "b"}}}},
 			{Name: "broken", Query: "sum(", Error: "parse error"},
 		},
-		Slices: []analysis.SliceResult{{Name: "last-5m", Start: start.Add(6 * time.Minute), End: start.Add(11 * time.Minute), Total: stats(24000, 2, 45),
-			Scenarios: []analysis.ScenarioResult{{Name: "checkinout", RequestStats: stats(24000, 2, 45)}}}},
-		Comparison: &analysis.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeImproved, Method: analysis.MethodBlockBootstrap, Runs: 1, BaselineRuns: 1,
-			MinChangePercent: 5, Multiplicity: "Holm across 1 primary metric", Notes: []string{"one run per side: ..."}, Metrics: []analysis.MetricComparison{
+		Slices: []result.SliceResult{{Name: "last-5m", Start: start.Add(6 * time.Minute), End: start.Add(11 * time.Minute), Total: stats(24000, 2, 45),
+			Scenarios: []result.ScenarioResult{{Name: "checkinout", RequestStats: stats(24000, 2, 45)}}}},
+		Comparison: &result.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeImproved, Method: result.MethodBlockBootstrap, Runs: 1, BaselineRuns: 1,
+			MinChangePercent: 5, Multiplicity: "Holm across 1 primary metric", Notes: []string{"one run per side: ..."}, Metrics: []result.MetricComparison{
 				{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Primary: true, Baseline: f(60), Value: f(41.5), Delta: f(-18.5), DeltaPercent: f(-30.8333),
-					Estimate: f(-30.2), Low: f(-35.1), High: f(-24.9), Scale: analysis.ScalePercent, PValue: f(0.00012), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeImproved},
+					Estimate: f(-30.2), Low: f(-35.1), High: f(-24.9), Scale: result.ScalePercent, PValue: f(0.00012), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeImproved},
 				{Metric: "checkinout errorrate", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricErrorRate, Unit: "%", Primary: true, Baseline: f(0), Value: f(0), Delta: f(0),
-					Estimate: f(0), Low: f(0), High: f(0), Scale: analysis.ScalePoints, Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Constant: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+					Estimate: f(0), Low: f(0), High: f(0), Scale: result.ScalePoints, Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Constant: true, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
 				{Metric: "checkinout avg", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricAvg, Unit: "ms", Baseline: f(15), Value: f(14.6), Delta: f(-0.4), DeltaPercent: f(-2.6),
-					Estimate: f(-2.6), Low: f(-9.3), High: f(+4.4), Scale: analysis.ScalePercent, PValue: f(0.41), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
+					Estimate: f(-2.6), Low: f(-9.3), High: f(+4.4), Scale: result.ScalePercent, PValue: f(0.41), Samples: 20, BaselineSamples: 20, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
 					Why: "the 95% interval [-9.3, +4.4]% straddles ±5%"},
 				{Metric: "checkinout max", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricMax, Unit: "ms", Baseline: f(200), Value: f(207.5), Delta: f(7.5), DeltaPercent: f(3.75), Change: perfexpv1alpha1.ChangeUnknown,
 					Why: "a maximum is one request's latency: it has no interval to decide on"},
-				{Metric: "perf/circulation cpu avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.41), Value: f(0.812),
-					Estimate: f(98.0), Low: f(90.2), High: f(106.1), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeRegressed},
-				{Metric: "perf/circulation memory avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: analysis.MetricMemory, Unit: "MiB", Baseline: f(299), Value: f(300),
-					Estimate: f(0.3), Low: f(-1.2), High: f(1.9), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
-				{Metric: "perf/kafka cpu avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: analysis.MetricCPU, Unit: "cores", Baseline: f(0.19), Value: f(0.2),
-					Estimate: f(5.3), Low: f(-3.1), High: f(14.4), Scale: analysis.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
+				{Metric: "perf/circulation cpu avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: result.MetricCPU, Unit: "cores", Baseline: f(0.41), Value: f(0.812),
+					Estimate: f(98.0), Low: f(90.2), High: f(106.1), Scale: result.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeRegressed},
+				{Metric: "perf/circulation memory avg", Workload: "Deployment/perf/circulation", Pods: 2, BaselinePods: 1, Kind: result.MetricMemory, Unit: "MiB", Baseline: f(299), Value: f(300),
+					Estimate: f(0.3), Low: f(-1.2), High: f(1.9), Scale: result.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+				{Metric: "perf/kafka cpu avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: result.MetricCPU, Unit: "cores", Baseline: f(0.19), Value: f(0.2),
+					Estimate: f(5.3), Low: f(-3.1), High: f(14.4), Scale: result.ScalePercent, Samples: 19, BaselineSamples: 19, SampleUnit: "intervals", Change: perfexpv1alpha1.ChangeInconclusive,
 					Why: "the 95% interval [-3.1, +14.4]% straddles ±5%"},
-				{Metric: "perf/kafka memory avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: analysis.MetricMemory, Unit: "MiB", Change: perfexpv1alpha1.ChangeUnknown,
+				{Metric: "perf/kafka memory avg", Workload: "StatefulSet/perf/kafka", Pods: 1, BaselinePods: 1, Kind: result.MetricMemory, Unit: "MiB", Change: perfexpv1alpha1.ChangeUnknown,
 					Why: "no use measured in one of the runs"},
 			}},
-		Objectives: []analysis.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
+		Objectives: []result.ObjectiveResult{{Name: "check-out p95 under 500 ms", Outcome: perfexpv1alpha1.ObjectiveMet, Value: f(52), Unit: "ms", Message: "52 ms is within bounds"}},
 		Verdict:    perfexpv1alpha1.VerdictPass, PrometheusQueries: 31,
-		Timeline: &analysis.Timeline{Start: warm, StepSeconds: 30, Series: []analysis.TimelineSeries{
+		Timeline: &result.Timeline{Start: warm, StepSeconds: 30, Series: []result.TimelineSeries{
 			{Scenario: "*", P95: []*float64{f(40), f(42), nil, f(41)}, Rate: []*float64{f(80), f(81), f(0), f(79)}, ErrorRate: []*float64{f(0), f(0.1), nil, f(0)}},
 			{Scenario: "checkinout", P95: []*float64{f(40), f(42), nil, f(41)}, Rate: []*float64{f(80), f(81), f(0), f(79)}, ErrorRate: []*float64{f(0), f(0.1), nil, f(0)}},
 		}},
 		Notes:  []string{"1 k6 series were reset mid-run (a restarted runner); they were read sample by sample"},
-		Phases: []analysis.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
+		Phases: []result.PhaseAt{{Phase: "Queued", Time: start.Add(-3 * time.Minute)}, {Phase: "Running", Time: start}, {Phase: "Analyzing", Time: start.Add(12 * time.Minute)}},
 	}
 	// 12 failures: the successful requests' latency apart.
-	r.Scenarios[0].Successful = &analysis.Latency{Avg: f(40.1), P50: f(35), P90: f(60), P95: f(70), P99: f(120)}
+	r.Scenarios[0].Successful = &result.Latency{Avg: f(40.1), P50: f(35), P90: f(60), P95: f(70), P99: f(120)}
 	return r
 }
 
@@ -137,7 +137,7 @@ func TestAbsentIsADash(t *testing.T) {
 			}
 		})
 	}
-	md := Markdown(&analysis.Result{Experiment: "empty", Scenarios: []analysis.ScenarioResult{{Name: "s", Validity: "Invalid", InvalidReason: "no k6 samples"}}})
+	md := Markdown(&result.Result{Experiment: "empty", Scenarios: []result.ScenarioResult{{Name: "s", Validity: "Invalid", InvalidReason: "no k6 samples"}}})
 	for _, want := range []string{"| **all** | - | - |", "(invalid: no k6 samples)", "none (no latency data)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report of an empty result lacks %q:\n%s", want, md)

@@ -3,12 +3,12 @@ package report
 import (
 	"fmt"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // runners lists what each k6 pod used (for sizing the runner pods) and the node's load outside
 // the experiment, when they were read.
-func (m *markdown) runners(rs []analysis.RunnerUse, node *analysis.NodeLoad) {
+func (m *markdown) runners(rs []result.RunnerUse, node *result.NodeLoad) {
 	if len(rs) == 0 && node == nil {
 		return
 	}

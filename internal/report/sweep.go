@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // SweepResult is what a sweep found: every arm's runs, their statistics and the comparison of
@@ -45,7 +45,7 @@ type SweepArmResult struct {
 	// Scenarios holds each scenario's statistics, the mean over the arm's runs.
 	Scenarios []SweepScenarioStats `json:"scenarios,omitempty"`
 	// Comparison of the arm's runs with the baseline's runs; absent for the baseline.
-	Comparison *analysis.Comparison `json:"comparison,omitempty"`
+	Comparison *result.Comparison `json:"comparison,omitempty"`
 }
 
 // SweepScenarioStats are one scenario's statistics in one arm: means over the arm's runs;
@@ -116,7 +116,7 @@ func SweepRows(r *SweepResult) []SweepRow {
 
 // scenarioDelta is the change of a scenario's p95 as the comparison states it: the relative
 // change, and the 95 % interval when the comparison gives one.
-func scenarioDelta(c *analysis.Comparison, scenario string) string {
+func scenarioDelta(c *result.Comparison, scenario string) string {
 	for _, m := range c.Metrics {
 		if m.Scenario != scenario || m.Request != "" || m.Kind != perfexpv1alpha1.MetricP95 {
 			continue
@@ -142,7 +142,7 @@ func scenarioDelta(c *analysis.Comparison, scenario string) string {
 // internal/analysis; this reads the interval from the metric's JSON form (low, high and scale,
 // as the run-level comparison writes them), so the sweep report does not depend on how the
 // comparison's Go fields are arranged around it.
-func Interval(m analysis.MetricComparison) (lo, hi float64, unit string, ok bool) {
+func Interval(m result.MetricComparison) (lo, hi float64, unit string, ok bool) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return 0, 0, "", false
@@ -213,7 +213,7 @@ func SweepMarkdown(r *SweepResult) string {
 
 // VerdictReason is the comparison's own message or, when it has none, the reasons its scenarios'
 // p95 give (why a change is Inconclusive: too few runs, too noisy).
-func VerdictReason(c *analysis.Comparison) string {
+func VerdictReason(c *result.Comparison) string {
 	if c.Message != "" {
 		return c.Message
 	}

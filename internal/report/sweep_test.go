@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 func sweepSample() *SweepResult {
 	stats := func(p95, rate float64) []SweepScenarioStats {
 		return []SweepScenarioStats{{Name: "checkinout", Runs: 2, Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}}
 	}
-	cmp := func(change perfexpv1alpha1.Change, delta float64) *analysis.Comparison {
-		c := &analysis.Comparison{Baseline: "s-baseline-1", Change: change, Message: "judged on p95", Metrics: []analysis.MetricComparison{
+	cmp := func(change perfexpv1alpha1.Change, delta float64) *result.Comparison {
+		c := &result.Comparison{Baseline: "s-baseline-1", Change: change, Message: "judged on p95", Metrics: []result.MetricComparison{
 			{Metric: "checkinout p95", Scenario: "checkinout", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(delta), Why: "why " + string(change)},
 		}}
 		if change == perfexpv1alpha1.ChangeRegressed {
@@ -69,7 +69,7 @@ func TestSweepJSONRoundTrip(t *testing.T) {
 
 func TestInterval(t *testing.T) {
 	// The interval is read from the comparison's JSON form; a metric without one has none.
-	if _, _, _, ok := Interval(analysis.MetricComparison{DeltaPercent: f(3)}); ok {
+	if _, _, _, ok := Interval(result.MetricComparison{DeltaPercent: f(3)}); ok {
 		t.Error("an interval was found where the comparison gives none")
 	}
 }
@@ -86,12 +86,12 @@ func TestIntervalFromTheComparison(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var m analysis.MetricComparison
+			var m result.MetricComparison
 			if err := json.Unmarshal([]byte(tt.js), &m); err != nil {
 				t.Fatal(err)
 			}
 			if b, _ := json.Marshal(m); !strings.Contains(string(b), `"low"`) {
-				t.Skip("analysis.MetricComparison carries no interval yet (the statistics change adds low/high/scale)")
+				t.Skip("result.MetricComparison carries no interval yet (the statistics change adds low/high/scale)")
 			}
 			lo, hi, unit, ok := Interval(m)
 			if !ok || lo != tt.lo || hi != tt.hi || unit != tt.wantUnit {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // MaxConfigMapBytes is how much report text one ConfigMap may hold: the API server refuses
@@ -37,7 +37,7 @@ const maxLeanNote = 1024
 // then the page and the dashboard, and the report says so: a run's numbers are published
 // whatever its request names, labels and notes. It fails only when even the lean report
 // (report.md and results.json, 20 names per scenario, no series) does not fit.
-func ConfigMapData(r *analysis.Result, dash DashboardOptions, page HTMLOptions) (map[string]string, error) {
+func ConfigMapData(r *result.Result, dash DashboardOptions, page HTMLOptions) (map[string]string, error) {
 	for _, step := range trimSteps {
 		rr := r
 		if step.requests >= 0 {
@@ -65,7 +65,7 @@ func ConfigMapData(r *analysis.Result, dash DashboardOptions, page HTMLOptions) 
 
 // leanDocuments are report.md and results.json alone, every note shortened to maxLeanNote
 // bytes, with a note saying what was left out.
-func leanDocuments(r *analysis.Result) (map[string]string, error) {
+func leanDocuments(r *result.Result) (map[string]string, error) {
 	c := *r
 	c.Notes = make([]string, 0, len(r.Notes)+1)
 	for _, n := range r.Notes {
@@ -86,7 +86,7 @@ func leanDocuments(r *analysis.Result) (map[string]string, error) {
 	return map[string]string{KeyMarkdown: Markdown(&c), KeyJSON: string(js)}, nil
 }
 
-func documents(r *analysis.Result, dash DashboardOptions, pageOpts HTMLOptions) (map[string]string, error) {
+func documents(r *result.Result, dash DashboardOptions, pageOpts HTMLOptions) (map[string]string, error) {
 	js, err := JSON(r)
 	if err != nil {
 		return nil, err
@@ -113,9 +113,9 @@ func dataSize(data map[string]string) int {
 // TrimRequests returns a copy of r that lists at most keep request names per scenario, in the
 // whole window and in every slice of it, with a note saying so when the whole window's list was
 // cut. r is left as it was.
-func TrimRequests(r *analysis.Result, keep int) *analysis.Result {
+func TrimRequests(r *result.Result, keep int) *result.Result {
 	c := *r
-	c.Scenarios = make([]analysis.ScenarioResult, len(r.Scenarios))
+	c.Scenarios = make([]result.ScenarioResult, len(r.Scenarios))
 	trimmed := false
 	for i, s := range r.Scenarios {
 		if len(s.Requests) > keep {
@@ -127,7 +127,7 @@ func TrimRequests(r *analysis.Result, keep int) *analysis.Result {
 	c.Slices = nil
 	for _, sl := range r.Slices {
 		sc := sl
-		sc.Scenarios = make([]analysis.ScenarioResult, len(sl.Scenarios))
+		sc.Scenarios = make([]result.ScenarioResult, len(sl.Scenarios))
 		for i, s := range sl.Scenarios {
 			if len(s.Requests) > keep {
 				s.Requests = s.Requests[:keep]
@@ -145,14 +145,14 @@ func TrimRequests(r *analysis.Result, keep int) *analysis.Result {
 // TrimQuerySeries returns a copy of r that lists at most keep series of each custom query, the
 // largest values, in the whole window and in every slice,
 // counting the rest in SeriesDropped, with a note when a list was cut. r is left as it was.
-func TrimQuerySeries(r *analysis.Result, keep int) *analysis.Result {
+func TrimQuerySeries(r *result.Result, keep int) *result.Result {
 	c := *r
 	trimmed := false
-	trim := func(qs []analysis.QueryResult) []analysis.QueryResult {
+	trim := func(qs []result.QueryResult) []result.QueryResult {
 		if qs == nil {
 			return nil
 		}
-		out := make([]analysis.QueryResult, len(qs))
+		out := make([]result.QueryResult, len(qs))
 		for i, q := range qs {
 			if len(q.Series) > keep {
 				q.Series = largestSeries(q.Series, keep)
@@ -176,7 +176,7 @@ func TrimQuerySeries(r *analysis.Result, keep int) *analysis.Result {
 }
 
 // largestSeries keeps the keep series of the largest values, in their order.
-func largestSeries(series []analysis.QuerySeries, keep int) []analysis.QuerySeries {
+func largestSeries(series []result.QuerySeries, keep int) []result.QuerySeries {
 	idx := make([]int, len(series))
 	for i := range idx {
 		idx[i] = i
@@ -190,7 +190,7 @@ func largestSeries(series []analysis.QuerySeries, keep int) []analysis.QuerySeri
 	sort.SliceStable(idx, func(a, b int) bool { return value(idx[a]) > value(idx[b]) })
 	idx = idx[:keep]
 	sort.Ints(idx)
-	out := make([]analysis.QuerySeries, keep)
+	out := make([]result.QuerySeries, keep)
 	for i, j := range idx {
 		out[i] = series[j]
 	}

@@ -7,27 +7,28 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
 // manyRequests is a run whose one scenario made n differently named requests, the most
 // frequent first as the analysis lists them; every slice lists them too.
-func manyRequests(n, nameLen int) *analysis.Result {
+func manyRequests(n, nameLen int) *result.Result {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	sc := analysis.ScenarioResult{Name: "browse"}
+	sc := result.ScenarioResult{Name: "browse"}
 	for i := range n {
 		count := int64(n - i)
 		name := fmt.Sprintf("GET /items/%05d/", i)
 		name += strings.Repeat("x", max(0, nameLen-len(name)))
-		sc.Requests = append(sc.Requests, analysis.RequestResult{Name: name, RequestStats: analysis.RequestStats{Requests: &count}})
+		sc.Requests = append(sc.Requests, result.RequestResult{Name: name, RequestStats: result.RequestStats{Requests: &count}})
 	}
 	total := int64(n * (n + 1) / 2)
 	sc.RequestStats.Requests = &total
-	return &analysis.Result{Experiment: "many", Namespace: "perf", TestID: "many-1",
-		Window:    analysis.WindowInfo{Start: start, End: start.Add(10 * time.Minute)},
+	return &result.Result{Experiment: "many", Namespace: "perf", TestID: "many-1",
+		Window:    result.WindowInfo{Start: start, End: start.Add(10 * time.Minute)},
 		Notes:     []string{"a note of the analysis"},
-		Scenarios: []analysis.ScenarioResult{sc},
-		Slices: []analysis.SliceResult{{Name: "first half", Start: start, End: start.Add(5 * time.Minute),
-			Scenarios: []analysis.ScenarioResult{sc}}},
+		Scenarios: []result.ScenarioResult{sc},
+		Slices: []result.SliceResult{{Name: "first half", Start: start, End: start.Add(5 * time.Minute),
+			Scenarios: []result.ScenarioResult{sc}}},
 	}
 }
 
@@ -72,7 +73,7 @@ func TestTrimRequests(t *testing.T) {
 func TestConfigMapData(t *testing.T) {
 	tests := []struct {
 		name     string
-		result   *analysis.Result
+		result   *result.Result
 		wantKept int // request names listed in results.json; -1: the report does not fit
 		wantLean bool
 	}{
@@ -80,12 +81,12 @@ func TestConfigMapData(t *testing.T) {
 		// 2,000 names of 200 bytes are over 400 KB in results.json alone, over the bound
 		// with the other documents; 500 of them fit.
 		{name: "a report too large keeps the most frequent names that fit", result: manyRequests(2000, 200), wantKept: 500},
-		{name: "a report too large even with 20 names keeps its numbers in report.md and results.json", result: func() *analysis.Result {
+		{name: "a report too large even with 20 names keeps its numbers in report.md and results.json", result: func() *result.Result {
 			r := manyRequests(10, 0)
 			r.Notes = append(r.Notes, strings.Repeat("n", MaxConfigMapBytes))
 			return r
 		}(), wantKept: 10, wantLean: true},
-		{name: "a report too large even lean is refused", result: func() *analysis.Result {
+		{name: "a report too large even lean is refused", result: func() *result.Result {
 			r := manyRequests(10, 0)
 			for range MaxConfigMapBytes / 1000 {
 				r.Notes = append(r.Notes, strings.Repeat("n", 1000))
@@ -143,18 +144,18 @@ func lastLine(s string) string {
 // manySeries is a run with queries custom queries, each returning series labelled series (the
 // analysis keeps at most analysis.MaxQuerySeriesKept), every label value 200 bytes long, in
 // the whole window and in two slices: the most the analysis keeps of what a user can write.
-func manySeries(queries, series int) *analysis.Result {
+func manySeries(queries, series int) *result.Result {
 	r := manyRequests(5, 0)
-	var qs []analysis.QueryResult
+	var qs []result.QueryResult
 	for q := range queries {
-		qr := analysis.QueryResult{Name: fmt.Sprintf("q%02d", q), Query: "sum by (pod) (x)", SeriesDropped: 3000}
+		qr := result.QueryResult{Name: fmt.Sprintf("q%02d", q), Query: "sum by (pod) (x)", SeriesDropped: 3000}
 		for i := range series {
 			labels := map[string]string{}
 			for l := range 32 {
 				labels[fmt.Sprintf("label%02d", l)] = fmt.Sprintf("%03d-%s", i, strings.Repeat("v", 196))
 			}
 			v := float64(i)
-			qr.Series = append(qr.Series, analysis.QuerySeries{Labels: labels, Value: &v})
+			qr.Series = append(qr.Series, result.QuerySeries{Labels: labels, Value: &v})
 		}
 		qs = append(qs, qr)
 	}
@@ -169,7 +170,7 @@ func manySeries(queries, series int) *analysis.Result {
 func TestTrimQuerySeries(t *testing.T) {
 	r := manySeries(2, 30)
 	got := TrimQuerySeries(r, 10)
-	for _, qs := range [][]analysis.QueryResult{got.Queries, got.Slices[0].Queries, got.Slices[1].Queries} {
+	for _, qs := range [][]result.QueryResult{got.Queries, got.Slices[0].Queries, got.Slices[1].Queries} {
 		for _, q := range qs {
 			if len(q.Series) != 10 || q.SeriesDropped != 3000+20 {
 				t.Fatalf("query %s: %d series kept, %d dropped; want 10 and 3020", q.Name, len(q.Series), q.SeriesDropped)

@@ -4,19 +4,19 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
 func TestBestArm(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	arm := func(name string, change perfexpv1alpha1.Change, p95Deltas ...float64) report.SweepArmResult {
-		c := &analysis.Comparison{Change: change}
+		c := &result.Comparison{Change: change}
 		for _, d := range p95Deltas {
-			c.Metrics = append(c.Metrics, analysis.MetricComparison{Scenario: "s", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(d)})
+			c.Metrics = append(c.Metrics, result.MetricComparison{Scenario: "s", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(d)})
 		}
 		// A request-level metric with a larger change must not count: the headline is per scenario.
-		c.Metrics = append(c.Metrics, analysis.MetricComparison{Scenario: "s", Request: "r", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(-90)})
+		c.Metrics = append(c.Metrics, result.MetricComparison{Scenario: "s", Request: "r", Kind: perfexpv1alpha1.MetricP95, DeltaPercent: f(-90)})
 		return report.SweepArmResult{Name: name, Comparison: c}
 	}
 	tests := []struct {

@@ -5,7 +5,8 @@ import (
 	"math"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -13,7 +14,7 @@ import (
 type Outcome struct {
 	Phase perfexpv1alpha1.Phase
 	// Result is the run's results.json; nil when it has none.
-	Result *analysis.Result
+	Result *result.Result
 }
 
 // Compare builds the sweep's results once every run has ended: each arm's statistics (means
@@ -25,7 +26,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		Sweep: s.Name, Namespace: s.Namespace, Repeats: max(1, int(s.Spec.Repeats)),
 		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter,
 	}
-	results := map[string][]*analysis.Result{}
+	results := map[string][]*result.Result{}
 	for _, arm := range p.Arms {
 		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
@@ -47,17 +48,17 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		out.Arms = append(out.Arms, a)
 	}
 
-	opts := analysis.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
-	comparisons := make([]*analysis.Comparison, 0, len(out.Arms)-1)
+	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
+	comparisons := make([]*result.Comparison, 0, len(out.Arms)-1)
 	for i := range out.Arms {
 		a := &out.Arms[i]
 		if a.Baseline == "" {
 			continue
 		}
-		a.Comparison = analysis.CompareRuns(results[a.Baseline], results[a.Name], opts)
+		a.Comparison = judge.CompareRuns(results[a.Baseline], results[a.Name], opts)
 		comparisons = append(comparisons, a.Comparison)
 	}
-	analysis.AdjustArms(comparisons)
+	judge.AdjustArms(comparisons)
 	out.BestArm = bestArm(out.Arms)
 	out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
 		"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(comparisons)))
@@ -73,7 +74,7 @@ func minChange(s *perfexpv1alpha1.PerfSweep) float64 {
 
 // scenarioMeans averages each scenario's avg, p95, rate and error % over the runs that report
 // it. They are for the table and the charts; the verdicts come from the comparison.
-func scenarioMeans(runs []*analysis.Result) []report.SweepScenarioStats {
+func scenarioMeans(runs []*result.Result) []report.SweepScenarioStats {
 	var out []report.SweepScenarioStats
 	index := map[string]int{}
 	type sums struct{ avg, p95, rate, errs []float64 }

@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
 
 func f(v float64) *float64 { return &v }
 
-func result(name string, p95, rate float64) *analysis.Result {
-	return &analysis.Result{Experiment: name, Validity: perfexpv1alpha1.Valid, Scenarios: []analysis.ScenarioResult{
-		{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: analysis.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}},
+func runResult(name string, p95, rate float64) *result.Result {
+	return &result.Result{Experiment: name, Validity: perfexpv1alpha1.Valid, Scenarios: []result.ScenarioResult{
+		{Name: "checkinout", Validity: perfexpv1alpha1.Valid, RequestStats: result.RequestStats{Avg: f(p95 / 2), P95: f(p95), Rate: f(rate)}},
 	}}
 }
 
@@ -25,7 +25,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := func(name string, p95, rate float64) sweep.Outcome {
-		return sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: result(name, p95, rate)}
+		return sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(name, p95, rate)}
 	}
 	outcomes := map[string]sweep.Outcome{
 		"pool-baseline-1": ok("pool-baseline-1", 100, 50), "pool-baseline-2": ok("pool-baseline-2", 120, 52),
@@ -74,7 +74,7 @@ func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
 	}
 	outcomes := map[string]sweep.Outcome{}
 	for _, r := range p.Runs {
-		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: result(r.Name, 100, 50)}
+		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(r.Name, 100, 50)}
 	}
 	r := sweep.Compare(s, p, outcomes)
 	want := map[string]string{"pool-1": "pool-baseline-1", "pool-1-busy": "pool-baseline-vus-20-1"}

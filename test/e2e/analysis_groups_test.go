@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
@@ -84,7 +84,7 @@ func TestAnalysisReportsGroupsAndTrends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sc *analysis.ScenarioResult
+	var sc *result.ScenarioResult
 	for i := range res.Scenarios {
 		if res.Scenarios[i].Name == "checkinout" {
 			sc = &res.Scenarios[i]
@@ -96,7 +96,7 @@ func TestAnalysisReportsGroupsAndTrends(t *testing.T) {
 	type row struct {
 		metric string
 		count  *int64
-		l      analysis.Latency
+		l      result.Latency
 	}
 	var rows []row
 	for _, g := range sc.Groups {

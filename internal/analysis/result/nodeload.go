@@ -1,0 +1,58 @@
+package result
+
+import (
+	"fmt"
+)
+
+// NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
+// (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
+// machine. A single run cannot tell such load from the variant's effect, so a single-run
+// comparison whose two runs saw very different node load is not decided (see internal/judge's NodeLoadProblem).
+type NodeLoad struct {
+	// Source says how the node's CPU was read: SourceRootCgroup (cAdvisor's id="/" series, the
+	// whole machine) or SourcePods (the sum of every pod's containers; processes outside pods
+	// are not seen). kube-prometheus-stack drops cAdvisor series without a pod label by
+	// default, the root cgroup's among them, so the second is what most users have.
+	Source string `json:"source"`
+	// Node is the instance label of the node with the most other load; Nodes counts the nodes
+	// that ran the experiment's containers.
+	Node  string `json:"node"`
+	Nodes int    `json:"nodes"`
+	// Cores is that node's CPU count (cAdvisor's machine_cpu_cores), 0 when unknown.
+	Cores float64 `json:"cores,omitempty"`
+	// OtherCores is the mean CPU (cores) used on that node outside the experiment's
+	// namespaces over the measured window; OtherPeakCores the 90th percentile over its steps.
+	OtherCores     float64 `json:"otherCores"`
+	OtherPeakCores float64 `json:"otherPeakCores"`
+	// OwnCores is the mean CPU of the experiment's namespaces (target and runners) on it.
+	OwnCores float64 `json:"ownCores"`
+	// Steps is how many evaluation steps had both readings.
+	Steps int `json:"steps"`
+}
+
+// OtherPercent is the mean other load as a share of the node's cores, or -1 when the core count
+// is unknown.
+func (n *NodeLoad) OtherPercent() float64 {
+	if n == nil || n.Cores <= 0 {
+		return -1
+	}
+	return 100 * n.OtherCores / n.Cores
+}
+
+// String is the node load as the report says it.
+func (n *NodeLoad) String() string {
+	if n == nil {
+		return "not measured"
+	}
+	s := fmt.Sprintf("%.2f cores (90th percentile %.2f) outside the experiment", n.OtherCores, n.OtherPeakCores)
+	if p := n.OtherPercent(); p >= 0 {
+		s = fmt.Sprintf("%.2f of %g cores, %.0f %% (90th percentile %.2f), outside the experiment", n.OtherCores, n.Cores, p, n.OtherPeakCores)
+	}
+	return s
+}
+
+// How NodeLoad.Source read the node's CPU.
+const (
+	SourceRootCgroup = "cAdvisor root cgroup"
+	SourcePods       = "sum of all pods"
+)

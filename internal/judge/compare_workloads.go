@@ -1,0 +1,227 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// workloadMetrics are compared for every workload, in the report's order.
+var workloadMetrics = []perfexpv1alpha1.ObjectiveMetric{result.MetricCPU, result.MetricMemory}
+
+// noWorkloadIntervals is why a single-run comparison of a workload cannot be made against a
+// baseline analysed before results kept per-interval CPU and memory.
+const noWorkloadIntervals = "the baseline's results hold no per-interval CPU and memory (analysed by an older perfexp); compare repeated runs, or run the baseline again"
+
+// findWorkloadResult is a workload of a result matched by kind, namespace and name.
+func findWorkloadResult(r *result.Result, w result.WorkloadResult) *result.WorkloadResult {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Workloads {
+		if b := &r.Workloads[i]; b.Kind == w.Kind && b.Namespace == w.Namespace && b.Name == w.Name {
+			return b
+		}
+	}
+	return nil
+}
+
+// workloadValue is a workload's mean CPU (cores) or memory (MiB, the unit comparisons show).
+func workloadValue(w *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
+	if w == nil {
+		return nil
+	}
+	if m == result.MetricCPU {
+		return w.CPUAvg
+	}
+	if w.MemoryAvg == nil {
+		return nil
+	}
+	return result.Num(*w.MemoryAvg / (1 << 20))
+}
+
+// newWorkloadComparison is the row of one workload's metric, with both runs' values and pods.
+// A variant that scaled the workload is compared on the totals (what the service costs), and
+// Pods beside BaselinePods makes the scaling visible.
+func newWorkloadComparison(w, bw *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) result.MetricComparison {
+	what := "cpu avg"
+	if m == result.MetricMemory {
+		what = "memory avg"
+	}
+	mc := result.MetricComparison{Metric: fmt.Sprintf("%s/%s %s", w.Namespace, w.Name, what), Kind: m, Unit: metricUnit(m),
+		Workload: workloadRef(w.Kind, w.Namespace, w.Name), Pods: w.Pods, BaselinePods: bw.Pods}
+	mc.Value, mc.Baseline = workloadValue(w, m), workloadValue(bw, m)
+	fillDelta(&mc)
+	return mc
+}
+
+// workloadRef names a workload as comparisons do: "Deployment/shop/api".
+func workloadRef(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// workloadRows compare every workload found in both single runs on its per-interval CPU and
+// memory, with the moving-block bootstrap of the latencies.
+func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, seed ...string) []result.MetricComparison {
+	var out []result.MetricComparison
+	for i := range r.Workloads {
+		w := &r.Workloads[i]
+		bw := findWorkloadResult(base, *w)
+		if bw == nil {
+			continue
+		}
+		for _, m := range workloadMetrics {
+			mc := newWorkloadComparison(w, bw, m)
+			ci, bi := cur.FindWorkload(w.Kind, w.Namespace, w.Name), baseIv.FindWorkload(w.Kind, w.Namespace, w.Name)
+			switch {
+			case mc.Value == nil || mc.Baseline == nil:
+				setUnknown(&mc, "no use measured in one of the runs")
+			case baseIv == nil || len(baseIv.Workloads) == 0:
+				setUnknown(&mc, noWorkloadIntervals)
+			case ci == nil || bi == nil:
+				setUnknown(&mc, "no per-interval CPU and memory for it in one of the runs")
+			default:
+				e := meanBootstrap(ci.Values(m), bi.Values(m), o.MinChangePercent, o.Resamples,
+					seedOf(append(seed, mc.Workload, string(m))...))
+				if e == nil {
+					setUnknown(&mc, "no use measured in one of the runs")
+					break
+				}
+				fill(&mc, e, result.MethodBlockBootstrap, "intervals")
+			}
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// workloadRunRows compare every workload found in the first run of each side on the runs' mean
+// CPU and memory, with Welch's t on their logs as for latencies.
+func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
+	var out []result.MetricComparison
+	for i := range cur[0].Workloads {
+		w := &cur[0].Workloads[i]
+		bw := findWorkloadResult(base[0], *w)
+		if bw == nil {
+			continue
+		}
+		for _, m := range workloadMetrics {
+			mc := newWorkloadComparison(w, bw, m)
+			vc, pc := workloadRunValues(cur, *w, m)
+			vb, pb := workloadRunValues(base, *w, m)
+			mc.Value, mc.Baseline, mc.Pods, mc.BaselinePods = mean(vc), mean(vb), pc, pb
+			mc.Delta, mc.DeltaPercent = nil, nil
+			fillDelta(&mc)
+			if len(vc) < len(cur) || len(vb) < len(base) {
+				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+			} else {
+				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent), result.MethodRuns, "runs")
+			}
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// workloadRunValues is the workload's metric in each run that has it, and the most pods any
+// of those runs had.
+func workloadRunValues(rs []*result.Result, w result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) ([]float64, int) {
+	var out []float64
+	pods := 0
+	for _, r := range rs {
+		rw := findWorkloadResult(r, w)
+		if v := workloadValue(rw, m); v != nil && result.Finite(*v) {
+			out = append(out, *v)
+			pods = max(pods, rw.Pods)
+		}
+	}
+	return out, pods
+}
+
+// meanBootstrap estimates the change of the mean of per-interval values between two single
+// runs (log of the ratio of the means) with the moving-block bootstrap the latencies use:
+// circular blocks of about sqrt(n) neighbouring intervals, drawn with replacement from each run
+// independently, and the same correction of the interval's width for few intervals. Intervals
+// without a value are left out. It returns nil when either run has no use at all.
+func meanBootstrap(cur, base []float64, minChange float64, resamples int, seed uint64) *effect {
+	c, b := present(cur), present(base)
+	mc, mb := meanOf(c), meanOf(b)
+	if len(c) == 0 || len(b) == 0 || mc <= 0 || mb <= 0 {
+		return nil
+	}
+	up, down, _ := thresholds(result.MetricCPU, minChange, 0)
+	e := &effect{logScale: true, up: up, down: down, n: len(c), baseN: len(b), point: math.Log(mc / mb)}
+	if len(c) < minBootstrapIntervals || len(b) < minBootstrapIntervals {
+		// The first minute of a run is the rate window, with no CPU rate inside the window.
+		e.few = fmtFew(len(c), len(b), minBootstrapIntervals, "intervals with cAdvisor samples") + " (measure at least 3 minutes, or repeat the runs)"
+		return e
+	}
+	if resamples <= 0 {
+		resamples = DefaultResamples
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	bc, bb := meanBlocks(c), meanBlocks(b)
+	ds := make([]float64, 0, resamples)
+	for range resamples {
+		x, y := bc.resample(rng), bb.resample(rng)
+		if x > 0 && y > 0 {
+			ds = append(ds, math.Log(x/y))
+		}
+	}
+	if len(ds) < resamples/2 {
+		e.few = "too few resamples had use on both sides"
+		return e
+	}
+	e.fromResamples(ds, bc.inflation()*bb.inflation())
+	return e
+}
+
+// valueBlocks are the sums of every circular block of one run's per-interval values.
+type valueBlocks struct {
+	blocks
+	sums []float64
+}
+
+func meanBlocks(vs []float64) *valueBlocks {
+	n := len(vs)
+	l := min(blockLength(n), n)
+	b := &valueBlocks{blocks: blocks{n: n, length: l}, sums: make([]float64, n)}
+	for i := range n {
+		for j := i; j < i+l; j++ {
+			b.sums[i] += vs[j%n]
+		}
+	}
+	return b
+}
+
+// resample is the mean of ceil(n/L) blocks drawn with replacement.
+func (b *valueBlocks) resample(rng *rand.Rand) float64 {
+	k := (b.n + b.length - 1) / b.length
+	var s float64
+	for range k {
+		s += b.sums[rng.IntN(b.n)]
+	}
+	return s / float64(k*b.length)
+}
+
+func present(vs []float64) []float64 {
+	out := make([]float64, 0, len(vs))
+	for _, v := range vs {
+		if result.Finite(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func meanOf(vs []float64) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return s / float64(len(vs))
+}

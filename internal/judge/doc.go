@@ -1,0 +1,24 @@
+// Package judge decides what a run's results mean: whether they are valid, how they compare
+// with a baseline, whether the objectives are met, and the verdict. It also holds the
+// statistics those decisions rest on and the leak and change-point detectors.
+//
+// It is pure: no Prometheus, no client-go, no controller-runtime. Its input is the result
+// model (internal/analysis/result) that the readers in internal/analysis fill, and every
+// function here is tested without a cluster.
+//
+// Where each decision is made:
+//   - verdict.go: the run's verdict (Verdict) and the ObjectivesMet condition.
+//   - validity.go: whether the results can be trusted (error rates, dropped iterations, drift).
+//   - objectives.go: each objective's outcome, absolute and relative to the baseline.
+//   - compare.go: a single run against a single baseline run (block bootstrap per row);
+//     rows.go lists the rows, baseline.go refuses a baseline that cannot be compared with.
+//   - runs.go: repeated runs against repeated baseline runs (CompareRuns, AdjustArms).
+//   - compare_custom.go, compare_script.go, compare_workloads.go: the rows of checks, custom
+//     metrics, Counters, iterations, and workloads' CPU and memory.
+//   - effect.go: an effect's interval against the thresholds: Regressed, Improved, no
+//     meaningful change, or Inconclusive (decide).
+//   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change.
+//   - guards.go: claims withheld when the node's other load or CPU throttling differ.
+//   - leak.go: the memory-leak verdict; changepoint.go: change points of a history.
+//   - bootstrap.go: the moving-block bootstrap the single-run comparison resamples with.
+package judge

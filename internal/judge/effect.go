@@ -1,0 +1,110 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+)
+
+// Confidence is the coverage of every interval perfexp reports; a verdict is decided on it.
+const Confidence = 0.95
+
+// alpha is 1 - Confidence: the error rate a claim of change is held to.
+const alpha = 1 - Confidence
+
+// DefaultMinChangePercent is the minimum meaningful change δ when
+// spec.analysis.minMeaningfulChangePercent is unset.
+const DefaultMinChangePercent = 5.0
+
+// errorRateFloorPoints is the smallest meaningful difference of two error rates, in percentage
+// points. Error rates are compared as differences, not ratios: near zero a ratio explodes
+// (0.01 % to 0.02 % is +100 %) while nothing a user cares about changed.
+const errorRateFloorPoints = 0.1
+
+// effect is an estimated change with its 95 % interval, on the metric's decision scale: log
+// ratio for relative metrics, percentage points for error rates. Logs make ratios symmetric
+// (×2 and ×½ are equally far from 1) and turn the products of noise into sums.
+type effect struct {
+	// point, low and high are the estimate and the interval on the decision scale.
+	point, low, high float64
+	// logScale is true when point/low/high are natural logs of the ratio cur/base.
+	logScale bool
+	// up and down are +δ and -δ on the decision scale: log(1+δ) and log(1-δ) for ratios.
+	up, down float64
+	// pNoChange is the two-sided p-value of "no change", a detail for the report.
+	pNoChange float64
+	// pBeyond is the two-sided p-value of "the change lies within ±δ": below alpha exactly
+	// when the interval lies beyond ±δ. Holm adjusts these.
+	pBeyond float64
+	// constant is true when both sides are the same constant (no errors anywhere): the
+	// change is exactly zero and can never be claimed, so it is left out of the multiplicity
+	// family (a hypothesis that cannot be rejected does not spend any of alpha).
+	constant bool
+	// n and baseN count the samples (intervals or runs) behind the estimate.
+	n, baseN int
+	// few is set when there were too few samples to estimate anything; the reason says so.
+	few string
+}
+
+// thresholds returns δ on the decision scale for a relative metric (in logs) or for an
+// error rate (in points, δ percent of the baseline's rate but at least the floor).
+func thresholds(kind perfexpv1alpha1.ObjectiveMetric, minChangePercent, baseErrorPercent float64) (up, down float64, logScale bool) {
+	if kind == perfexpv1alpha1.MetricErrorRate {
+		t := math.Max(errorRateFloorPoints, minChangePercent/100*baseErrorPercent)
+		return t, -t, false
+	}
+	return math.Log1p(minChangePercent / 100), math.Log1p(-minChangePercent / 100), true
+}
+
+// toDisplay turns a value on the decision scale into the reported one: percent of the
+// baseline for ratios, points for error rates.
+func (e *effect) toDisplay(v float64) float64 {
+	if e.logScale {
+		return 100 * math.Expm1(v)
+	}
+	return v
+}
+
+// decide applies the rule: beyond ±δ with the whole interval is a change (its direction named
+// by whether higher is better), inside ±δ with the whole interval is no meaningful change,
+// anything else is inconclusive, with the reason.
+func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) (perfexpv1alpha1.Change, string) {
+	if e.few != "" {
+		return perfexpv1alpha1.ChangeInconclusive, e.few
+	}
+	worse, better := perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved
+	if higherIsBetter(kind) {
+		worse, better = better, worse
+	}
+	switch {
+	case e.low > e.up:
+		return worse, ""
+	case e.high < e.down:
+		return better, ""
+	case e.low >= e.down && e.high <= e.up:
+		return perfexpv1alpha1.ChangeNoMeaningfulChange, ""
+	}
+	unit := "%"
+	if !e.logScale {
+		unit = " points"
+	}
+	lo, hi := e.toDisplay(e.low), e.toDisplay(e.high)
+	why := fmt.Sprintf("the 95%% interval [%+.1f, %+.1f]%s straddles ±%.3g%s", lo, hi, unit, e.toDisplay(e.up), unit)
+	if e.low < e.down && e.high > e.up {
+		why += fmt.Sprintf(": too noisy (%d and %d %s); more or longer runs narrow it", e.n, e.baseN, sampleUnit)
+	}
+	return perfexpv1alpha1.ChangeInconclusive, why
+}
+
+// pValues fills pNoChange and pBeyond from the distribution of the estimate: cdf(x) is the
+// probability that it lies at or below x under the sampling distribution centred on point.
+// For a t interval this is the t distribution; for the bootstrap the replicates' share.
+func (e *effect) pValues(cdf func(x float64) float64) {
+	p0 := 2 * math.Min(cdf(0), 1-cdf(0))
+	// H0 "change <= up" is rejected upwards when the estimate's distribution lies above up:
+	// its p-value is the share at or below up; likewise downwards.
+	pUp, pDown := cdf(e.up), 1-cdf(e.down)
+	e.pNoChange = math.Min(1, p0)
+	e.pBeyond = math.Min(1, 2*math.Min(pUp, pDown))
+}

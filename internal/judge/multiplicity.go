@@ -1,0 +1,155 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// holm returns Holm's step-down adjusted p-values: the i-th smallest p is multiplied by the
+// number of hypotheses not yet rejected (m - i), and the adjusted values are made monotone.
+// Rejecting where the adjusted p is below alpha keeps the chance of any false claim in the
+// family at alpha, whatever the dependence between the tests (the arms of a sweep share
+// their baseline, and the metrics of one run are correlated).
+func holm(ps []float64) []float64 {
+	m := len(ps)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	out := make([]float64, m)
+	running := 0.0
+	for rank, i := range order {
+		adj := min(1, float64(m-rank)*ps[i])
+		running = max(running, adj)
+		out[i] = running
+	}
+	return out
+}
+
+// family returns the primary metrics that take part in the multiplicity control: those with
+// a p-value of a meaningful change that could be claimed. A constant (no errors in either
+// run) can never be claimed and so spends none of alpha.
+func family(cs []*result.Comparison) []*result.MetricComparison {
+	var out []*result.MetricComparison
+	for _, c := range cs {
+		if refused(c) {
+			continue
+		}
+		for i := range c.Metrics {
+			mc := &c.Metrics[i]
+			if mc.Primary && mc.PBeyond != nil && !mc.Constant {
+				out = append(out, mc)
+			}
+		}
+	}
+	return out
+}
+
+// adjust applies Holm across the primary metrics of the comparisons together, then re-decides
+// each comparison's primary rows and headline. One comparison: the family is its primary
+// metrics; a sweep: the primary metrics of all its arms.
+func adjust(cs []*result.Comparison) {
+	fam := family(cs)
+	ps := make([]float64, len(fam))
+	for i, mc := range fam {
+		ps[i] = *mc.PBeyond
+	}
+	adj := holm(ps)
+	desc := fmt.Sprintf("Holm across %d primary %s", len(fam), plural(len(fam), "metric", "metrics"))
+	if n := armsCompared(cs); n > 1 {
+		desc += fmt.Sprintf(" of %d arms", n)
+	}
+	if len(fam) == 0 {
+		desc = "Holm (no primary metric had a change that could be claimed, so nothing to adjust)"
+	}
+	for i, mc := range fam {
+		mc.AdjustedP = result.Num(adj[i])
+		mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
+		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
+		if claimed && adj[i] >= alpha {
+			mc.Change = perfexpv1alpha1.ChangeInconclusive
+			mc.Why = fmt.Sprintf("%s at 95%%, but not after %s (adjusted p %.3g)", mc.Unadjusted, desc, adj[i])
+		}
+	}
+	for _, c := range cs {
+		if refused(c) {
+			continue
+		}
+		c.Multiplicity = desc
+		c.Change = Headline(c.Metrics)
+	}
+}
+
+// refused is a comparison that was not made (no baseline, a refused one): it has no metrics
+// to control.
+func refused(c *result.Comparison) bool {
+	return c == nil || c.Change == perfexpv1alpha1.ChangeUnknown && c.Message != ""
+}
+
+func armsCompared(cs []*result.Comparison) int {
+	n := 0
+	for _, c := range cs {
+		if !refused(c) {
+			n++
+		}
+	}
+	return n
+}
+
+// Headline decides a comparison from its primary rows (already adjusted): Regressed if one
+// regressed (a regression is the finding a team must not miss, even beside an improvement),
+// else Improved if one improved, NoMeaningfulChange if every primary metric was shown to stay
+// within δ, Inconclusive if any could not tell, Unknown if none could be compared.
+func Headline(ms []result.MetricComparison) perfexpv1alpha1.Change {
+	var regressed, improved, inconclusive, equivalent bool
+	for _, m := range ms {
+		if !m.Primary {
+			continue
+		}
+		switch m.Change {
+		case perfexpv1alpha1.ChangeRegressed:
+			regressed = true
+		case perfexpv1alpha1.ChangeImproved:
+			improved = true
+		case perfexpv1alpha1.ChangeNoMeaningfulChange:
+			equivalent = true
+		case perfexpv1alpha1.ChangeInconclusive, perfexpv1alpha1.ChangeUnknown:
+			inconclusive = true
+		}
+	}
+	switch {
+	case regressed:
+		return perfexpv1alpha1.ChangeRegressed
+	case improved:
+		return perfexpv1alpha1.ChangeImproved
+	case inconclusive:
+		if !equivalent && !anyKnown(ms) {
+			return perfexpv1alpha1.ChangeUnknown
+		}
+		return perfexpv1alpha1.ChangeInconclusive
+	case equivalent:
+		return perfexpv1alpha1.ChangeNoMeaningfulChange
+	}
+	return perfexpv1alpha1.ChangeUnknown
+}
+
+// anyKnown reports whether any primary metric was compared at all.
+func anyKnown(ms []result.MetricComparison) bool {
+	for _, m := range ms {
+		if m.Primary && m.Change != perfexpv1alpha1.ChangeUnknown && m.Change != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

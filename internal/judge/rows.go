@@ -1,0 +1,191 @@
+package judge
+
+import (
+	"strings"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// scenarioMetrics are compared for every scenario (and all together), in the report's order.
+var scenarioMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricAvg,
+	perfexpv1alpha1.MetricP50, perfexpv1alpha1.MetricP90, perfexpv1alpha1.MetricP99, perfexpv1alpha1.MetricRate, perfexpv1alpha1.MetricMax}
+
+// requestMetrics are compared for the most frequent request names.
+var requestMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
+
+// noIntervalsWhy is why a single-run row is Unknown when one run has no per-interval data for it.
+const noIntervalsWhy = "no per-interval data for it in one of the runs"
+
+// transactionMetrics are compared for each group and custom Trend found in both runs.
+var transactionMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricAvg}
+
+// row names one compared metric: of a scenario (or all), one of its request names, groups
+// or custom Trends.
+type row struct {
+	scenario, request string
+	group, trend      string
+	// iteration is the scenario's iteration duration (k6's iteration_duration).
+	iteration bool
+	// counter names a custom k6 Counter of the scenario (kind Count; see compare_script.go).
+	counter string
+	kind    perfexpv1alpha1.ObjectiveMetric
+}
+
+func (w row) label() string {
+	label := w.scenario
+	if w.scenario == "" {
+		label = "all"
+	}
+	switch {
+	case w.request != "":
+		label += "/" + w.request
+	case w.group != "":
+		label += " group " + w.group
+	case w.trend != "":
+		label += " trend " + w.trend
+	case w.iteration:
+		label += " iteration"
+	case w.counter != "":
+		return label + " counter " + w.counter + " rate"
+	}
+	return label + " " + strings.ToLower(string(w.kind))
+}
+
+// transaction is true for a group's, a custom Trend's, an iteration duration's or a Counter's
+// row: all are secondary, and none has a successful-only variant.
+func (w row) transaction() bool {
+	return w.group != "" || w.trend != "" || w.iteration || w.counter != ""
+}
+
+// stats are the statistics a row reads from a run, nil when the run has none.
+func (w row) stats(r *result.Result) *result.RequestStats {
+	if w.counter != "" {
+		return r.CounterStats(w.scenario, w.counter)
+	}
+	if w.iteration {
+		s, _ := r.IterationStats(w.scenario)
+		return s
+	}
+	if w.transaction() {
+		s, _, _ := transactionStats(r, w.scenario, w.group, w.trend)
+		return s
+	}
+	return r.Lookup(w.scenario, w.request)
+}
+
+// unit is a row's unit in a run: a plain-number Trend's is the script's own (empty).
+func (w row) unit(r *result.Result) string {
+	if w.counter != "" {
+		return counterUnit
+	}
+	if w.trend != "" {
+		_, u, _ := transactionStats(r, w.scenario, w.group, w.trend)
+		return u
+	}
+	return metricUnit(w.kind)
+}
+
+func (w row) key() result.IntervalKey {
+	if w.scenario == "" {
+		return result.IntervalKey{Scenario: result.AllScenarios}
+	}
+	return result.IntervalKey{Scenario: w.scenario, Request: w.request, Group: w.group, Trend: w.trend, Iteration: w.iteration, Counter: w.counter}
+}
+
+// rows lists what to compare for a result: all scenarios together (when there are several),
+// each scenario, its most frequent request names found in the baseline too, and every primary
+// metric and relative objective not among those.
+func rows(r, base *result.Result, o CompareOptions) []row {
+	var out []row
+	seen := map[row]bool{}
+	add := func(w row) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	if len(r.Scenarios) > 1 {
+		for _, m := range scenarioMetrics {
+			add(row{kind: m})
+		}
+	}
+	for _, s := range r.Scenarios {
+		for _, m := range scenarioMetrics {
+			add(row{scenario: s.Name, kind: m})
+		}
+	}
+	for _, s := range r.Scenarios {
+		n := 0
+		for _, rr := range s.Requests {
+			if n == TopRequestsCompared {
+				break
+			}
+			if base.Lookup(s.Name, rr.Name) == nil {
+				continue
+			}
+			n++
+			for _, m := range requestMetrics {
+				add(row{scenario: s.Name, request: rr.Name, kind: m})
+			}
+		}
+	}
+	// Groups and custom Trends found in both runs: secondary rows (never primary, so out of
+	// the headline's Holm family unless an objective names them).
+	for _, s := range r.Scenarios {
+		n := 0
+		for _, g := range s.Groups {
+			if n == TopRequestsCompared {
+				break
+			}
+			if st, _, _ := transactionStats(base, s.Name, g.Name, ""); st == nil {
+				continue
+			}
+			n++
+			for _, m := range transactionMetrics {
+				add(row{scenario: s.Name, group: g.Name, kind: m})
+			}
+		}
+		for _, t := range s.Trends {
+			if st, _, _ := transactionStats(base, s.Name, "", t.Name); st == nil {
+				continue
+			}
+			for _, m := range transactionMetrics {
+				add(row{scenario: s.Name, trend: t.Name, kind: m})
+			}
+		}
+	}
+	// Each scenario's iteration duration and custom Counters, when both runs have them:
+	// secondary as well.
+	for _, w := range scriptRows(r, base) {
+		add(w)
+	}
+	for _, p := range o.Primary {
+		if p.Scenario != "" {
+			add(row{scenario: p.Scenario, request: p.Request, kind: p.Metric})
+			continue
+		}
+		for _, s := range r.Scenarios {
+			add(row{scenario: s.Name, kind: p.Metric})
+		}
+	}
+	for _, ob := range o.Objectives {
+		if (ob.MaxIncreasePercent != nil || ob.MaxDecreasePercent != nil) && ob.Metric != perfexpv1alpha1.MetricQuery {
+			add(objectiveRow(ob))
+		}
+	}
+	return out
+}
+
+// ComparedIntervals are the per-interval series a comparison of r with base shows: its request
+// names and transactions (groups, Trends, iterations).
+func ComparedIntervals(r, base *result.Result, a perfexpv1alpha1.Analysis) []result.IntervalKey {
+	opts, _ := OptionsFor(a)
+	var keys []result.IntervalKey
+	for _, w := range rows(r, base, opts.withDefaults()) {
+		if w.request != "" || w.transaction() {
+			keys = append(keys, w.key())
+		}
+	}
+	return keys
+}

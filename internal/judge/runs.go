@@ -1,0 +1,218 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/aclements/go-moremath/stats"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// CompareRuns compares the repeated runs of an arm with the repeated runs of its baseline,
+// with the run as the unit of replication. base and cur hold one Result per run (from each
+// experiment's report). The sweep controller calls it once per arm; AdjustArms then applies
+// the multiplicity control across the arms of a sweep.
+//
+// Each run contributes one statistic per metric (its p95, its average, ...). Latencies and
+// throughput are compared as the ratio of the geometric means of the runs, with Welch's t
+// interval on the logs (the way benchstat compares benchmark runs), so the interval holds
+// the noise between runs, which the intervals of one run cannot show. Error rates are
+// compared as the difference of the runs' mean error rates, in percentage points. Runs that
+// are not Valid are left out (and the comparison says so). With one run left on each side the
+// comparison falls back to the single-run block bootstrap over the runs' stored intervals.
+func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Comparison {
+	o := opts.withDefaults()
+	c := &result.Comparison{Change: perfexpv1alpha1.ChangeUnknown, Method: result.MethodRuns, MinChangePercent: o.MinChangePercent}
+	base, droppedBase := validRuns(base)
+	cur, droppedCur := validRuns(cur)
+	if len(base) > 0 {
+		c.Baseline = base[0].Experiment
+	}
+	var notes []string
+	if droppedBase+droppedCur > 0 {
+		notes = append(notes, fmt.Sprintf("%d baseline and %d arm runs were left out: their results are not Valid", droppedBase, droppedCur))
+	}
+	switch {
+	case len(base) == 0:
+		c.Message = "no valid baseline run to compare with"
+		return c
+	case len(cur) == 0:
+		c.Message = "no valid run to compare"
+		return c
+	}
+	ref := cur[0]
+	for _, r := range cur[1:] {
+		if d := runDifference(ref, r); d != "" {
+			c.Message = fmt.Sprintf("the runs of %s differ among themselves: %s", ref.Experiment, d)
+			return c
+		}
+	}
+	for _, r := range base {
+		b := &Baseline{Name: r.Experiment, TestID: r.TestID, Result: r}
+		if msg := BaselineProblem(ref, b); msg != "" {
+			c.Message = msg
+			return c
+		}
+	}
+	if len(base) == 1 && len(cur) == 1 {
+		if base[0].Intervals == nil || cur[0].Intervals == nil {
+			c.Message = "one valid run per side, and its results hold no per-interval data to compare (analysed by an older perfexp); repeat the runs"
+			return c
+		}
+		b := &Baseline{Name: base[0].Experiment, TestID: base[0].TestID, Result: base[0]}
+		single := Compare(cur[0], cur[0].Intervals, b, base[0].Intervals, o)
+		single.Notes = append(single.Notes, notes...)
+		return single
+	}
+	if failedIn(append(slices.Clone(cur), base...)...) {
+		notes = append(notes, SuccessfulLatencyNote)
+	}
+	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
+	for _, w := range rows(ref, base[0], o) {
+		mc := newMetricComparison(w, o)
+		vc, vb := runValues(cur, w), runValues(base, w)
+		mc.Unit = w.unit(ref)
+		mc.Value, mc.Baseline = mean(vc), mean(vb)
+		fillDelta(&mc)
+		switch {
+		case w.kind == perfexpv1alpha1.MetricMax:
+			setUnknown(&mc, "a maximum is one request's latency: it has no interval to decide on")
+		case len(vc) < len(cur) || len(vb) < len(base):
+			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+		default:
+			e := runEffect(vc, vb, w.kind, o.MinChangePercent)
+			fill(&mc, e, result.MethodRuns, "runs")
+			w.orientCounter(&mc, o.Objectives)
+		}
+		c.Metrics = append(c.Metrics, mc)
+	}
+	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
+	compareCustomRuns(c, cur, base, o)
+	finish(c)
+	return c
+}
+
+// AdjustArms applies Holm's multiplicity control across the primary metrics of all arms of one
+// sweep together, and re-decides each arm's headline, in place: with 4 arms of 2 primary
+// metrics each, a claim needs its p-value to survive a family of 8, so the chance that any
+// arm of an A/A sweep is called changed stays at 5 %.
+func AdjustArms(arms []*result.Comparison) { adjust(arms) }
+
+func validRuns(rs []*result.Result) ([]*result.Result, int) {
+	out := make([]*result.Result, 0, len(rs))
+	for _, r := range rs {
+		if r != nil && r.Validity == perfexpv1alpha1.Valid {
+			out = append(out, r)
+		}
+	}
+	return out, len(rs) - len(out)
+}
+
+// runDifference says how two runs of one arm differ in scenarios or load shape, or "".
+func runDifference(a, b *result.Result) string {
+	msg := BaselineProblem(a, &Baseline{Name: b.Experiment, Result: b})
+	return strings.TrimPrefix(msg, "baseline ")
+}
+
+// runValues is the metric of each run that has it.
+func runValues(rs []*result.Result, w row) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if v := w.compared(r, true); v != nil && result.Finite(*v) {
+			out = append(out, *v)
+		}
+	}
+	return out
+}
+
+func mean(vs []float64) *float64 {
+	if len(vs) == 0 {
+		return nil
+	}
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return result.Num(s / float64(len(vs)))
+}
+
+// runEffect estimates the change from per-run values: the difference of mean logs (the log of
+// the ratio of geometric means), or for error rates of means, with Welch's t interval. With a
+// single run on one side its variance cannot be estimated, so both sides share one (the
+// pooled two-sample t).
+func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minChange float64) *effect {
+	bm := *mean(base)
+	up, down, logScale := thresholds(kind, minChange, bm)
+	e := &effect{logScale: logScale, up: up, down: down, n: len(cur), baseN: len(base)}
+	xc, xb := cur, base
+	if logScale {
+		xc, xb = logs(cur), logs(base)
+		if xc == nil || xb == nil {
+			e.few = "a run has a zero value: no ratio"
+			return e
+		}
+	}
+	if len(cur)+len(base) < 3 {
+		e.few = fmtFew(len(cur), len(base), 2, "runs")
+		return e
+	}
+	mc, mb := *mean(xc), *mean(xb)
+	vc, vb := variance(xc, mc), variance(xb, mb)
+	e.point = mc - mb
+	var se, df float64
+	nc, nb := float64(len(xc)), float64(len(xb))
+	if len(xc) < 2 || len(xb) < 2 {
+		pooled := ((nc-1)*vc + (nb-1)*vb) / (nc + nb - 2)
+		se, df = math.Sqrt(pooled*(1/nc+1/nb)), nc+nb-2
+	} else {
+		a, b := vc/nc, vb/nb
+		se = math.Sqrt(a + b)
+		df = (a + b) * (a + b) / (a*a/(nc-1) + b*b/(nb-1))
+	}
+	if se == 0 || math.IsNaN(se) {
+		// Every run agrees exactly (no errors anywhere): the change is what it is.
+		e.low, e.high = e.point, e.point
+		e.pValues(func(x float64) float64 {
+			if x < e.point {
+				return 0
+			}
+			return 1
+		})
+		if e.point == 0 {
+			e.constant = true
+			e.pNoChange, e.pBeyond = 1, 1
+		}
+		return e
+	}
+	t := stats.TDist{V: df}
+	q := stats.InvCDF(t)(1 - alpha/2)
+	e.low, e.high = e.point-q*se, e.point+q*se
+	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
+	return e
+}
+
+func logs(vs []float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		if v <= 0 {
+			return nil
+		}
+		out[i] = math.Log(v)
+	}
+	return out
+}
+
+func variance(vs []float64, m float64) float64 {
+	if len(vs) < 2 {
+		return 0
+	}
+	var s float64
+	for _, v := range vs {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(vs)-1)
+}
