@@ -56,6 +56,7 @@ type Options struct {
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
+	RunnerServiceAccount  string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
@@ -81,7 +82,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.AllowedPrometheusURLs = splitList(s)
 		return nil
 	})
-	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts setup and load pods may run as; empty allows any.", func(s string) error {
+	fs.StringVar(&o.RunnerServiceAccount, "runner-service-account", access.DefaultRunnerServiceAccount, "Service account setup, teardown and load pods run as when the experiment names none; perfexp creates it in the experiment's namespace when it is missing, and mounts no token.")
+	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts, besides --runner-service-account, that setup, teardown and load pods may name (an entry ending in * matches by prefix; * allows any); empty allows none.", func(s string) error {
 		o.RunnerServiceAccounts = splitList(s)
 		return nil
 	})
@@ -242,6 +244,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),
 			GenericPatchKinds:     opts.GenericPatchKinds,
+			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
 			RunnerImages:          opts.RunnerImages,
 			DefaultImage:          opts.K6Image,
@@ -253,6 +256,10 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			RemoteWriteURL: opts.RemoteWriteURL,
 			Logs:           load.NewPodLogs(cs),
 			APIReader:      mgr.GetAPIReader(),
+			Pods: access.RunnerPods{
+				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
+				Images: opts.RunnerImages, DefaultImage: opts.K6Image,
+			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
 			Client:                c,
