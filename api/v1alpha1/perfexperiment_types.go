@@ -368,3 +368,9 @@ func ChildName(exp, suffix string, limit int) string {
 func (e *PerfExperiment) ReportName() string {
 	return ChildName(e.Name, strings.TrimPrefix(ReportSuffix, "-"), 63)
 }
+
+// DashboardName is the name of the experiment's Grafana dashboard ConfigMap in its own
+// namespace, <name>-dashboard, shortened like every child's name (see ChildName).
+func (e *PerfExperiment) DashboardName() string {
+	return ChildName(e.Name, "dashboard", 63)
+}

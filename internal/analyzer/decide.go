@@ -408,7 +408,10 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *analysis.Result, re
 	exp.Status.DashboardURL = dashboardURL
 	exp.Status.Results, exp.Status.Comparison = res.Status()
 	exp.Status.Verdict = res.Verdict
-	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
+	exp.Status.ReportRef = nil
+	if reportName != "" {
+		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
+	}
 	status, reason, message := analysis.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,

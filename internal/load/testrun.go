@@ -66,15 +66,15 @@ func (r *Runner) TestRun(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap 
 	tmp, tmpMount := tmpVolume()
 	res := resources(exp, u.sc)
 	runner := map[string]any{
-		"image":                        r.image(exp, u.sc),
-		"imagePullPolicy":              string(corev1.PullIfNotPresent),
-		"env":                          K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
-		"resources":                    res,
-		"metadata":                     map[string]any{"labels": lbl},
-		"securityContext":              runnerPodSecurity(r.opts.RunAsUser),
-		"containerSecurityContext":     restrictedContainer(),
-		"volumes":                      []corev1.Volume{tmp},
-		"volumeMounts":                 []corev1.VolumeMount{tmpMount},
+		"image":                    r.image(exp, u.sc),
+		"imagePullPolicy":          string(corev1.PullIfNotPresent),
+		"env":                      K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
+		"resources":                res,
+		"metadata":                 map[string]any{"labels": lbl},
+		"securityContext":          runnerPodSecurity(r.opts.RunAsUser),
+		"containerSecurityContext": restrictedContainer(),
+		"volumes":                  []corev1.Volume{tmp},
+		"volumeMounts":             []corev1.VolumeMount{tmpMount},
 	}
 	pod := corev1.PodSpec{}
 	r.placePod(&pod, exp.Spec.Load.Pod)
