@@ -281,6 +281,8 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		{flag: "analysis-attempt-timeout", value: "analysisAttemptTimeout", arg: "45s"},
 		{flag: "prometheus-timeout", value: "prometheusTimeout", arg: "30s"},
 		{flag: "baseline-arrival-grace", value: "baselineArrivalGrace", arg: "1m"},
+		{flag: "default-overall-timeout", value: "defaultOverallTimeout", arg: "12h"},
+		{flag: "max-overall-timeout", value: "maxOverallTimeout", arg: "72h"},
 	} {
 		if all.Lookup(f.flag) != nil {
 			values[f.value] = f.arg

@@ -83,8 +83,12 @@ const (
 	ReasonAborted               = "Aborted"
 	ReasonDeleted               = "Deleted"
 	ReasonTimedOut              = "TimedOut"
-	ReasonSucceeded             = "Succeeded"
-	ReasonInProgress            = "InProgress"
+	// ReasonInvalidTimeouts: spec.timeouts.overall is longer than the operator's
+	// --max-overall-timeout, or the planned load does not fit in the overall timeout (the
+	// spec's or the operator's default); refused before the experiment joins its queue.
+	ReasonInvalidTimeouts = "InvalidTimeouts"
+	ReasonSucceeded       = "Succeeded"
+	ReasonInProgress      = "InProgress"
 
 	// Reasons of a Ready=False found when the experiment leaves the queue, before anything is
 	// patched or any load runs.

@@ -147,8 +147,11 @@ type Timeouts struct {
 	Analysis *metav1.Duration `json:"analysis,omitempty"`
 
 	// overall bounds the experiment from leaving the queue to the end of load. When it passes,
-	// load is stopped, the environment restored and the experiment fails. Unset means no bound
-	// beyond the per-step timeouts. At most 720h (30 days).
+	// load is stopped, the environment restored and the experiment fails. Unset means the
+	// operator's --default-overall-timeout (48h unless the administrator changed it). At most
+	// 720h (30 days) here, and at most the operator's --max-overall-timeout (192h unless
+	// changed); a planned load that does not end within it is refused before the experiment
+	// joins its queue (InvalidTimeouts).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`

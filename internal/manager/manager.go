@@ -51,6 +51,9 @@ type Options struct {
 	AnalysisAttemptTimeout time.Duration
 	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
 	BaselineArrivalGrace time.Duration
+	// DefaultOverallTimeout bounds an experiment without spec.timeouts.overall;
+	// MaxOverallTimeout is the longest one an experiment may set.
+	DefaultOverallTimeout, MaxOverallTimeout time.Duration
 	// PrometheusTimeout bounds each request to Prometheus.
 	PrometheusTimeout time.Duration
 	// Access rules (internal/access, docs/security.md).
@@ -98,6 +101,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
+	fs.DurationVar(&o.DefaultOverallTimeout, "default-overall-timeout", controllers.DefaultOverallTimeout, "How long an experiment without spec.timeouts.overall may hold its queue, from leaving it to the end of its load; an experiment whose planned load is longer is refused before it joins the queue.")
+	fs.DurationVar(&o.MaxOverallTimeout, "max-overall-timeout", controllers.DefaultMaxOverallTimeout, "The longest spec.timeouts.overall an experiment may set (the API allows up to 720h); longer ones are refused before they join the queue.")
 	fs.BoolVar(&o.Dashboards.Enabled, "grafana-dashboards", false, "Write each analysed experiment's Grafana dashboard into a ConfigMap labelled for Grafana's dashboard sidecar.")
 	fs.StringVar(&o.Dashboards.Namespace, "grafana-dashboard-namespace", "", "Namespace of the dashboard ConfigMaps; empty means each experiment's own (the sidecar must then search every namespace).")
 	fs.Func("grafana-dashboard-label", "The label key=value the Grafana sidecar looks for (its label and labelValue; default grafana_dashboard=1).", func(s string) error {
@@ -239,6 +244,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
+		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
+		MaxOverallTimeout:       opts.MaxOverallTimeout,
 		Dashboards:              dashboards,
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
