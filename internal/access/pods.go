@@ -91,7 +91,8 @@ func (r *Rules) pods(exp *perfexpv1alpha1.PerfExperiment) *Refusal {
 	if pod := exp.Spec.Load.Pod; pod != nil {
 		loadAccount = pod.ServiceAccountName
 	}
-	images := []string{exp.Spec.Load.Image}
+	images := make([]string, 0, 1+len(exp.Spec.Load.Scenarios))
+	images = append(images, exp.Spec.Load.Image)
 	for _, s := range exp.Spec.Load.Scenarios {
 		images = append(images, s.Image)
 	}
