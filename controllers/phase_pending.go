@@ -25,6 +25,13 @@ func (r *PerfExperimentReconciler) reconcilePending(ctx context.Context, s *scop
 		r.fail(s, perfexpv1alpha1.ReasonInvalidTimeouts, "%s", problem)
 		return ctrl.Result{}, nil
 	}
+	if problem, err := r.queueProblem(ctx, exp); err != nil || problem != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		r.fail(s, perfexpv1alpha1.ReasonQueueNotAllowed, "%s", problem)
+		return ctrl.Result{}, nil
+	}
 	p, err := r.placeInQueue(ctx, exp)
 	if err != nil {
 		return ctrl.Result{}, err
