@@ -15,6 +15,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/load"
+	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -103,21 +104,17 @@ func publishHistory(ctx context.Context, c client.Client, reader client.Reader, 
 		return nil
 	}
 	section := report.HistorySection(h, exp.UID, report.DefaultHistoryRuns)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Status.ReportRef.Name}, cm); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+	target := publish.Report(exp)
+	target.Reader, target.ExistingOnly = reader, true
+	_, err := publish.ConfigMap(ctx, c, target, func(cm *corev1.ConfigMap) error {
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
-		if cm.Data[report.KeyHistory] == section {
-			return nil
-		}
 		cm.Data[report.KeyHistory] = section
 		cm.Data[report.KeyMarkdown] = report.WithHistory(cm.Data[report.KeyMarkdown], section)
-		return c.Update(ctx, cm)
+		return nil
 	})
+	return err
 }
 
 // labelValue is s cut to a label value's 63 characters; ":" is not allowed in one.

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
@@ -50,6 +51,9 @@ func (l *resultsLab) Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1
 	// A report, as the analyzer publishes one, for the history section to be added to.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: exp.Namespace, Name: exp.Name + "-report"},
 		Data: map[string]string{report.KeyMarkdown: "# " + exp.Name + "\n\n## Method\n\nk6 and Prometheus.\n"}}
+	if err := controllerutil.SetControllerReference(exp, cm, l.c.Scheme()); err != nil {
+		return step.Result{}, err
+	}
 	if err := l.c.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
 		return step.Result{}, err
 	}

@@ -85,6 +85,11 @@ type PerfExperimentReconciler struct {
 	// 0 fails at once.
 	BaselineArrivalGrace time.Duration
 
+	// DefaultOverallTimeout bounds an experiment without spec.timeouts.overall
+	// (DefaultOverallTimeout when unset); MaxOverallTimeout is the longest overall timeout an
+	// experiment may ask for (DefaultMaxOverallTimeout when unset). See overall.go.
+	DefaultOverallTimeout, MaxOverallTimeout time.Duration
+
 	// Dashboards deletes the dashboards an experiment had delivered to another namespace once
 	// it is gone; the Analyzer writes them. Nil deletes none.
 	Dashboards DashboardJanitor

@@ -3,18 +3,16 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
@@ -38,10 +36,13 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 	result := sweep.Compare(sw, s.plan, outcomes)
 	cm, err := r.publishSweepReport(ctx, sw, result)
 	if err != nil {
-		msg := err.Error()
+		msg, reason := err.Error(), perfexpv1alpha1.ReasonReportFailed
+		if _, ok := publish.IsNotOwned(err); ok {
+			reason = perfexpv1alpha1.ReasonConfigMapNotOwned
+		}
 		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, truncate("the sweep report could not be written: "+msg, 1024)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, perfexpv1alpha1.ReasonReportFailed, "%s", msg)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonReportFailed, "%s", msg)
+		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
+		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%s", msg)
 		return ctrl.Result{}, nil
 	}
 
@@ -77,12 +78,8 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 // runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when
 // the report is gone or unreadable, the summary kept in its status.
 func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*result.Result, error) {
-	name := exp.Name + perfexpv1alpha1.ReportSuffix
-	if exp.Status.ReportRef != nil {
-		name = exp.Status.ReportRef.Name
-	}
 	cm := &corev1.ConfigMap{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, cm)
+	err := r.Get(ctx, publish.Report(exp).Key, cm)
 	switch {
 	case err == nil:
 		if res, perr := report.ParseJSON([]byte(cm.Data[report.KeyJSON])); perr == nil {
@@ -112,23 +109,11 @@ func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfex
 	if size > report.MaxConfigMapBytes {
 		return nil, fmt.Errorf("the sweep report is %d bytes, more than a ConfigMap holds", size)
 	}
-	name := sw.Name
-	if max := 253 - len(perfexpv1alpha1.ReportSuffix); len(name) > max {
-		name = strings.TrimRight(name[:max], "-.")
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: sw.Namespace, Name: name + perfexpv1alpha1.ReportSuffix}}
-	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		if cm.Labels == nil {
-			cm.Labels = map[string]string{}
-		}
+	return publish.ConfigMap(ctx, r.Client, publish.SweepReport(sw), func(cm *corev1.ConfigMap) error {
 		cm.Labels[perfexpv1alpha1.LabelSweep] = sweepLabel(sw)
 		cm.Data = data
-		return controllerutil.SetControllerReference(sw, cm, r.Scheme())
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("writing the sweep report ConfigMap %s: %w", cm.Name, err)
-	}
-	return cm, nil
 }
 
 // sweepVerdict is Fail when regressions fail (failOnRegression) and an arm Regressed, else

@@ -21,6 +21,17 @@ func (r *PerfExperimentReconciler) reconcilePending(ctx context.Context, s *scop
 	exp := s.exp
 	exp.Status.Queue = QueueName(exp)
 	exp.Status.TestID = TestID(exp)
+	if problem := r.overallTimeoutProblem(exp); problem != "" {
+		r.fail(s, perfexpv1alpha1.ReasonInvalidTimeouts, "%s", problem)
+		return ctrl.Result{}, nil
+	}
+	if problem, err := r.queueProblem(ctx, exp); err != nil || problem != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		r.fail(s, perfexpv1alpha1.ReasonQueueNotAllowed, "%s", problem)
+		return ctrl.Result{}, nil
+	}
 	p, err := r.placeInQueue(ctx, exp)
 	if err != nil {
 		return ctrl.Result{}, err

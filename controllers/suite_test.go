@@ -60,6 +60,8 @@ type operatorOptions struct {
 	workers        int
 	attemptTimeout time.Duration
 	baselineGrace  time.Duration
+	// defaultOverall and maxOverall bound timeouts.overall (overall.go).
+	defaultOverall, maxOverall time.Duration
 	// config replaces the API server's config (a benchmark counts requests through its own).
 	config *rest.Config
 }
@@ -91,6 +93,8 @@ func startOperatorOpts(t testing.TB, env *testenv.Env, opts operatorOptions, env
 		MaxConcurrentReconciles: opts.workers,
 		AnalysisAttemptTimeout:  opts.attemptTimeout,
 		BaselineArrivalGrace:    opts.baselineGrace,
+		DefaultOverallTimeout:   opts.defaultOverall,
+		MaxOverallTimeout:       opts.maxOverall,
 		SkipNameValidation:      true,
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -182,7 +182,7 @@ func (r *PerfExperimentReconciler) checkAbortAndDeadline(ctx context.Context, s 
 			return true, nil
 		}
 	}
-	if t := timeouts(exp).Overall; t > 0 && exp.Status.StartTime != nil && failure(exp) == nil &&
+	if t := r.overallTimeout(exp); exp.Status.StartTime != nil && failure(exp) == nil &&
 		holdsEnvironment(phase) && phase != perfexpv1alpha1.PhaseRestoring &&
 		!s.now.Before(exp.Status.StartTime.Add(t)) {
 		r.fail(s, perfexpv1alpha1.ReasonTimedOut, "the overall timeout of %s passed", t)

@@ -61,3 +61,23 @@ func TestReportName(t *testing.T) {
 		t.Fatalf("ReportName() of a 253-character name = %q", got)
 	}
 }
+
+// Every ConfigMap perfexp publishes has a name derived the one way, so a long experiment or
+// sweep name never gives one the API server refuses.
+func TestPublishedNames(t *testing.T) {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	sw := &perfexpv1alpha1.PerfSweep{}
+	exp.Name, sw.Name = "checkout", "pool-size"
+	if got := exp.DashboardName(); got != "checkout-dashboard" {
+		t.Errorf("DashboardName() = %q", got)
+	}
+	if got := sw.ReportName(); got != "pool-size-report" {
+		t.Errorf("sweep ReportName() = %q", got)
+	}
+	exp.Name, sw.Name = strings.Repeat("x", 250), strings.Repeat("y", 253)
+	for what, got := range map[string]string{"dashboard": exp.DashboardName(), "sweep report": sw.ReportName()} {
+		if len(got) > 63 || validation.IsDNS1123Label(got) != nil {
+			t.Errorf("%s name %q of a long name: want a DNS label of at most 63 characters", what, got)
+		}
+	}
+}

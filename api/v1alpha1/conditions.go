@@ -92,8 +92,16 @@ const (
 	ReasonAborted               = "Aborted"
 	ReasonDeleted               = "Deleted"
 	ReasonTimedOut              = "TimedOut"
-	ReasonSucceeded             = "Succeeded"
-	ReasonInProgress            = "InProgress"
+	// ReasonInvalidTimeouts: spec.timeouts.overall is longer than the operator's
+	// --max-overall-timeout, or the planned load does not fit in the overall timeout (the
+	// spec's or the operator's default); refused before the experiment joins its queue.
+	ReasonInvalidTimeouts = "InvalidTimeouts"
+	// ReasonQueueNotAllowed: spec.queue names the queue of another namespace (a queue named
+	// like a namespace), whose annotation perfexp.dev/queue-members does not list the
+	// experiment's target namespace; refused before the experiment joins it.
+	ReasonQueueNotAllowed = "QueueNotAllowed"
+	ReasonSucceeded       = "Succeeded"
+	ReasonInProgress      = "InProgress"
 
 	// Reasons of a Ready=False found when the experiment leaves the queue, before anything is
 	// patched or any load runs.
@@ -158,6 +166,11 @@ const (
 // LabelAllowExperiments is the label by which a namespace opts in to being patched and read by
 // experiments (value "true"). Namespaces in the operator's --allowed-namespaces need no label.
 const LabelAllowExperiments = "perfexp.dev/allow-experiments"
+
+// AnnotationQueueMembers on a namespace lists, comma-separated, the other namespaces whose
+// experiments may join the queue named like it ("*" for any). A queue named like a namespace is
+// that namespace's by default: only experiments targeting it may join it.
+const AnnotationQueueMembers = "perfexp.dev/queue-members"
 
 // Reasons of the reconciler's own safeguards (docs/operations.md).
 const (

@@ -147,8 +147,11 @@ type Timeouts struct {
 	Analysis *metav1.Duration `json:"analysis,omitempty"`
 
 	// overall bounds the experiment from leaving the queue to the end of load. When it passes,
-	// load is stopped, the environment restored and the experiment fails. Unset means no bound
-	// beyond the per-step timeouts. At most 720h (30 days).
+	// load is stopped, the environment restored and the experiment fails. Unset means the
+	// operator's --default-overall-timeout (48h unless the administrator changed it). At most
+	// 720h (30 days) here, and at most the operator's --max-overall-timeout (192h unless
+	// changed); a planned load that does not end within it is refused before the experiment
+	// joins its queue (InvalidTimeouts).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -367,4 +370,10 @@ func ChildName(exp, suffix string, limit int) string {
 // ReportName is the name of the experiment's report ConfigMap, <name>-report (see ReportSuffix).
 func (e *PerfExperiment) ReportName() string {
 	return ChildName(e.Name, strings.TrimPrefix(ReportSuffix, "-"), 63)
+}
+
+// DashboardName is the name of the experiment's Grafana dashboard ConfigMap in its own
+// namespace, <name>-dashboard, shortened like every child's name (see ChildName).
+func (e *PerfExperiment) DashboardName() string {
+	return ChildName(e.Name, "dashboard", 63)
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -499,6 +501,12 @@ type PerfSweepList struct {
 	Items           []PerfSweep `json:"items"`
 }
 
+// ReportName is the name of the sweep's report ConfigMap, <name>-report, shortened like every
+// child's name (see ChildName).
+func (s *PerfSweep) ReportName() string {
+	return ChildName(s.Name, strings.TrimPrefix(ReportSuffix, "-"), 63)
+}
+
 // Condition types of a PerfSweep.
 const (
 	// ConditionExperimentsCreated is True once every run of the sweep exists as a
@@ -507,7 +515,9 @@ const (
 	ConditionExperimentsCreated = "ExperimentsCreated"
 
 	// ConditionReported is True once the sweep report was written, False while runs are in
-	// progress or when it could not be written.
+	// progress or when it could not be written. On a PerfExperiment it appears only when a
+	// report or dashboard could not be written: False/ConfigMapNotOwned (the results are in
+	// status all the same).
 	ConditionReported = "Reported"
 
 	// (ConditionReady, shared with PerfExperiment: True when the sweep succeeded, False when it
@@ -531,6 +541,9 @@ const (
 	ReasonReportFailed = "ReportFailed"
 	// ReasonReported: the sweep report was written.
 	ReasonReported = "Reported"
+	// ReasonConfigMapNotOwned: the report or dashboard ConfigMap's name is taken by a ConfigMap
+	// that is not perfexp's; perfexp left it alone and the message names it.
+	ReasonConfigMapNotOwned = "ConfigMapNotOwned"
 )
 
 // Labels and annotations on a sweep's runs.

@@ -140,11 +140,13 @@ func TestValidation(t *testing.T) {
 			t.Fatalf("changing a running experiment: got %v, want a refusal", err)
 		}
 		t.Logf("refused as expected: %v", err)
-		// The teardown too: it runs after the load, so a change would act on this run.
+		// The teardown Job runs after the load: swapping its image or service account during
+		// the run would run anything the author likes under the operator's name.
 		changed = exp.DeepCopy()
-		changed.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "busybox"}
-		if err := env.Client.Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
-			t.Fatalf("changing a running experiment's teardown: got %v, want a refusal", err)
+		changed.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/anything:1", ServiceAccountName: "admin"}
+		err = env.Client.Update(ctx, changed)
+		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
+			t.Fatalf("adding a teardown to a running experiment: got %v, want a refusal", err)
 		}
 		exp.Spec.Abort = true
 		if err := env.Client.Update(ctx, exp); err != nil {

@@ -51,8 +51,11 @@ type Rules struct {
 	// GenericPatchKinds are the kinds variant.patches may target, as Kind.group (Kind alone
 	// for the core group).
 	GenericPatchKinds []string
-	// RunnerServiceAccounts, when not empty, are the only service accounts setup and load pods
-	// may name.
+	// RunnerServiceAccount is the service account setup, teardown and load pods run as when
+	// the experiment names none; DefaultRunnerServiceAccount when empty.
+	RunnerServiceAccount string
+	// RunnerServiceAccounts are the other service accounts setup, teardown and load pods may
+	// name (an entry ending in * matches by prefix). Empty: none.
 	RunnerServiceAccounts []string
 	// RunnerImages, when not empty, are the only images setup and load pods may run (the
 	// operator's own k6 image is always allowed). An entry ending in * matches by prefix.
@@ -200,39 +203,6 @@ func (r *Rules) patchKinds(v *perfexpv1alpha1.Variant) *Refusal {
 			return refuse(perfexpv1alpha1.ReasonPatchKindNotAllowed,
 				"variant.patches[%d] targets %s, a kind the operator does not patch; allowed kinds: %s (the operator's --generic-patch-kinds)",
 				i, gk.String(), strings.Join(r.GenericPatchKinds, ", "))
-		}
-	}
-	return nil
-}
-
-// pods refuses service accounts and images outside the optional allow-lists.
-func (r *Rules) pods(exp *perfexpv1alpha1.PerfExperiment) *Refusal {
-	var accounts []string
-	images := []string{exp.Spec.Load.Image}
-	if p := exp.Spec.Load.Pod; p != nil {
-		accounts = append(accounts, p.ServiceAccountName)
-	}
-	for _, s := range exp.Spec.Load.Scenarios {
-		images = append(images, s.Image)
-	}
-	for _, s := range []*perfexpv1alpha1.Setup{exp.Spec.Setup, exp.Spec.Teardown} {
-		if s != nil {
-			accounts = append(accounts, s.ServiceAccountName)
-			images = append(images, s.Image)
-		}
-	}
-	if len(r.RunnerServiceAccounts) > 0 {
-		for _, sa := range accounts {
-			if sa != "" && !slices.Contains(r.RunnerServiceAccounts, sa) {
-				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "service account %s may not run setup, teardown or load pods; allowed: %s (the operator's --allowed-runner-service-accounts)", sa, strings.Join(r.RunnerServiceAccounts, ", "))
-			}
-		}
-	}
-	if len(r.RunnerImages) > 0 {
-		for _, img := range images {
-			if img != "" && img != r.DefaultImage && !matchAny(r.RunnerImages, img) {
-				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "image %s may not run setup, teardown or load pods; allowed: %s (the operator's --allowed-runner-images)", img, strings.Join(r.RunnerImages, ", "))
-			}
 		}
 	}
 	return nil

@@ -65,15 +65,23 @@ func TestRulesExperiment(t *testing.T) {
 		{name: "setup image outside the list", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.TargetNamespace = "library"
 			e.Spec.Setup = &perfexpv1alpha1.Setup{Image: "busybox"}
-		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "image busybox may not run"},
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "the setup Job may not run image busybox"},
 		{name: "the operator's k6 image and a listed one", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.TargetNamespace = "library"
 			e.Spec.Load.Image = "grafana/k6:1.8.1"
 			e.Spec.Setup = &perfexpv1alpha1.Setup{Image: "registry.example.com/perf/loader:3"}
 		}},
-		{name: "any service account when none are listed", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+		{name: "no service account but the runner's when none are listed", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.TargetNamespace = "library"
 			e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{ServiceAccountName: "anything"}
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "the load's pods may not run as service account anything; allowed: perfexp-runner"},
+		{name: "the teardown as the namespace's default account", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+			e.Spec.TargetNamespace = "library"
+			e.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/perf/loader:3", ServiceAccountName: "default"}
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "the teardown Job may not run as service account default"},
+		{name: "the runner account named explicitly", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+			e.Spec.TargetNamespace = "library"
+			e.Spec.Setup = &perfexpv1alpha1.Setup{Image: "registry.example.com/perf/loader:3", ServiceAccountName: access.DefaultRunnerServiceAccount}
 		}},
 		{name: "prometheusURL elsewhere", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.TargetNamespace = "library"

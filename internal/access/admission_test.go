@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +147,24 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 					Workloads: perfexpv1alpha1.WorkloadSelector{Names: []string{"web"}}, FromKafka: &perfexpv1alpha1.StrimziKafkaRef{Name: "other", Namespace: envC}}}}
 			}),
 			refused: "may not get kafkas.kafka.strimzi.io in namespace env-c"},
+		{name: "a Secret in a load scenario's env without get on secrets",
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Load.Scenarios[0].Env = secretEnv() }),
+			refused: "may not get secrets in namespace team-a"},
+		{name: "a Secret in the teardown's env without get on secrets",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/reset:1", Env: secretEnv()}
+			}),
+			refused: "may not get secrets in namespace team-a"},
+		{name: "a Secret in the setup's env with get on secrets",
+			rights: []right{{teamNS, "", "secrets", []string{"get"}}},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Setup = &perfexpv1alpha1.Setup{Image: "registry.example.com/datagen:1", Env: secretEnv()}
+			})},
+		{name: "a script ConfigMap without get on configmaps",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Load.Scenarios[0].Script = perfexpv1alpha1.ScriptSource{ConfigMap: &perfexpv1alpha1.ConfigMapScript{Name: "checkout"}}
+			}),
+			refused: "may not get configmaps in namespace team-a"},
 		{name: "twenty rights are checked within the API server's cost budget", admin: true,
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(10)...) })},
 		{name: "more than twenty rights are refused", admin: true,
@@ -223,6 +242,15 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 		{name: "template targets kube-system", admin: true,
 			obj:     sweep(map[string]any{"template": template("kube-system", nil), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "perfexp never changes anything in kube-system"},
+		{name: "a Secret in the template's setup env without get on secrets",
+			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			obj: sweep(map[string]any{"template": func() map[string]any {
+				t := template(envB, nil)
+				t["setup"] = map[string]any{"image": "registry.example.com/datagen:1", "env": []any{map[string]any{"name": "DB_PASSWORD",
+					"valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "db", "key": "password"}}}}}
+				return t
+			}(), "arms": []any{arm("a", deploymentVariant)}}),
+			refused: "may not get secrets in namespace team-a"},
 		{name: "every right held",
 			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}, {envB, "apps", "statefulsets", []string{"get", "patch"}}},
 			obj:    sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", configMapVariant)}, "matrix": statefulSetMatrix})},
@@ -363,4 +391,10 @@ func sweep(spec map[string]any) func(user string) client.Object {
 		u.SetName("sweep-" + user)
 		return u
 	}
+}
+
+// secretEnv is an env var whose value comes from a Secret of the experiment's namespace.
+func secretEnv() []perfexpv1alpha1.EnvVar {
+	return []perfexpv1alpha1.EnvVar{{Name: "DB_PASSWORD", ValueFrom: &perfexpv1alpha1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}}
 }

@@ -11,10 +11,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -23,6 +26,7 @@ import (
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 )
@@ -147,17 +151,34 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	if in.Baseline != nil {
 		pageOpts.Baseline = in.Baseline.Result // the page overlays the baseline's series
 	}
+	// A report or dashboard name taken by someone else's ConfigMap costs that ConfigMap only:
+	// the results still go into status, and a condition names what was left alone.
+	var taken []string
+	reportName := ""
 	cm, err := a.publish(ctx, exp, res, a.Dashboards.options(baseline), pageOpts)
-	if err != nil {
+	if n, ok := publish.IsNotOwned(err); ok {
+		taken = append(taken, n.Error())
+	} else if err != nil {
 		return step.Result{}, err
+	} else {
+		reportName = cm.Name
 	}
 	dashboardURL, err := a.Dashboards.publish(ctx, a.Client, exp, baseline, res)
-	if err != nil {
+	if n, ok := publish.IsNotOwned(err); ok {
+		taken = append(taken, n.Error())
+	} else if err != nil {
 		return step.Result{}, err
 	}
-	recordResults(exp, res, cm.Name, dashboardURL)
+	recordResults(exp, res, reportName, dashboardURL)
+	if len(taken) > 0 {
+		meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
+			Type: perfexpv1alpha1.ConditionReported, Status: metav1.ConditionFalse, Reason: perfexpv1alpha1.ReasonConfigMapNotOwned,
+			Message: truncate(strings.Join(taken, "; "), maxConditionMessage), ObservedGeneration: exp.Generation,
+		})
+		log.FromContext(ctx).Info("Left alone a ConfigMap that is not perfexp's", "experiment", client.ObjectKeyFromObject(exp), "message", strings.Join(taken, "; "))
+	}
 	log.FromContext(ctx).Info("Analyzed results", "experiment", client.ObjectKeyFromObject(exp), "verdict", res.Verdict,
-		"validity", res.Validity, "queries", res.PrometheusQueries, "report", cm.Name)
+		"validity", res.Validity, "queries", res.PrometheusQueries, "report", reportName)
 	return step.Done(), nil
 }
 

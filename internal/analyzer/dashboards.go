@@ -6,15 +6,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/dashboards"
+	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -94,9 +93,9 @@ func baselineRun(b *perfexpv1alpha1.PerfExperiment) *dashboards.Run {
 // dashboardConfigMap is where an experiment's dashboard goes.
 func (g *GrafanaDashboards) dashboardConfigMap(exp *perfexpv1alpha1.PerfExperiment) types.NamespacedName {
 	if g.Namespace == "" || g.Namespace == exp.Namespace {
-		return types.NamespacedName{Namespace: exp.Namespace, Name: exp.Name + "-dashboard"}
+		return types.NamespacedName{Namespace: exp.Namespace, Name: exp.DashboardName()}
 	}
-	return types.NamespacedName{Namespace: g.Namespace, Name: fmt.Sprintf("perfexp-%s-%s", exp.Namespace, exp.Status.TestID)}
+	return types.NamespacedName{Namespace: g.Namespace, Name: perfexpv1alpha1.ChildName("perfexp-"+exp.Namespace, exp.Status.TestID, 253)}
 }
 
 // publish writes the experiment's dashboard ConfigMap and returns status.dashboardURL.
@@ -110,12 +109,20 @@ func (g *GrafanaDashboards) publish(ctx context.Context, c client.Client, exp *p
 		return "", err
 	}
 	key := g.dashboardConfigMap(exp)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	lk, lv := g.label()
-	_, err = controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
-		if cm.Labels == nil {
-			cm.Labels = map[string]string{}
+	target := publish.Target{Key: key, For: "the Grafana dashboard of experiment " + exp.Namespace + "/" + exp.Name}
+	if key.Namespace == exp.Namespace {
+		target.Owner = exp
+	} else {
+		// No owner reference crosses namespaces: the labels say whose dashboard it is, and
+		// Forget finds it by them. Label values hold 63 characters; a longer name is found by
+		// its test id instead.
+		target.Marks = map[string]string{LabelDashboardOfNamespace: exp.Namespace, perfexpv1alpha1.LabelTestID: exp.Status.TestID}
+		if len(exp.Name) <= 63 {
+			target.Marks[LabelDashboardOf] = exp.Name
 		}
+	}
+	if _, err := publish.ConfigMap(ctx, c, target, func(cm *corev1.ConfigMap) error {
 		cm.Labels[lk] = lv
 		cm.Labels[perfexpv1alpha1.LabelTestID] = exp.Status.TestID
 		if g.FolderAnnotation != "" {
@@ -125,18 +132,9 @@ func (g *GrafanaDashboards) publish(ctx context.Context, c client.Client, exp *p
 			cm.Annotations[g.FolderAnnotation] = g.Folder
 		}
 		cm.Data = map[string]string{d.UID + ".json": string(body)}
-		if key.Namespace == exp.Namespace {
-			return controllerutil.SetControllerReference(exp, cm, c.Scheme())
-		}
-		// Label values hold 63 characters; a longer name is found by its test id instead.
-		if len(exp.Name) <= 63 {
-			cm.Labels[LabelDashboardOf] = exp.Name
-		}
-		cm.Labels[LabelDashboardOfNamespace] = exp.Namespace
 		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("writing the dashboard ConfigMap %s: %w", key, err)
+	}); err != nil {
+		return "", err
 	}
 	if g.BaseURL == "" {
 		return "", nil

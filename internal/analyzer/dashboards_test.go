@@ -2,11 +2,14 @@ package analyzer_test
 
 import (
 	"encoding/json"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -127,6 +130,43 @@ func TestDashboardDelivery(t *testing.T) {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(&cm), &corev1.ConfigMap{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("the dashboard of the deleted experiment is still there: %v", err)
+		}
+	})
+
+	t.Run("a report or dashboard name taken by someone else's ConfigMap is left alone, and the results are kept", func(t *testing.T) {
+		theirs := map[string]string{"owner": "the billing team"}
+		for _, name := range []string{"billing-report", "billing-dashboard"} {
+			mustCreate(t, env.Client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: theirs})
+		}
+		exp := analysed(t, "billing", &analyzer.GrafanaDashboards{Enabled: true})
+		if exp.Status.Results == nil || exp.Status.ReportRef != nil {
+			t.Errorf("results %v, reportRef %v; want the results in status and no report named", exp.Status.Results, exp.Status.ReportRef)
+		}
+		c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionReported)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != perfexpv1alpha1.ReasonConfigMapNotOwned ||
+			!strings.Contains(c.Message, ns+"/billing-report") || !strings.Contains(c.Message, ns+"/billing-dashboard") {
+			t.Fatalf("Reported condition %+v; want False/%s naming both ConfigMaps", c, perfexpv1alpha1.ReasonConfigMapNotOwned)
+		}
+		for _, name := range []string{"billing-report", "billing-dashboard"} {
+			cm := &corev1.ConfigMap{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(cm.Data, theirs) || len(cm.OwnerReferences) != 0 {
+				t.Errorf("%s was taken over: data %v, owners %v", name, cm.Data, cm.OwnerReferences)
+			}
+		}
+	})
+
+	t.Run("an experiment with a 250-character name gets a dashboard the API server accepts", func(t *testing.T) {
+		name := strings.Repeat("long-name-", 25)[:249] + "x"
+		exp := analysed(t, name, &analyzer.GrafanaDashboards{Enabled: true})
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: exp.DashboardName()}, cm); err != nil {
+			t.Fatalf("no dashboard %s: %v", exp.DashboardName(), err)
+		}
+		if len(cm.Name) > 63 || !strings.HasPrefix(cm.Name, "long-name-") {
+			t.Errorf("dashboard name %q, want a shortened one of at most 63 characters", cm.Name)
 		}
 	})
 

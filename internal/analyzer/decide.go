@@ -432,7 +432,10 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, repo
 	exp.Status.DashboardURL = dashboardURL
 	exp.Status.Results, exp.Status.Comparison = res.Status()
 	exp.Status.Verdict = res.Verdict
-	exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
+	exp.Status.ReportRef = nil
+	if reportName != "" {
+		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: reportName}
+	}
 	setGateConditions(exp, res)
 	status, reason, message := judge.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -76,6 +77,8 @@ func newFixture(t testing.TB, env *testenv.Env, ns string) *fixture {
 	}
 	f.r = load.New(env.Client, load.Options{
 		K6Image: "perfexp/k6:v1.8.1", RemoteWriteURL: remoteWrite, Clock: f.clock, Logs: f.logs,
+		// The placement story names the service account k6, as an administrator would allow.
+		Pods: access.RunnerPods{ServiceAccounts: []string{"k6"}},
 	})
 	return f
 }

@@ -34,6 +34,10 @@ func (b jobBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExperim
 		return runnerRef{}, err
 	}
 	job = b.r.k6Job(exp, u, cm)
+	spec := &job.Spec.Template.Spec
+	if err := b.r.admitPod(ctx, exp, "scenario "+u.name+"'s Job "+name, spec.ServiceAccountName, spec.Containers[0].Image); err != nil {
+		return runnerRef{}, err
+	}
 	existing := &batchv1.Job{}
 	if err := b.r.createOwned(ctx, exp, job, existing); err != nil {
 		return runnerRef{}, err

@@ -154,7 +154,7 @@ func (r *Runner) k6Job(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap st
 			tmp,
 		},
 	}
-	placePod(&spec, exp.Spec.Load.Pod)
+	r.placePod(&spec, exp.Spec.Load.Pod)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: UnitName(exp, u.name), Namespace: exp.Namespace, Labels: lbl},
 		Spec: batchv1.JobSpec{
@@ -172,18 +172,32 @@ func (r *Runner) k6Job(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap st
 	}
 }
 
-// placePod applies the experiment's placement of runner pods.
-func placePod(spec *corev1.PodSpec, p *perfexpv1alpha1.RunnerPod) {
-	if p == nil {
+// placePod applies the experiment's placement of runner pods and their service account: the
+// runner account with no token unless the experiment names another (which the operator's
+// allow-list must hold).
+func (r *Runner) placePod(spec *corev1.PodSpec, p *perfexpv1alpha1.RunnerPod) {
+	var named string
+	if p != nil {
+		spec.NodeSelector = p.NodeSelector
+		spec.Tolerations = p.Tolerations
+		named = p.ServiceAccountName
+	}
+	r.runAs(spec, named)
+}
+
+// runAs sets a runner pod's service account. The runner account gets no token: a pod that
+// sends requests or loads data over the network needs none, and a token in a pod the author
+// controls is the account's rights in the author's hands. A service account the experiment
+// names (and the administrator allowed) is chosen for its identity, so it keeps its own
+// automount setting.
+func (r *Runner) runAs(spec *corev1.PodSpec, named string) {
+	if named != "" && named != r.opts.Pods.Account() {
+		spec.ServiceAccountName = named
+		spec.AutomountServiceAccountToken = nil
 		return
 	}
-	spec.NodeSelector = p.NodeSelector
-	spec.Tolerations = p.Tolerations
-	if p.ServiceAccountName != "" {
-		spec.ServiceAccountName = p.ServiceAccountName
-		// A named service account is chosen for its identity (a token for the system under test).
-		spec.AutomountServiceAccountToken = nil
-	}
+	spec.ServiceAccountName = r.opts.Pods.Account()
+	spec.AutomountServiceAccountToken = ptr.To(false)
 }
 
 // dataJobObject is the Job of spec.setup or spec.teardown; both have one shape.
@@ -210,7 +224,6 @@ func (r *Runner) dataJobObject(exp *perfexpv1alpha1.PerfExperiment, d dataJob) *
 	}
 	spec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
-		ServiceAccountName: s.ServiceAccountName,
 		EnableServiceLinks: ptr.To(false),
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr.To(true),
@@ -220,6 +233,7 @@ func (r *Runner) dataJobObject(exp *perfexpv1alpha1.PerfExperiment, d dataJob) *
 		Containers: []corev1.Container{c},
 		Volumes:    []corev1.Volume{tmp},
 	}
+	r.runAs(&spec, s.ServiceAccountName)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: exp.Namespace, Labels: lbl},
 		Spec: batchv1.JobSpec{

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/step"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// log cannot be read; 1m when zero. A summary is a cross-check, never a reason to hold the
 	// environment.
 	SummaryTimeout time.Duration
+	// Pods are the rules every runner pod must pass when it is created: its service account
+	// (Pods.Account() when the experiment names none) and its images. Pods.DefaultImage is
+	// K6Image when empty.
+	Pods access.RunnerPods
 }
 
 // Runner runs k6 load for PerfExperiments. It implements controllers.LoadRunner.
@@ -72,12 +77,16 @@ type Runner struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups=k6.io,resources=testruns,verbs=get;list;watch;create;delete
 
 // New returns a Runner that creates k6 Jobs, ConfigMaps and TestRuns with c.
 func New(c client.Client, opts Options) *Runner {
 	if opts.K6Image == "" {
 		opts.K6Image = DefaultK6Image
+	}
+	if opts.Pods.DefaultImage == "" {
+		opts.Pods.DefaultImage = opts.K6Image
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -39,6 +39,7 @@ func TestLoadOnAPIServer(t *testing.T) {
 	t.Run("the setup Job prepares data before the load", func(t *testing.T) { setup(t, env) })
 	t.Run("the teardown Job runs after the load, outlives Stop, and stops after its timeout", func(t *testing.T) { teardown(t, env) })
 	t.Run("the scenario library's experiments are accepted", func(t *testing.T) { library(t, env) })
+	t.Run("runner pods run as the runner account and pass the operator's rules when created", func(t *testing.T) { runnerPods(t, env) })
 }
 
 func teardown(t *testing.T, env *testenv.Env) {

@@ -53,6 +53,10 @@ func (r *Runner) runDataJob(ctx context.Context, exp *perfexpv1alpha1.PerfExperi
 	}
 	job := r.dataJobObject(exp, d)
 	existing := &batchv1.Job{}
+	spec := &job.Spec.Template.Spec
+	if err := r.admitPod(ctx, exp, "the "+d.what+" Job "+job.Name, spec.ServiceAccountName, spec.Containers[0].Image); err != nil {
+		return asResult(err)
+	}
 	if err := r.createOwned(ctx, exp, job, existing); err != nil {
 		res, err := asResult(err)
 		if res.Failure != nil {

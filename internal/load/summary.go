@@ -195,9 +195,9 @@ func framedSummary(log []byte) ([]byte, bool) {
 }
 
 // LogTail is the end of a log for a failure message: its last lines, without k6's JSON
-// summary, at most max bytes.
+// summary and with secrets redacted (see Redact), at most max bytes.
 func LogTail(log []byte, lines, limit int) string {
-	text := string(log)
+	text := Redact(string(log))
 	if i := strings.LastIndex(text, "\n{\n"); i >= 0 {
 		if j := strings.Index(text[i:], "\n}\n"); j >= 0 {
 			text = text[:i] + text[i+j+2:]

@@ -66,28 +66,27 @@ func (r *Runner) TestRun(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap 
 	tmp, tmpMount := tmpVolume()
 	res := resources(exp, u.sc)
 	runner := map[string]any{
-		"image":                        r.image(exp, u.sc),
-		"imagePullPolicy":              string(corev1.PullIfNotPresent),
-		"env":                          K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
-		"resources":                    res,
-		"metadata":                     map[string]any{"labels": lbl},
-		"securityContext":              runnerPodSecurity(r.opts.RunAsUser),
-		"containerSecurityContext":     restrictedContainer(),
-		"volumes":                      []corev1.Volume{tmp},
-		"volumeMounts":                 []corev1.VolumeMount{tmpMount},
-		"automountServiceAccountToken": "false",
+		"image":                    r.image(exp, u.sc),
+		"imagePullPolicy":          string(corev1.PullIfNotPresent),
+		"env":                      K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
+		"resources":                res,
+		"metadata":                 map[string]any{"labels": lbl},
+		"securityContext":          runnerPodSecurity(r.opts.RunAsUser),
+		"containerSecurityContext": restrictedContainer(),
+		"volumes":                  []corev1.Volume{tmp},
+		"volumeMounts":             []corev1.VolumeMount{tmpMount},
 	}
-	if p := exp.Spec.Load.Pod; p != nil {
-		if len(p.NodeSelector) > 0 {
-			runner["nodeSelector"] = p.NodeSelector
-		}
-		if len(p.Tolerations) > 0 {
-			runner["tolerations"] = p.Tolerations
-		}
-		if p.ServiceAccountName != "" {
-			runner["serviceAccountName"] = p.ServiceAccountName
-			delete(runner, "automountServiceAccountToken")
-		}
+	pod := corev1.PodSpec{}
+	r.placePod(&pod, exp.Spec.Load.Pod)
+	if len(pod.NodeSelector) > 0 {
+		runner["nodeSelector"] = pod.NodeSelector
+	}
+	if len(pod.Tolerations) > 0 {
+		runner["tolerations"] = pod.Tolerations
+	}
+	runner["serviceAccountName"] = pod.ServiceAccountName
+	if pod.AutomountServiceAccountToken != nil {
+		runner["automountServiceAccountToken"] = strconv.FormatBool(*pod.AutomountServiceAccountToken)
 	}
 	spec := map[string]any{
 		"parallelism": u.parallelism,
@@ -140,6 +139,11 @@ func (b testRunBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 	tr, err = b.r.TestRun(exp, u, cm)
 	if err != nil {
 		return runnerRef{}, failure(perfexpv1alpha1.ReasonLoadFailed, "scenario %s: %v", u.sc.Name, err)
+	}
+	account, _, _ := unstructured.NestedString(tr.Object, "spec", "runner", "serviceAccountName")
+	image, _, _ := unstructured.NestedString(tr.Object, "spec", "runner", "image")
+	if err := b.r.admitPod(ctx, exp, "scenario "+u.name+"'s TestRun "+name, account, image); err != nil {
+		return runnerRef{}, err
 	}
 	existing := newTestRun()
 	if err := b.r.createOwned(ctx, exp, tr, existing); err != nil {

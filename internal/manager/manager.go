@@ -51,11 +51,15 @@ type Options struct {
 	AnalysisAttemptTimeout time.Duration
 	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
 	BaselineArrivalGrace time.Duration
+	// DefaultOverallTimeout bounds an experiment without spec.timeouts.overall;
+	// MaxOverallTimeout is the longest one an experiment may set.
+	DefaultOverallTimeout, MaxOverallTimeout time.Duration
 	// PrometheusTimeout bounds each request to Prometheus.
 	PrometheusTimeout time.Duration
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
+	RunnerServiceAccount  string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
@@ -83,7 +87,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.AllowedPrometheusURLs = splitList(s)
 		return nil
 	})
-	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts setup and load pods may run as; empty allows any.", func(s string) error {
+	fs.StringVar(&o.RunnerServiceAccount, "runner-service-account", access.DefaultRunnerServiceAccount, "Service account setup, teardown and load pods run as when the experiment names none; perfexp creates it in the experiment's namespace when it is missing, and mounts no token.")
+	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts, besides --runner-service-account, that setup, teardown and load pods may name (an entry ending in * matches by prefix; * allows any); empty allows none.", func(s string) error {
 		o.RunnerServiceAccounts = splitList(s)
 		return nil
 	})
@@ -99,6 +104,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
 	fs.BoolVar(&o.FailOnRegression, "fail-on-regression", false, "Default of spec.analysis.failOnRegression: a Regressed comparison headline makes an experiment's (and a sweep's) verdict Fail.")
+	fs.DurationVar(&o.DefaultOverallTimeout, "default-overall-timeout", controllers.DefaultOverallTimeout, "How long an experiment without spec.timeouts.overall may hold its queue, from leaving it to the end of its load; an experiment whose planned load is longer is refused before it joins the queue.")
+	fs.DurationVar(&o.MaxOverallTimeout, "max-overall-timeout", controllers.DefaultMaxOverallTimeout, "The longest spec.timeouts.overall an experiment may set (the API allows up to 720h); longer ones are refused before they join the queue.")
 	fs.BoolVar(&o.Dashboards.Enabled, "grafana-dashboards", false, "Write each analysed experiment's Grafana dashboard into a ConfigMap labelled for Grafana's dashboard sidecar.")
 	fs.StringVar(&o.Dashboards.Namespace, "grafana-dashboard-namespace", "", "Namespace of the dashboard ConfigMaps; empty means each experiment's own (the sidecar must then search every namespace).")
 	fs.Func("grafana-dashboard-label", "The label key=value the Grafana sidecar looks for (its label and labelValue; default grafana_dashboard=1).", func(s string) error {
@@ -240,11 +247,14 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
+		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
+		MaxOverallTimeout:       opts.MaxOverallTimeout,
 		Dashboards:              dashboards,
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),
 			GenericPatchKinds:     opts.GenericPatchKinds,
+			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
 			RunnerImages:          opts.RunnerImages,
 			DefaultImage:          opts.K6Image,
@@ -256,6 +266,10 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			RemoteWriteURL: opts.RemoteWriteURL,
 			Logs:           load.NewPodLogs(cs),
 			APIReader:      mgr.GetAPIReader(),
+			Pods: access.RunnerPods{
+				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
+				Images: opts.RunnerImages, DefaultImage: opts.K6Image,
+			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
 			Client:                c,

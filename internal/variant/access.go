@@ -20,6 +20,7 @@ func rulesOf(opts Options, reader access.Reader) *access.Rules {
 		AllowedNamespaces:     opts.AllowedNamespaces,
 		OperatorNamespaces:    opts.OperatorNamespaces,
 		GenericPatchKinds:     kinds,
+		RunnerServiceAccount:  opts.RunnerServiceAccount,
 		RunnerServiceAccounts: opts.RunnerServiceAccounts,
 		RunnerImages:          opts.RunnerImages,
 		DefaultImage:          opts.DefaultImage,

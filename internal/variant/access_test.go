@@ -118,10 +118,10 @@ func storyNamespaceGate(t *testing.T, te *testenv.Env, labelled string) {
 		}},
 		{name: "runner service account not allowed", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{ServiceAccountName: "cluster-admin-sa"}
-		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "service account cluster-admin-sa may not run"},
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "may not run as service account cluster-admin-sa"},
 		{name: "runner image not allowed", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.Load.Image = "evil.example.com/miner:1"
-		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "image evil.example.com/miner:1 may not run"},
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "may not run image evil.example.com/miner:1"},
 		{name: "runner image and account allowed", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.Load.Image = "registry.example.com/k6:1.8.1"
 			e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{ServiceAccountName: "k6"}

@@ -50,9 +50,11 @@ type Options struct {
 	// GenericPatchKinds are the kinds variant.patches may target (Kind.group); nil means
 	// access.DefaultGenericPatchKinds.
 	GenericPatchKinds []string
-	// RunnerServiceAccounts and RunnerImages, when not empty, are the only service accounts
-	// and images setup and load pods may use; DefaultImage (the operator's k6 image) is
-	// always allowed.
+	// RunnerServiceAccount is the service account runner pods run as when the experiment names
+	// none (access.DefaultRunnerServiceAccount when empty); RunnerServiceAccounts are the others
+	// an experiment may name. RunnerImages, when not empty, are the only images setup and load
+	// pods may use; DefaultImage (the operator's k6 image) is always allowed.
+	RunnerServiceAccount  string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
 	DefaultImage          string
