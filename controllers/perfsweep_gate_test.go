@@ -7,7 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -55,9 +57,10 @@ func TestSweepGate(t *testing.T) {
 	}
 
 	generation := done.Generation
+	// A merge patch without a resourceVersion, as kubectl patch sends: it never conflicts with
+	// the operator's status writes.
 	s := getSweep(t, c, ns, "gate")
-	s.Spec.Abort = true
-	if err := c.Update(t.Context(), s); err != nil {
+	if err := c.Patch(t.Context(), s, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))); err != nil {
 		t.Fatal(err)
 	}
 	var after *perfexpv1alpha1.PerfSweep

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -345,9 +346,10 @@ func TestSweep(t *testing.T) {
 		startSweepOperator(t, env, lab)
 		mustCreate(t, c, newTestSweep(ns, "ab", 1, "1", "10"))
 		waitPhase(t, c, ns, "ab-baseline-1", perfexpv1alpha1.PhaseRunning)
+		// A merge patch without a resourceVersion, as kubectl patch sends: it never conflicts with
+		// the operator's status writes.
 		s := getSweep(t, c, ns, "ab")
-		s.Spec.Abort = true
-		if err := c.Update(t.Context(), s); err != nil {
+		if err := c.Patch(t.Context(), s, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))); err != nil {
 			t.Fatal(err)
 		}
 		done := waitSweepPhase(t, c, ns, "ab", perfexpv1alpha1.SweepAborted)

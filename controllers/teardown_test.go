@@ -115,11 +115,7 @@ func TestTeardown(t *testing.T) {
 		waitPhase(t, c, ns, "aborted", perfexpv1alpha1.PhaseRunning)
 		waitPhase(t, c, ns, "deleted", perfexpv1alpha1.PhaseRunning)
 
-		a := get(t, c, ns, "aborted")
-		a.Spec.Abort = true
-		if err := c.Update(t.Context(), a); err != nil {
-			t.Fatal(err)
-		}
+		abort(t, c, get(t, c, ns, "aborted"))
 		got := waitPhase(t, c, ns, "aborted", perfexpv1alpha1.PhaseAborted)
 		if cond := condition(got, perfexpv1alpha1.ConditionTornDown); cond == nil || cond.Reason != perfexpv1alpha1.ReasonTornDown {
 			t.Errorf("aborted: TornDown %+v", cond)
