@@ -485,7 +485,7 @@ type PerfSweepStatus struct {
 	// taken, and why it stopped.
 	// +optional
 	Sequential *SweepSequentialStatus `json:"sequential,omitempty"`
-	BestArm string `json:"bestArm,omitempty"`
+	BestArm    string                 `json:"bestArm,omitempty"`
 
 	// arms holds each arm's progress and outcome, the baseline first.
 	// +optional

@@ -156,13 +156,13 @@ type ScenarioResult struct {
 	// executor without a free VU, or a saturated runner), and DroppedPercent their share of
 	// the planned ones (iterations + dropped): the achieved arrival rate fell short of the
 	// planned one by that share.
-	DroppedIterations *int64          `json:"droppedIterations,omitempty"`
-	DroppedPercent    *float64        `json:"droppedPercent,omitempty"`
+	DroppedIterations *int64   `json:"droppedIterations,omitempty"`
+	DroppedPercent    *float64 `json:"droppedPercent,omitempty"`
 	// Saturated is set when the system under test could not sustain the planned arrival rate
 	// (k6 dropped more than judge.MaxDroppedPercent of the iterations while its runners were
 	// not CPU-bound): the scenario is valid, and its rate is the throughput it did sustain.
-	Saturated bool `json:"saturated,omitempty"`
-	Requests          []RequestResult `json:"requestNames,omitempty"`
+	Saturated bool            `json:"saturated,omitempty"`
+	Requests  []RequestResult `json:"requestNames,omitempty"`
 	// Groups are the scenario's k6 groups (its transactions), most frequent first, and
 	// Trends the custom Trends its script defines (see groups.go).
 	Groups []GroupResult `json:"groups,omitempty"`
