@@ -86,6 +86,16 @@ PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_
   go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m | tee "$(BENCH_DIR)/queue.txt"
 endef
 
+# Comparisons per cell of the simulation table (docs/comparison.md).
+SIM_N ?= 400
+
+.PHONY: sim-table
+sim-table: ## Simulate the comparison rules with known truth (SIM_N per cell) and rewrite the table of docs/comparison.md (between <!-- sim:begin --> and <!-- sim:end -->).
+	@mkdir -p "$(LOCALBIN)"
+	PERFEXP_SIM_TABLE="$(LOCALBIN)/sim-table.md" PERFEXP_SIM_N=$(SIM_N) go test ./internal/judge -run '^TestSimulationTable$$' -count=1 -timeout 60m
+	awk -v table="$(LOCALBIN)/sim-table.md" '/<!-- sim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+	  /<!-- sim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
+
 .PHONY: bench-queue
 bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, into queues of 10, and the bare status-write floor.
 	$(run-bench-queue)

@@ -126,6 +126,10 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if !progress.AllEnded() {
 		return ctrl.Result{}, nil
 	}
+	if more, err := r.nextLook(ctx, s, time.Now()); err != nil || more {
+		// The status write that records the new repeat brings the next reconcile, which plans it.
+		return ctrl.Result{RequeueAfter: time.Second}, err
+	}
 	return r.reconcileSweepReport(ctx, s)
 }
 

@@ -21,17 +21,9 @@ import (
 // every arm's runs with the baseline's, writes the sweep report ConfigMap and ends the sweep.
 func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweepScope) (ctrl.Result, error) {
 	sw := s.sweep
-	outcomes := map[string]sweep.Outcome{}
-	for name, exp := range s.runs {
-		o := sweep.Outcome{Phase: exp.Status.Phase}
-		if exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
-			res, err := r.runResult(ctx, exp)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			o.Result = res
-		}
-		outcomes[name] = o
+	outcomes, err := r.sweepOutcomes(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	result := sweep.Compare(sw, s.plan, outcomes)
 	cm, err := r.publishSweepReport(ctx, sw, result)
@@ -73,6 +65,23 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		r.Recorder.Eventf(sw, nil, corev1.EventTypeNormal, perfexpv1alpha1.ReasonReported, "Report", "%s", sw.Status.Message)
 	}
 	return ctrl.Result{}, nil
+}
+
+// sweepOutcomes reads every ended run's phase and, when it succeeded, its results.
+func (r *PerfSweepReconciler) sweepOutcomes(ctx context.Context, s *sweepScope) (map[string]sweep.Outcome, error) {
+	outcomes := map[string]sweep.Outcome{}
+	for name, exp := range s.runs {
+		o := sweep.Outcome{Phase: exp.Status.Phase}
+		if exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
+			res, err := r.runResult(ctx, exp)
+			if err != nil {
+				return nil, err
+			}
+			o.Result = res
+		}
+		outcomes[name] = o
+	}
+	return outcomes, nil
 }
 
 // runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when

@@ -405,6 +405,58 @@ func TestSweep(t *testing.T) {
 		}
 	})
 
+	t.Run("a sequential sweep stops adding repeats once every arm is decisive, or when its budget is spent", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-sequential")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		// decided: the arm is three times slower in every repeat; open: the arm is as often
+		// faster as slower, so no look can decide it.
+		p95 := map[string][]float64{
+			"decided-baseline": {100, 101, 100, 101}, "decided-pool-1": {300, 303, 300, 303},
+			"open-baseline": {100, 100, 100, 100}, "open-pool-1": {150, 60, 150, 60},
+		}
+		for arm, vs := range p95 {
+			for i, v := range vs {
+				mustCreate(t, c, runReport(t, ns, fmt.Sprintf("%s-%d", arm, i+1), v))
+				lab.finishLoad(fmt.Sprintf("%s-%d", arm, i+1))
+			}
+		}
+		for _, name := range []string{"decided", "open"} {
+			sw := newTestSweep(ns, name, 2, "1")
+			sw.Spec.Sequential = &perfexpv1alpha1.SweepSequential{MaxRepeats: 3}
+			mustCreate(t, c, sw)
+		}
+
+		decided := waitSweepPhase(t, c, ns, "decided", perfexpv1alpha1.SweepSucceeded)
+		if st := decided.Status.Sequential; st == nil || st.Repeats != 2 || st.Looks != 1 || !strings.Contains(st.StopReason, "every arm was decisive after 2 repeats") {
+			t.Errorf("decided: sequential status %+v", st)
+		}
+		if decided.Status.Total != 4 || decided.Status.Arms[1].Change != perfexpv1alpha1.ChangeRegressed {
+			t.Errorf("decided: %d runs, arm %s (%s)", decided.Status.Total, decided.Status.Arms[1].Change, decided.Status.Arms[1].Message)
+		}
+
+		open := waitSweepPhase(t, c, ns, "open", perfexpv1alpha1.SweepSucceeded)
+		if st := open.Status.Sequential; st == nil || st.Repeats != 3 || st.Looks != 2 || !strings.Contains(st.StopReason, "budget of 3 repeats is spent") {
+			t.Errorf("open: sequential status %+v", st)
+		}
+		if open.Status.Total != 6 || open.Status.Done != 6 || open.Status.Arms[1].Change == perfexpv1alpha1.ChangeRegressed || open.Status.Arms[1].Change == perfexpv1alpha1.ChangeImproved {
+			t.Errorf("open: %d runs (%d done), arm %s", open.Status.Total, open.Status.Done, open.Status.Arms[1].Change)
+		}
+		runs := runsOf(t, c, ns)
+		for _, name := range []string{"decided-baseline-3", "decided-pool-1-3", "open-baseline-4"} {
+			if _, ok := runs[name]; ok {
+				t.Errorf("run %s was created beyond the sweep's decision or budget", name)
+			}
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: open.Status.ReportRef.Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		if md := cm.Data[report.KeyMarkdown]; !strings.Contains(md, "sequential: 3 repeats of every arm ran (6 runs), look 2 of at most 2") || !strings.Contains(md, "stopped: the budget") {
+			t.Errorf("the report does not say how the sequential sweep went:\n%s", md)
+		}
+	})
+
 	t.Run("a sweep whose arm equals the baseline is refused and creates nothing", func(t *testing.T) {
 		ns := env.Namespace(t, "sweep-refused")
 		startSweepOperator(t, env, newLab())

@@ -61,12 +61,22 @@ type Analysis struct {
 
 	// maxNodeLoadDifference is how far apart, in CPU cores, the load outside the experiment
 	// on the run's nodes and on its baseline's may be before a comparison of one run with one
-	// run claims nothing: every verdict becomes Inconclusive and the comparison says which run
-	// had the busier node. A single run's interval cannot see a noisy neighbour. Defaults to
-	// a tenth of the node's cores (250m when cAdvisor does not say how many); repeated runs (a
-	// PerfSweep with repeats) are not affected.
+	// run widens every interval by the share of the node the busier run lost (0.26 cores more
+	// on 2 cores: ±13 %), so that only a change larger than the neighbour could cause is
+	// claimed; the comparison says which run had the busier node. A single run's interval
+	// cannot see a noisy neighbour. Defaults to a tenth of the node's cores (250m when
+	// cAdvisor does not say how many); repeated runs (a PerfSweep with repeats) are not
+	// affected.
 	// +optional
 	MaxNodeLoadDifference *resource.Quantity `json:"maxNodeLoadDifference,omitempty"`
+
+	// betweenRun is this environment's run-to-run noise, as measured by a calibration (an A/A
+	// PerfSweep: its report prints the value to put here). A comparison of one run with one
+	// run cannot see it and adds it to every latency, throughput, CPU and memory interval;
+	// without it a conservative 10 % is assumed, so one run against one run claims only
+	// changes far larger than run-to-run noise and never NoMeaningfulChange.
+	// +optional
+	BetweenRun *BetweenRunNoise `json:"betweenRun,omitempty"`
 
 	// primaryMetrics are the metrics the comparison's headline (status.comparison.change) is
 	// decided on; every other compared metric is reported but never flips it. Defaults to
@@ -358,3 +368,22 @@ const (
 // ReportSuffix names an experiment's report ConfigMap: <experiment>-report. It holds
 // report.md, results.json and dashboard.json.
 const ReportSuffix = "-report"
+
+// BetweenRunNoise is the standard deviation of a run's level between runs of one configuration.
+type BetweenRunNoise struct {
+	// sdPercent is the standard deviation of a run's level (its p95, average, CPU, ...) on the
+	// log scale, in percent: 3 means runs of one configuration typically differ by about 3 %.
+	// A value outside (0, 100) is replaced by the default, and the comparison says so.
+	// +required
+	SDPercent *resource.Quantity `json:"sdPercent"`
+	// runs is how many runs the sd was estimated from; with few runs the estimate is itself
+	// uncertain and the intervals use Student's t. Omitted: taken as known.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=10000
+	Runs int32 `json:"runs,omitempty"`
+	// source says where the value came from (a calibration sweep's name and date), for the report.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	Source string `json:"source,omitempty"`
+}

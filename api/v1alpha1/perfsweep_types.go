@@ -9,6 +9,7 @@ import (
 // PerfSweepSpec declares a whole study: one template of the runs, a baseline, and the arms
 // (variants) to compare with it, each run `repeats` times in an interleaved order.
 // +kubebuilder:validation:XValidation:rule="(has(self.arms) && size(self.arms) > 0) || (has(self.matrix) && size(self.matrix) > 0)",message="a sweep needs something to compare with the baseline: set arms, matrix or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.sequential) || !has(self.repeats) || self.repeats <= self.sequential.maxRepeats",message="sequential.maxRepeats must be at least repeats (the repeats of the first look)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, b.name == a.name))",message="arm names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix) || self.matrix.all(d, self.matrix.exists_one(e, e.name == d.name))",message="matrix dimension names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, (has(a.variant) ? has(b.variant) && a.variant == b.variant : !has(b.variant)) && (has(a.load) ? has(b.load) && a.load == b.load : !has(b.load))))",message="two arms are equal: every arm must differ from the others in its variant or load"
@@ -67,6 +68,15 @@ type PerfSweepSpec struct {
 	// +kubebuilder:validation:Enum=Randomized;Interleaved
 	Order SweepOrder `json:"order,omitempty"`
 
+	// sequential makes the sweep stop as soon as its answer is decisive: it runs `repeats`
+	// repeats (at least 2), then adds one repeat (a block in which every arm runs once) at a
+	// time and looks at the comparisons after each, until every arm's headline is Regressed,
+	// Improved or NoMeaningfulChange, or its budget is spent. Each look spends a share of the
+	// 5 % error rate, so looking after every repeat does not inflate false claims
+	// (docs/comparison.md). Without it the sweep runs exactly `repeats` repeats.
+	// +optional
+	Sequential *SweepSequential `json:"sequential,omitempty"`
+
 	// minMeaningfulChangePercent is the smallest relative change that matters: an arm is
 	// Regressed or Improved only when the whole interval of a change lies beyond it.
 	// +optional
@@ -90,6 +100,33 @@ const (
 	// SweepOrderInterleaved runs each repeat in the declared order: baseline, then the arms.
 	SweepOrderInterleaved SweepOrder = "Interleaved"
 )
+
+// SweepSequential is the budget of a sequential sweep.
+type SweepSequential struct {
+	// maxRepeats is the most repeats the sweep may run: the budget in runs is the arms (the
+	// baseline included) times maxRepeats. It must be at least repeats.
+	// +required
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=20
+	MaxRepeats int32 `json:"maxRepeats"`
+	// maxDuration is the most time the sweep may take from its creation: no repeat is added
+	// after it, and the comparisons of the repeats that ran are reported.
+	// +optional
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
+}
+
+// SweepSequentialStatus is a sequential sweep's progress.
+type SweepSequentialStatus struct {
+	// repeats is how many repeats the sweep has planned so far.
+	Repeats int32 `json:"repeats"`
+	// looks is how many times the comparisons were looked at.
+	// +optional
+	Looks int32 `json:"looks,omitempty"`
+	// stopReason says why no further repeat was added.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	StopReason string `json:"stopReason,omitempty"`
+}
 
 // SweepTemplate is the part of a PerfExperiment's spec every run of a sweep shares.
 // +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="template.load.warmUp.scenario must name one of template.load.scenarios"
@@ -444,7 +481,11 @@ type PerfSweepStatus struct {
 	// bestArm is the Improved arm with the largest improvement of its primary latency, once
 	// the report is written; empty when no arm improved.
 	// +optional
-	BestArm string `json:"bestArm,omitempty"`
+	// sequential is a sequential sweep's progress: the repeats planned so far, the looks
+	// taken, and why it stopped.
+	// +optional
+	Sequential *SweepSequentialStatus `json:"sequential,omitempty"`
+	BestArm    string                 `json:"bestArm,omitempty"`
 
 	// arms holds each arm's progress and outcome, the baseline first.
 	// +optional

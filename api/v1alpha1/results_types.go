@@ -352,6 +352,12 @@ type Comparison struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Disturbed string `json:"disturbed,omitempty"`
+	// noise says how the comparison holds the noise between runs: for one run per side, the
+	// between-run sd added to its intervals and where it came from (a calibration, or the
+	// conservative default).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Noise string `json:"noise,omitempty"`
 }
 
 // MetricComparison compares one metric with the baseline.

@@ -110,7 +110,10 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 	source := fmt.Sprintf("as analysed when %s ran", name)
 	if c == nil || c.Baseline != baseName {
 		c = judge.CompareRuns([]*result.Result{base}, []*result.Result{cur}, judge.CompareOptions{MinChangePercent: minChange})
-		source = "computed now from one run each: the noise between runs is not in the intervals"
+		source = "computed now from one run each"
+		if c.Noise != "" {
+			source += ", with " + c.Noise + " added to the intervals"
+		}
 	}
 	switch output {
 	case outputJSON:
@@ -126,12 +129,12 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 	return writeComparisonTable(out, baseName, name, source, c)
 }
 
-// disturbed is the line that says why a single-run comparison claims nothing, or "".
+// disturbed is the line that says why a single-run comparison widened its intervals, or "".
 func disturbed(c *result.Comparison) string {
 	if c.Disturbed == "" {
 		return ""
 	}
-	return "No change is claimed: " + c.Disturbed
+	return "Intervals widened: " + c.Disturbed
 }
 
 func comparisonRow(m result.MetricComparison) []string {

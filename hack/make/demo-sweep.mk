@@ -11,3 +11,11 @@ demo-sweep-reset: ## Delete the demo PerfSweep (its runs restore the environment
 .PHONY: demo-aa
 demo-aa: ## The A/A + A/B sweep (scenarios/demo-aa): 4 arms that change nothing and one that throttles, x3; prints the table.
 	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa DEMO_SWEEP_NAME=demo-aa-ab DEMO_SWEEP_TIMEOUT=2700 hack/local-cluster.d/demo-sweep.sh
+
+.PHONY: demo-aa-one-run
+demo-aa-one-run: ## The A/A + A/B sweep with one run per arm and no calibration (scenarios/demo-aa-one-run): no-op arms claim nothing, the throttled one reads Regressed.
+	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-one-run DEMO_SWEEP_NAME=demo-aa-one-run DEMO_SWEEP_TIMEOUT=1200 hack/local-cluster.d/demo-sweep.sh
+
+.PHONY: demo-aa-sequential
+demo-aa-sequential: ## The A/A + A/B sweep run sequentially (scenarios/demo-aa-sequential): 2 repeats, then one at a time until every arm is decisive or 6 ran.
+	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-sequential DEMO_SWEEP_NAME=demo-aa-sequential DEMO_SWEEP_TIMEOUT=3600 hack/local-cluster.d/demo-sweep.sh

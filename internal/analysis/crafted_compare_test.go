@@ -38,7 +38,7 @@ func TestCraftedBaselineComparison(t *testing.T) {
 	analyze := func(t *testing.T, run int, b *judge.Baseline, objectives ...perfexpv1alpha1.Objective) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: runs[run].id, TestID: runs[run].id, Start: runs[run].start,
 			End: runs[run].start.Add(15 * time.Minute), Scenarios: []string{"checkout"}, Baseline: b,
-			Analysis: perfexpv1alpha1.Analysis{Objectives: objectives}})
+			Analysis: perfexpv1alpha1.Analysis{Objectives: objectives, BetweenRun: quietEnvironment()}})
 		if err != nil {
 			t.Fatal(err)
 		}

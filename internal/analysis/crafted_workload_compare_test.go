@@ -69,7 +69,7 @@ func TestCraftedWorkloadComparison(t *testing.T) {
 	}
 	analyze := func(t *testing.T, id string, start time.Time, b *judge.Baseline) *result.Result {
 		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: id, TestID: id, TargetNamespace: "shop", Start: start, End: start.Add(window),
-			Scenarios: []string{"checkout"}, Workloads: workloads, Baseline: b})
+			Scenarios: []string{"checkout"}, Workloads: workloads, Baseline: b, Analysis: perfexpv1alpha1.Analysis{BetweenRun: quietEnvironment()}})
 		if err != nil {
 			t.Fatal(err)
 		}

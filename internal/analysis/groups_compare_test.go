@@ -53,7 +53,8 @@ func TestGroupAndTrendSingleRunComparison(t *testing.T) {
 			tx.flush(at, latencies(12, 0.05, 0.15, k+11)...)
 		}
 		prom.Write(t, append(req.Series(), out.series(), tx.series()))
-		return Input{Experiment: id, TestID: id, Start: from, End: from.Add(301 * time.Second), Scenarios: []string{"desk"}}
+		return Input{Experiment: id, TestID: id, Start: from, End: from.Add(301 * time.Second), Scenarios: []string{"desk"},
+			Analysis: perfexpv1alpha1.Analysis{BetweenRun: quietEnvironment()}}
 	}
 	bin := run("tx-base", start, 1)
 	ain := run("tx-arm", start.Add(10*time.Minute), 1.3)

@@ -11,12 +11,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // RunnerThrottledPercent is the share of its CPU periods a k6 pod may be throttled in before
-// the report says k6 itself waited: a throttled runner sends its requests late and times them
-// late, so its latencies hold its own wait.
-const RunnerThrottledPercent = 10.0
+// the report says k6 itself waited (judge.RunnerThrottledPercent, which also decides whether
+// dropped iterations were k6's own).
+const RunnerThrottledPercent = judge.RunnerThrottledPercent
 
 // NodeSaturatedShare is the share of a node's cores in use, mean over the window, above which
 // the report says the node was saturated: k6 and the services then wait for CPU in turn.

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,17 +46,38 @@ func TestDroppedIterations(t *testing.T) {
 			}
 		})
 	}
-	t.Run("2% dropped makes the results Invalid, 0 does not", func(t *testing.T) {
-		r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: got}
+	judged := func(runners ...result.RunnerUse) *result.Result {
+		r := &result.Result{Validity: perfexpv1alpha1.Valid, Scenarios: slices.Clone(got), Runners: runners}
 		for i := range r.Scenarios {
-			r.Scenarios[i].RequestStats = result.RequestStats{Requests: result.Count(100), Errors: result.Count(0), ErrorPercent: result.Num(0)}
+			r.Scenarios[i].RequestStats = result.RequestStats{Requests: result.Count(100), Errors: result.Count(0), ErrorPercent: result.Num(0), Rate: result.Num(80)}
 		}
 		judge.Validity(r, judge.DefaultMaxErrorRatePercent)
-		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") {
+		return r
+	}
+	t.Run("2% dropped while a runner was CPU-throttled: the generator fell behind, Invalid", func(t *testing.T) {
+		r := judged(result.RunnerUse{Pod: "k6-0", ThrottledPercent: result.Num(35)})
+		if r.Scenarios[0].Validity != perfexpv1alpha1.Invalid || !strings.Contains(r.Scenarios[0].InvalidReason, "dropped 40 iterations") ||
+			!strings.Contains(r.Scenarios[0].InvalidReason, "load generator") {
 			t.Errorf("arrival: %s %q", r.Scenarios[0].Validity, r.Scenarios[0].InvalidReason)
 		}
 		if r.Scenarios[1].Validity != perfexpv1alpha1.Valid {
 			t.Errorf("steady: %s %q", r.Scenarios[1].Validity, r.Scenarios[1].InvalidReason)
+		}
+	})
+	t.Run("2% dropped with runners not CPU-bound: the system saturated, Valid and compared", func(t *testing.T) {
+		r := judged(result.RunnerUse{Pod: "k6-0", ThrottledPercent: result.Num(0.5)})
+		a := r.Scenarios[0]
+		if r.Validity != perfexpv1alpha1.Valid || a.Validity != perfexpv1alpha1.Valid || !a.Saturated || r.Scenarios[1].Saturated {
+			t.Fatalf("result %s, arrival %s saturated %v (%q)", r.Validity, a.Validity, a.Saturated, a.InvalidReason)
+		}
+		if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "scenario arrival saturated") || !strings.Contains(r.Notes[0], "sustained 80 requests/s") {
+			t.Errorf("notes %q", r.Notes)
+		}
+	})
+	t.Run("2% dropped, runners not measured: saturated, and the note says the generator was not ruled out", func(t *testing.T) {
+		r := judged()
+		if !r.Scenarios[0].Saturated || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "cannot be ruled out") {
+			t.Errorf("saturated %v, notes %q", r.Scenarios[0].Saturated, r.Notes)
 		}
 	})
 }

@@ -243,6 +243,9 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		base.Status.Phase = perfexpv1alpha1.PhaseSucceeded
 		later := newExperiment("story-again", testID)
 		later.Spec.Baseline.Name = "story"
+		// A calibrated environment: one run against one run can then show "no change".
+		sd := resource.MustParse("0.5")
+		later.Spec.Analysis.BetweenRun = &perfexpv1alpha1.BetweenRunNoise{SDPercent: &sd, Runs: 20, Source: "calibration"}
 		res, err := an.Analyze(ctx, later, base)
 		if err != nil || !res.Done {
 			t.Fatalf("%+v %v", res, err)
@@ -250,6 +253,9 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		c := later.Status.Comparison
 		if c == nil || c.Message != "" || len(c.Metrics) == 0 || c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 			t.Fatalf("comparison %+v", c)
+		}
+		if !strings.Contains(c.Noise, "between-run sd 0.5 % (spec.analysis.betweenRun: calibration, 20 runs)") {
+			t.Errorf("status.comparison.noise %q", c.Noise)
 		}
 		for _, m := range c.Metrics {
 			if m.Metric == "checkinout p95" && (m.Delta != "0" || m.DeltaPercent != "0") {

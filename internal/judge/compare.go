@@ -3,7 +3,6 @@ package judge
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -12,9 +11,13 @@ import (
 // TopRequestsCompared is how many request names per scenario (the most frequent) are compared.
 const TopRequestsCompared = 10
 
-// singleRunNote is said of every single-run comparison: its interval is the noise within the
-// two runs, not the noise between runs of the same configuration, which is often larger.
-const singleRunNote = "one run per side: the intervals show the noise within the two runs, not the noise between runs of the same configuration (another pod placement, a noisy neighbour, cache and database state); repeat the runs (a PerfSweep with repeats >= 2) to include it"
+// singleRunNote is said of every single-run comparison: its intervals hold the noise within the
+// two runs and the noise between runs of the same configuration, which one run per side cannot
+// see and so takes from a calibration or a conservative assumption.
+func singleRunNote(b BetweenRun) string {
+	return "one run per side: each interval holds the noise within the two runs plus the noise between runs of the same configuration (another pod placement, a noisy neighbour, cache and database state), " +
+		b.String() + "; repeat the runs (a PerfSweep with repeats) to measure it instead"
+}
 
 // metricUnit is the unit of a metric in results and objectives.
 func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
@@ -137,7 +140,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
 		return c
 	}
-	c.Notes = []string{singleRunNote}
+	widen := singleRunWidening(c, r, b.Result, o)
 	cs, bs := SuccessfulIntervals(cur, r), SuccessfulIntervals(base, b.Result)
 	successfulOnly, mixed := cs && bs, cs != bs
 	switch {
@@ -177,7 +180,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 				setUnknown(&mc, w.noEffectWhy(why, r, b.Result))
 				break
 			}
-			fill(&mc, e, result.MethodBlockBootstrap, "intervals")
+			fill(&mc, widen(e), result.MethodBlockBootstrap, "intervals")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -185,33 +188,13 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 	if intervalRates {
 		c.Notes = append(c.Notes, intervalRateNote)
 	}
-	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, r.TestID, baseID)...)
+	c.Notes = append(c.Notes, saturationCompareNotes([]*result.Result{r}, []*result.Result{b.Result})...)
+	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, widen, r.TestID, baseID)...)
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
 	compareCustom(c, r, b.Result)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
-	for _, why := range []string{NodeLoadProblem(r.NodeLoad, b.Result.NodeLoad, o.MaxNodeLoadDifference), ThrottleProblem(r, b.Result)} {
-		if why != "" {
-			Undecide(c, why)
-		}
-	}
 	return c
-}
-
-// Undecide withdraws every claim of a comparison whose two runs were not measured on a
-// comparable node: a change, or the absence of one, may be the neighbour's.
-func Undecide(c *result.Comparison, why string) {
-	c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
-	for i := range c.Metrics {
-		mc := &c.Metrics[i]
-		switch mc.Change {
-		case perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoMeaningfulChange:
-			mc.Why = fmt.Sprintf("%s on its interval, but not claimed: the runs' conditions differed (see the comparison's notes)", mc.Change)
-			mc.Change = perfexpv1alpha1.ChangeInconclusive
-		}
-	}
-	c.Change = Headline(c.Metrics)
-	c.Notes = append([]string{why}, c.Notes...)
 }
 
 // intervalRateNote is said of a single-run comparison with rate rows.
@@ -244,10 +227,15 @@ func queryRows(qs []result.QueryResult, base *result.Result) []result.MetricComp
 	return out
 }
 
-// finish puts primary metrics first and decides the headline with Holm across them.
-func finish(c *result.Comparison) {
+// finish puts primary metrics first, decides the headline with Holm across them, and controls
+// the false discovery rate of the secondary rows.
+func finish(c *result.Comparison) { finishAt(c, alpha) }
+
+// finishAt is finish at the error rate a.
+func finishAt(c *result.Comparison, a float64) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
-	adjust([]*result.Comparison{c})
+	adjust([]*result.Comparison{c}, a)
+	adjustSecondary(c, a)
 }
 
 func newMetricComparison(w row, o CompareOptions) result.MetricComparison {

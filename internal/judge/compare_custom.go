@@ -143,7 +143,7 @@ func compareCustomRuns(c *result.Comparison, cur, base []*result.Result, o Compa
 		case w.kind == result.KindGauge && (logs(vc) == nil || logs(vb) == nil):
 			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
 		case w.kind == result.KindGauge:
-			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent), result.MethodRuns, "runs")
+			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
 			orient(&mc, direction(w, o.Objectives))
 		default:
 			fill(&mc, shareEffect(vc, vb, o.MinChangePercent), result.MethodRuns, "runs")

@@ -63,7 +63,7 @@ func workloadRef(kind, namespace, name string) string { return kind + "/" + name
 
 // workloadRows compare every workload found in both single runs on its per-interval CPU and
 // memory, with the moving-block bootstrap of the latencies.
-func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, seed ...string) []result.MetricComparison {
+func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, widen func(*effect) *effect, seed ...string) []result.MetricComparison {
 	var out []result.MetricComparison
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
@@ -88,7 +88,7 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 					setUnknown(&mc, "no use measured in one of the runs")
 					break
 				}
-				fill(&mc, e, result.MethodBlockBootstrap, "intervals")
+				fill(&mc, widen(e), result.MethodBlockBootstrap, "intervals")
 			}
 			out = append(out, mc)
 		}
@@ -116,7 +116,7 @@ func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.Metr
 			if len(vc) < len(cur) || len(vb) < len(base) {
 				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 			} else {
-				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent), result.MethodRuns, "runs")
+				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
 			}
 			out = append(out, mc)
 		}

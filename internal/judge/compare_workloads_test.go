@@ -134,13 +134,13 @@ func TestWorkloadComparisonRules(t *testing.T) {
 			t.Errorf("headline %s from a secondary metric", c.Change)
 		}
 	})
-	t.Run("throttled in both runs: withheld like the latencies", func(t *testing.T) {
+	t.Run("throttled in both runs: twice the CPU is within the throttled runs' spread, like the latencies", func(t *testing.T) {
 		b, r := *base, *cur
 		b.Workloads, r.Workloads = cloneThrottled(base.Workloads), cloneThrottled(cur.Workloads)
 		c := CompareRuns([]*result.Result{&b}, []*result.Result{&r}, CompareOptions{})
 		m := cpuRow(t, c)
-		if m.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(m.Why, "not claimed") || c.Disturbed == "" {
-			t.Errorf("%s (%s), disturbed %q", m.Change, m.Why, c.Disturbed)
+		if m.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(m.Why, "straddles") || c.Disturbed == "" || !strings.Contains(c.Notes[0], "widened") {
+			t.Errorf("%s (%s), disturbed %q, notes %q", m.Change, m.Why, c.Disturbed, c.Notes)
 		}
 	})
 	t.Run("repeats: Welch on the runs' means", func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/aclements/go-moremath/stats"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
@@ -45,6 +47,27 @@ type effect struct {
 	n, baseN int
 	// few is set when there were too few samples to estimate anything; the reason says so.
 	few string
+	// between is the run-to-run noise a single-run effect's interval holds (noise.go), and
+	// withinVar the within-run variance of its estimate; nil for effects between repeated runs.
+	between   *BetweenRun
+	withinVar float64
+	// biases name the bounded biases the interval was widened by (addBias).
+	biases []string
+	// se and df are the standard error and degrees of freedom of a t interval (repeated runs),
+	// kept so that atLevel can draw it at another level; 0 for other methods.
+	se, df float64
+}
+
+// atLevel redraws a t interval at confidence 1 - a: a sequential sweep spends its error rate
+// over its looks (sequential.go), each look's intervals at its share. Other intervals, and a at
+// the default, are left as they are.
+func (e *effect) atLevel(a float64) *effect {
+	if e.se <= 0 || a <= 0 || a == alpha || e.few != "" {
+		return e
+	}
+	q := stats.InvCDF(stats.TDist{V: e.df})(1 - a/2)
+	e.low, e.high = e.point-q*e.se, e.point+q*e.se
+	return e
 }
 
 // thresholds returns δ on the decision scale for a relative metric (in logs) or for an
@@ -91,7 +114,10 @@ func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) 
 	}
 	lo, hi := e.toDisplay(e.low), e.toDisplay(e.high)
 	why := fmt.Sprintf("the 95%% interval [%+.1f, %+.1f]%s straddles ±%.3g%s", lo, hi, unit, e.toDisplay(e.up), unit)
-	if e.low < e.down && e.high > e.up {
+	switch nw := e.noiseWhy(); {
+	case nw != "":
+		why += ": " + nw
+	case e.low < e.down && e.high > e.up:
 		why += fmt.Sprintf(": too noisy (%d and %d %s); more or longer runs narrow it", e.n, e.baseN, sampleUnit)
 	}
 	return perfexpv1alpha1.ChangeInconclusive, why

@@ -29,28 +29,42 @@ func maxNodeLoadDifference(set float64, cur, base *result.NodeLoad) float64 {
 	return FallbackMaxNodeLoadDifference
 }
 
-// NodeLoadProblem says why a single-run comparison cannot be decided because the node was not
-// the same for both runs, or "": the other load of the two runs differs by more than the limit
-// (set, in cores, or the default).
+// NodeLoadProblem says why a single-run comparison's intervals are widened because the node
+// was not the same for both runs, or "" (nodeLoadBias).
 func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
+	why, _ := nodeLoadBias(cur, base, set)
+	return why
+}
+
+// nodeLoadBias is how far the node's other work may have moved a single-run comparison, as a
+// bound on the log scale: the share of the node's cores the busier run lost to it beyond the
+// quieter one (0.26 cores more on 2 cores: up to 13 %), with why; 0 and "" within the limit.
+// The comparison widens its intervals by the bound (effect.addBias), so a change far larger
+// than what the neighbour could have caused is still claimed.
+func nodeLoadBias(cur, base *result.NodeLoad, set float64) (string, float64) {
 	if cur == nil || base == nil {
-		return ""
+		return "", 0
 	}
 	maxDiff := maxNodeLoadDifference(set, cur, base)
 	d := cur.OtherCores - base.OtherCores
 	if math.Abs(d) <= maxDiff {
-		return ""
+		return "", 0
 	}
 	busier, quieter := "this run", "the baseline"
 	if d < 0 {
 		busier, quieter = "the baseline", "this run"
 	}
-	return fmt.Sprintf("the node was busier with other work during %s (%.2f cores outside the experiment, against %.2f during %s; more than %.2f cores apart): one run per side cannot tell that from the variant's effect, so no change is claimed; repeat both (a PerfSweep with repeats) or run on a quieter node",
-		busier, math.Max(cur.OtherCores, base.OtherCores), math.Min(cur.OtherCores, base.OtherCores), quieter, maxDiff)
+	cores := max(cur.Cores, base.Cores)
+	if cores <= 0 {
+		cores = FallbackMaxNodeLoadDifference / DefaultNodeLoadShare
+	}
+	bound := math.Log1p(math.Abs(d) / cores)
+	return fmt.Sprintf("the node was busier with other work during %s (%.2f cores outside the experiment, against %.2f during %s; more than %.2f cores apart): every interval is widened by ±%.1f %% for it, so only a change larger than the neighbour could cause is claimed; repeat both (a PerfSweep with repeats) or run on a quieter node to narrow it",
+		busier, math.Max(cur.OtherCores, base.OtherCores), math.Min(cur.OtherCores, base.OtherCores), quieter, maxDiff, 100*math.Expm1(bound)), bound
 }
 
 // MinThrottledPercent is the share of CFS periods a workload must be CPU-throttled in, in both
-// runs, for a single-run comparison to claim nothing. Under throttling a service's latency is
+// runs for a single-run comparison to widen its intervals by ThrottledBetweenRunRatio. Under throttling a service's latency is
 // set by when its CPU quota runs out within each 100 ms period, and that differs widely from
 // run to run: on the demo, with circulation throttled in 19-51 % of its periods at the same CPU
 // use, the baseline read p95 20.2 ms and a control that changed nothing relevant 6.3 ms
@@ -58,11 +72,24 @@ func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
 // that lifts the throttling (no CPU limit) is still compared: one side is not throttled.
 const MinThrottledPercent = 10.0
 
-// ThrottleProblem says why a single-run comparison cannot be decided because a workload was
-// CPU-throttled in both runs, or "".
+// ThrottleProblem says why a single-run comparison's intervals are widened because a workload
+// was CPU-throttled in both runs, or "" (throttleBias).
 func ThrottleProblem(r, base *result.Result) string {
+	why, _ := throttleBias(r, base)
+	return why
+}
+
+// ThrottledBetweenRunRatio is how far apart two runs of one configuration read when a service
+// is CPU-throttled in both: the demo's baseline and a control that changed nothing relevant read
+// p95 20.2 ms and 6.3 ms (3.2x). A single-run comparison throttled on both sides widens its
+// intervals by this ratio, so only a change larger than that is claimed.
+const ThrottledBetweenRunRatio = 3.2
+
+// throttleBias is the bound (log scale) a single-run comparison's intervals are widened by when
+// a workload was CPU-throttled in both runs, with why; 0 and "" otherwise.
+func throttleBias(r, base *result.Result) (string, float64) {
 	if r == nil || base == nil {
-		return ""
+		return "", 0
 	}
 	var both []string
 	for _, w := range r.Workloads {
@@ -76,8 +103,8 @@ func ThrottleProblem(r, base *result.Result) string {
 		}
 	}
 	if len(both) == 0 {
-		return ""
+		return "", 0
 	}
-	return fmt.Sprintf("CPU-throttled in both runs: %s; a throttled service's latency is set by when its CPU quota runs out, which differs widely from run to run, so one run per side cannot show a change: repeat both (a PerfSweep with repeats) or compare without the limit",
-		strings.Join(both, ", "))
+	return fmt.Sprintf("CPU-throttled in both runs: %s; a throttled service's latency is set by when its CPU quota runs out, which differs widely from run to run (%.1fx between two runs of one configuration on the demo), so every interval is widened by that ratio and only a larger change is claimed: repeat both (a PerfSweep with repeats) or compare without the limit",
+		strings.Join(both, ", "), ThrottledBetweenRunRatio), math.Log(ThrottledBetweenRunRatio)
 }

@@ -52,7 +52,7 @@ func family(cs []*result.Comparison) []*result.MetricComparison {
 // adjust applies Holm across the primary metrics of the comparisons together, then re-decides
 // each comparison's primary rows and headline. One comparison: the family is its primary
 // metrics; a sweep: the primary metrics of all its arms.
-func adjust(cs []*result.Comparison) {
+func adjust(cs []*result.Comparison, a float64) {
 	fam := family(cs)
 	ps := make([]float64, len(fam))
 	for i, mc := range fam {
@@ -70,7 +70,7 @@ func adjust(cs []*result.Comparison) {
 		mc.AdjustedP = result.Num(adj[i])
 		mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
-		if claimed && adj[i] >= alpha {
+		if claimed && adj[i] >= a {
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
 			mc.Why = fmt.Sprintf("%s at 95%%, but not after %s (adjusted p %.3g)", mc.Unadjusted, desc, adj[i])
 		}

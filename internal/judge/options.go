@@ -22,10 +22,40 @@ type CompareOptions struct {
 	// DefaultResamples).
 	Resamples int
 	// MaxNodeLoadDifference is how far apart (cores) the two runs' CPU load outside the
-	// experiment may be before a single-run comparison claims nothing; 0 is the default, a
-	// tenth of the node's cores (see maxNodeLoadDifference).
+	// experiment may be before a single-run comparison widens its intervals for it; 0 is the
+	// default, a tenth of the node's cores (see maxNodeLoadDifference).
 	MaxNodeLoadDifference float64
+	// Alpha is the error rate of this comparison's intervals and multiplicity control: 0 is
+	// the default, 1 - Confidence; a sequential sweep's look spends less (sequential.go).
+	Alpha float64
+	// Design pairs repeated runs within the blocks they ran in (CompareRuns); nil compares
+	// them unpaired.
+	Design *Design
+	// BetweenRun is the environment's run-to-run noise that a single-run comparison adds to
+	// its intervals; nil is DefaultBetweenRun, a conservative assumption.
+	BetweenRun *BetweenRun
 }
+
+// alpha is the comparison's error rate.
+func (o CompareOptions) alpha() float64 {
+	if o.Alpha > 0 && o.Alpha < alpha {
+		return o.Alpha
+	}
+	return alpha
+}
+
+// betweenRun is the noise a single-run comparison holds.
+func (o CompareOptions) betweenRun() BetweenRun {
+	if o.BetweenRun != nil && o.BetweenRun.SDPercent > 0 {
+		return *o.BetweenRun
+	}
+	return assumedBetweenRun()
+}
+
+// assumedBetweenRun is the noise assumed when none was given: DefaultBetweenRun. The tests of
+// the within-run machinery (the block bootstrap, its rows and their reasons) replace it with
+// none, so that they see the bootstrap's own intervals; the default's own tests restore it.
+var assumedBetweenRun = DefaultBetweenRun
 
 // OptionsFor reads the comparison's options from spec.analysis. The second value is a note
 // when a setting was out of range and the default was used.
@@ -40,6 +70,15 @@ func OptionsFor(a perfexpv1alpha1.Analysis) (CompareOptions, string) {
 	}
 	if q := a.MaxNodeLoadDifference; q != nil {
 		o.MaxNodeLoadDifference = q.AsApproximateFloat64()
+	}
+	if br := a.BetweenRun; br != nil && br.SDPercent != nil {
+		if v := br.SDPercent.AsApproximateFloat64(); v <= 0 || v >= 100 {
+			return o, fmt.Sprintf("betweenRun.sdPercent %s is outside (0, 100); the default %g%% was assumed", br.SDPercent.String(), DefaultBetweenRunSDPercent)
+		}
+		o.BetweenRun = &BetweenRun{SDPercent: br.SDPercent.AsApproximateFloat64(), Runs: int(br.Runs), Source: "spec.analysis.betweenRun"}
+		if br.Source != "" {
+			o.BetweenRun.Source = "spec.analysis.betweenRun: " + br.Source
+		}
 	}
 	return o, ""
 }

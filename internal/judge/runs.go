@@ -72,6 +72,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		notes = append(notes, SuccessfulLatencyNote)
 	}
 	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
+	paired, unpaired := 0, ""
 	for _, w := range rows(ref, base[0], o) {
 		mc := newMetricComparison(w, o)
 		vc, vb := runValues(cur, w), runValues(base, w)
@@ -84,15 +85,23 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		default:
-			e := runEffect(vc, vb, w.kind, o.MinChangePercent)
-			fill(&mc, e, result.MethodRuns, "runs")
+			e, method := pairedOrNot(cur, base, w, o, &unpaired)
+			if e == nil {
+				e = runEffect(vc, vb, w.kind, o.MinChangePercent)
+			} else {
+				paired++
+			}
+			fill(&mc, e.atLevel(o.alpha()), method, "runs")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Notes = append(c.Notes, designNotes(o.Design, ref, paired, unpaired)...)
+	c.Method = methodOf(c.Method, paired)
+	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
 	compareCustomRuns(c, cur, base, o)
-	finish(c)
+	finishAt(c, o.alpha())
 	return c
 }
 
@@ -100,7 +109,10 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 // sweep together, and re-decides each arm's headline, in place: with 4 arms of 2 primary
 // metrics each, a claim needs its p-value to survive a family of 8, so the chance that any
 // arm of an A/A sweep is called changed stays at 5 %.
-func AdjustArms(arms []*result.Comparison) { adjust(arms) }
+func AdjustArms(arms []*result.Comparison) { adjust(arms, alpha) }
+
+// AdjustArmsAt is AdjustArms at the error rate a: a sequential sweep's look (sequential.go).
+func AdjustArmsAt(arms []*result.Comparison, a float64) { adjust(arms, a) }
 
 func validRuns(rs []*result.Result) ([]*result.Result, int) {
 	out := make([]*result.Result, 0, len(rs))
@@ -191,6 +203,7 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 	t := stats.TDist{V: df}
 	q := stats.InvCDF(t)(1 - alpha/2)
 	e.low, e.high = e.point-q*se, e.point+q*se
+	e.se, e.df = se, df
 	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
 	return e
 }

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -46,8 +47,7 @@ func Validity(r *result.Result, maxErrPercent float64) {
 			why = failingRequests(s, maxErrPercent)
 		}
 		if why == "" && s.DroppedPercent != nil && *s.DroppedPercent > MaxDroppedPercent {
-			why = fmt.Sprintf("scenario %s: k6 dropped %d iterations, %.2f%% of those planned (above %g%%): the planned arrival rate was not reached, so the load was not the one declared",
-				s.Name, *s.DroppedIterations, *s.DroppedPercent, MaxDroppedPercent)
+			why = dropped(r, s)
 		}
 		if why != "" {
 			s.Validity = perfexpv1alpha1.Invalid
@@ -65,9 +65,15 @@ func Drift(r *result.Result, drifted string) {
 	}
 }
 
-// MaxDroppedPercent is the share of planned iterations k6 may drop before the results are
-// Invalid: beyond it the runners or the system saturated and the declared load was not run.
+// MaxDroppedPercent is the share of planned iterations k6 may drop before perfexp asks why
+// (dropped): beyond it the declared load was not run, because either the load generator or the
+// system under test could not keep up.
 const MaxDroppedPercent = 1.0
+
+// RunnerThrottledPercent is the share of its CPU periods a k6 pod may be throttled in before
+// perfexp holds that k6 itself waited: a throttled runner sends its requests late and times them
+// late, so its latencies hold its own wait, and iterations it dropped are its own.
+const RunnerThrottledPercent = 10.0
 
 // minRequestNameErrors is the fewest errors that make a request name's error rate count for
 // validity: one failure in three requests of a rare name is not a broken run.
@@ -86,4 +92,35 @@ func failingRequests(s *result.ScenarioResult, maxErrPercent float64) string {
 		return ""
 	}
 	return fmt.Sprintf("scenario %s: requests failed above the maximum of %g%%: %s", s.Name, maxErrPercent, result.ShortList(bad, 5))
+}
+
+// dropped decides what a scenario that dropped more than MaxDroppedPercent of its planned
+// iterations means. When the load generator fell behind (a k6 runner pod CPU-throttled) the run
+// measured k6, not the system: the reason to make it Invalid is returned. Otherwise the system
+// under test could not sustain the planned arrival rate (every VU was busy waiting for it): that
+// is the finding, not a broken run, so the scenario stays Valid, is marked Saturated, and its
+// rows are compared (the rate row then shows the throughput it did sustain).
+func dropped(r *result.Result, s *result.ScenarioResult) string {
+	var throttled []string
+	for _, u := range r.Runners {
+		if u.ThrottledPercent != nil && *u.ThrottledPercent >= RunnerThrottledPercent {
+			throttled = append(throttled, fmt.Sprintf("%s (%.1f %% of its CPU periods)", u.Pod, *u.ThrottledPercent))
+		}
+	}
+	if len(throttled) > 0 {
+		return fmt.Sprintf("scenario %s: k6 dropped %d iterations, %.2f%% of those planned (above %g%%), and its runner pods were CPU-throttled (%s): the load generator, not the system under test, fell behind, so the load was not the one declared; give the runners more CPU or parallelism",
+			s.Name, *s.DroppedIterations, *s.DroppedPercent, MaxDroppedPercent, strings.Join(throttled, ", "))
+	}
+	s.Saturated = true
+	runners := "the k6 runner pods were not CPU-bound"
+	if len(r.Runners) == 0 {
+		runners = "the k6 runner pods' CPU was not measured (no cAdvisor series), so a runner that fell behind cannot be ruled out"
+	}
+	rate := ""
+	if s.RequestStats.Rate != nil {
+		rate = fmt.Sprintf("; it sustained %.4g requests/s", *s.RequestStats.Rate)
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("scenario %s saturated: k6 dropped %d iterations, %.2f%% of those planned, because every VU was busy waiting for the system under test (%s): the planned arrival rate was not sustained%s. The run is valid and compared: not keeping up with the load is the finding",
+		s.Name, *s.DroppedIterations, *s.DroppedPercent, runners, rate))
+	return ""
 }

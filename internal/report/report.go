@@ -184,14 +184,14 @@ func (m *markdown) comparison(c *result.Comparison) {
 	if c.NodeLoad != nil || c.BaselineNodeLoad != nil {
 		m.printf("Node load outside the experiment: this run %s; baseline %s.", c.NodeLoad, c.BaselineNodeLoad)
 		if c.Disturbed != "" {
-			m.printf(" **No change is claimed:** %s.", strings.TrimSuffix(c.Disturbed, "."))
+			m.printf(" **Intervals widened:** %s.", strings.TrimSuffix(c.Disturbed, "."))
 		}
 		m.printf("\n\n")
 	}
 	if workloadRows(c) > 0 {
 		m.printf("Each workload's CPU and memory are compared by the same rule in the Services tables below; they are secondary: they never decide the headline.\n\n")
 	}
-	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | p |\n|---|---:|---:|---|---:|---|---:|\n")
+	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | adjusted p |\n|---|---:|---:|---|---:|---|---:|\n")
 	for _, mc := range c.Metrics {
 		if mc.Workload != "" {
 			continue
@@ -205,7 +205,7 @@ func (m *markdown) comparison(c *result.Comparison) {
 			verdict += " (" + mc.Why + ")"
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, withUnit(mc.Baseline, mc.Unit), withUnit(mc.Value, mc.Unit),
-			changeCell(mc), samples(mc), cell(verdict), pval(mc.PValue))
+			changeCell(mc), samples(mc), cell(verdict), pval(mc.AdjustedP))
 	}
 	m.printf("\n")
 }
@@ -220,12 +220,17 @@ func method(c *result.Comparison) string {
 			"difference of the runs' mean rates in percentage points.", c.Runs, c.BaselineRuns)
 	default:
 		b.WriteString("Method: one run per side, a moving-block bootstrap over the runs' per-interval histograms and counts " +
-			"(blocks of neighbouring intervals keep their correlation; a resampled p95 is the p95 of the merged histograms). " +
-			"Between-run noise is not in this interval: repeat the runs to include it.")
+			"(blocks of neighbouring intervals keep their correlation; a resampled p95 is the p95 of the merged histograms), " +
+			"widened by the noise between runs of one configuration, which one run per side cannot see: ")
+		if c.Noise != "" {
+			b.WriteString(c.Noise + ".")
+		} else {
+			b.WriteString("none was added (analysed by an older perfexp).")
+		}
 	}
 	fmt.Fprintf(&b, " A metric is Regressed or Improved only when its whole 95 %% interval lies beyond ±%g %% (the minimum meaningful change), "+
 		"NoMeaningfulChange when it lies inside ±%g %%, otherwise Inconclusive; error rates use ±%g %% of the baseline's rate but at least 0.1 "+
-		"percentage points. p tests no change and is a detail.", c.MinChangePercent, c.MinChangePercent, c.MinChangePercent)
+		"percentage points. The adjusted p is that of a change beyond ±δ after the multiplicity control: Holm for the primary metrics, Benjamini-Hochberg across the other rows, whose claims it holds to a 5 %% false discovery rate.", c.MinChangePercent, c.MinChangePercent, c.MinChangePercent)
 	if customCompared(c) {
 		b.WriteString(" Check pass rates and custom Rates are shares in percent, compared in points like error rates (δ of the rarer side: " +
 			"a check's fails); k6 writes them without counts, so one run per side cannot decide them. Custom Gauges are compared as ratios " +

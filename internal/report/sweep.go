@@ -175,7 +175,8 @@ func SweepMarkdown(r *SweepResult) string {
 		m.printf(" No arm improved on the baseline.")
 	}
 	m.printf("\n\n")
-	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg | p95 | Δ p95 vs baseline [95 %% interval] | Verdict |\n")
+	m.printf("Avg and p95 are the geometric means of the runs' values, the statistic the change is the ratio of.\n\n")
+	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [95 %% interval] | Verdict |\n")
 	m.printf("|---|---|---|---|---:|---:|---:|---:|---|\n")
 	for _, row := range SweepRows(r) {
 		m.printf("| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", cell(row.Arm), cell(row.Parameter), cell(row.Value),

@@ -33,7 +33,7 @@ func sweepSample() *SweepResult {
 func TestSweepMarkdown(t *testing.T) {
 	md := SweepMarkdown(sweepSample())
 	for _, want := range []string{
-		"| Arm | Parameter | Value | Scenario | Runs | Avg | p95 | Δ p95 vs baseline [95 % interval] | Verdict |",
+		"| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [95 % interval] | Verdict |",
 		"| baseline | vus | 5 | checkinout | 2 | 55 ms | 110 ms | - | baseline |",
 		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed |",
 		"Best arm: **users-1**",

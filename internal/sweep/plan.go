@@ -15,6 +15,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge"
 )
 
 // MaxArms bounds the arms of one sweep (baseline included), so a matrix cannot explode into
@@ -84,12 +85,12 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	if len(arms) > MaxArms {
 		return nil, fmt.Errorf("the sweep has %d arms with its baselines (one per load that arms with a variant run); at most %d are allowed", len(arms), MaxArms)
 	}
-	repeats := int(s.Spec.Repeats)
-	if repeats < 1 {
-		repeats = 1
-	}
-	if n := len(arms) * repeats; n > MaxRuns {
-		return nil, fmt.Errorf("the sweep would make %d runs (%d arms x %d repeats); at most %d are allowed", n, len(arms), repeats, MaxRuns)
+	repeats, budget := PlannedRepeats(s), MaxRepeats(s)
+	if n := len(arms) * budget; n > MaxRuns {
+		if s.Spec.Sequential != nil {
+			return nil, fmt.Errorf("the sweep would make up to %d runs (%d arms x %d repeats, sequential.maxRepeats); at most %d are allowed", n, len(arms), budget, MaxRuns)
+		}
+		return nil, fmt.Errorf("the sweep would make %d runs (%d arms x %d repeats); at most %d are allowed", n, len(arms), budget, MaxRuns)
 	}
 	p := &Plan{Arms: arms}
 	p.LoadParameter = loadParameter(s, arms)
@@ -126,6 +127,45 @@ func blockShuffler(s *perfexpv1alpha1.PerfSweep) func([]Arm) []Arm {
 		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 		return out
 	}
+}
+
+// FirstLook is the repeats a sweep runs before it first looks at its comparisons: spec.repeats,
+// and for a sequential sweep at least 2 (one repeat has no run-to-run spread to pair on).
+func FirstLook(s *perfexpv1alpha1.PerfSweep) int {
+	n := max(1, int(s.Spec.Repeats))
+	if s.Spec.Sequential != nil {
+		n = max(2, n)
+	}
+	return n
+}
+
+// MaxRepeats is the most repeats the sweep may run: spec.repeats, or a sequential sweep's budget.
+func MaxRepeats(s *perfexpv1alpha1.PerfSweep) int {
+	if q := s.Spec.Sequential; q != nil {
+		return max(FirstLook(s), int(q.MaxRepeats))
+	}
+	return FirstLook(s)
+}
+
+// PlannedRepeats is how many repeats the plan holds now: all of them for a fixed sweep; for a
+// sequential one, those its looks have added so far. The order of the runs of the first n
+// repeats does not depend on how many follow, so a plan that grows keeps its runs.
+func PlannedRepeats(s *perfexpv1alpha1.PerfSweep) int {
+	n := FirstLook(s)
+	if st := s.Status.Sequential; s.Spec.Sequential != nil && st != nil && int(st.Repeats) > n {
+		n = int(st.Repeats)
+	}
+	return min(n, MaxRepeats(s))
+}
+
+// Look is the look a sequential sweep's comparison is at, with the repeats planned now; nil
+// for a fixed sweep.
+func Look(s *perfexpv1alpha1.PerfSweep) *judge.Look {
+	if s.Spec.Sequential == nil {
+		return nil
+	}
+	first := FirstLook(s)
+	return &judge.Look{K: PlannedRepeats(s) - first + 1, Max: MaxRepeats(s) - first + 1}
 }
 
 // Arm returns the arm of the given name, or nil.

@@ -23,10 +23,11 @@ type Outcome struct {
 // left out and named in the notes.
 func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome) *report.SweepResult {
 	out := &report.SweepResult{
-		Sweep: s.Name, Namespace: s.Namespace, Repeats: max(1, int(s.Spec.Repeats)),
+		Sweep: s.Name, Namespace: s.Namespace, Repeats: PlannedRepeats(s),
 		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter,
 	}
 	results := map[string][]*result.Result{}
+	design := &judge.Design{Blocks: map[string]int{}}
 	for _, arm := range p.Arms {
 		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
@@ -41,6 +42,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 				out.Notes = append(out.Notes, fmt.Sprintf("run %s succeeded but its results (report ConfigMap, results.json) could not be read; it is left out", run.Name))
 			default:
 				results[arm.Name] = append(results[arm.Name], o.Result)
+				design.Blocks[o.Result.Experiment] = run.Repeat
 				a.Succeeded++
 			}
 		}
@@ -48,7 +50,20 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		out.Arms = append(out.Arms, a)
 	}
 
-	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
+	for _, arm := range p.Arms {
+		design.Arms = append(design.Arms, results[arm.Name])
+	}
+	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent, Design: design}
+	if a := s.Spec.Template.Analysis; a != nil {
+		// The environment's calibrated run-to-run noise and node-load limit hold for a sweep
+		// of one run per arm as for one experiment.
+		fromTemplate, _ := judge.OptionsFor(*a)
+		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
+	}
+	look := Look(s)
+	if look != nil {
+		opts.Alpha = look.Alpha()
+	}
 	comparisons := make([]*result.Comparison, 0, len(out.Arms)-1)
 	for i := range out.Arms {
 		a := &out.Arms[i]
@@ -58,11 +73,35 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		a.Comparison = judge.CompareRuns(results[a.Baseline], results[a.Name], opts)
 		comparisons = append(comparisons, a.Comparison)
 	}
-	judge.AdjustArms(comparisons)
+	if look != nil {
+		judge.AdjustArmsAt(comparisons, look.Alpha())
+		out.Notes = append(out.Notes, sequentialNote(s, look, len(p.Arms)))
+	} else {
+		judge.AdjustArms(comparisons)
+	}
 	out.BestArm = bestArm(out.Arms)
 	out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
 		"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(comparisons)))
 	return out
+}
+
+// sequentialNote says how far a sequential sweep went and why it stopped.
+func sequentialNote(s *perfexpv1alpha1.PerfSweep, look *judge.Look, arms int) string {
+	msg := fmt.Sprintf("sequential: %d repeats of every arm ran (%d runs), %s", PlannedRepeats(s), PlannedRepeats(s)*arms, look)
+	if st := s.Status.Sequential; st != nil && st.StopReason != "" {
+		msg += "; stopped: " + st.StopReason
+	}
+	return msg
+}
+
+// Decided reports whether every arm compared with a baseline has a decisive headline.
+func Decided(r *report.SweepResult) bool {
+	for _, a := range r.Arms {
+		if a.Baseline != "" && !judge.Decisive(a.Comparison) {
+			return false
+		}
+	}
+	return true
 }
 
 func minChange(s *perfexpv1alpha1.PerfSweep) float64 {
@@ -73,7 +112,9 @@ func minChange(s *perfexpv1alpha1.PerfSweep) float64 {
 }
 
 // scenarioMeans averages each scenario's avg, p95, rate and error % over the runs that report
-// it. They are for the table and the charts; the verdicts come from the comparison.
+// it: latencies and rates by their geometric mean (the statistic the comparison's change is the
+// ratio of), error rates by their arithmetic mean (as the comparison compares them). They are for
+// the table and the charts; the verdicts come from the comparison.
 func scenarioMeans(runs []*result.Result) []report.SweepScenarioStats {
 	var out []report.SweepScenarioStats
 	index := map[string]int{}
@@ -101,7 +142,7 @@ func scenarioMeans(runs []*result.Result) []report.SweepScenarioStats {
 		}
 	}
 	for i := range out {
-		out[i].Avg, out[i].P95, out[i].Rate, out[i].ErrorPercent = mean(acc[i].avg), mean(acc[i].p95), mean(acc[i].rate), mean(acc[i].errs)
+		out[i].Avg, out[i].P95, out[i].Rate, out[i].ErrorPercent = geomean(acc[i].avg), geomean(acc[i].p95), geomean(acc[i].rate), mean(acc[i].errs)
 	}
 	return out
 }
@@ -115,6 +156,23 @@ func mean(vs []float64) *float64 {
 		s += v
 	}
 	m := s / float64(len(vs))
+	return &m
+}
+
+// geomean is the geometric mean of positive values; with a zero or negative value among them
+// (no ratio to take) the arithmetic mean.
+func geomean(vs []float64) *float64 {
+	if len(vs) == 0 {
+		return nil
+	}
+	s := 0.0
+	for _, v := range vs {
+		if v <= 0 {
+			return mean(vs)
+		}
+		s += math.Log(v)
+	}
+	m := math.Exp(s / float64(len(vs)))
 	return &m
 }
 

@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -38,8 +39,8 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 	base := r.Arms[0]
-	if base.Succeeded != 2 || len(base.Scenarios) != 1 || *base.Scenarios[0].P95 != 110 || *base.Scenarios[0].Avg != 55 || base.Scenarios[0].Runs != 2 {
-		t.Errorf("baseline %+v: want p95 110 ms (mean of 100 and 120) over 2 runs", base)
+	if base.Succeeded != 2 || len(base.Scenarios) != 1 || math.Abs(*base.Scenarios[0].P95-math.Sqrt(100*120)) > 1e-9 || base.Scenarios[0].Runs != 2 {
+		t.Errorf("baseline %+v: want p95 109.5 ms (the geometric mean of 100 and 120) over 2 runs", base)
 	}
 	if base.Comparison != nil {
 		t.Error("the baseline was compared with itself")

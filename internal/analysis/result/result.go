@@ -156,9 +156,13 @@ type ScenarioResult struct {
 	// executor without a free VU, or a saturated runner), and DroppedPercent their share of
 	// the planned ones (iterations + dropped): the achieved arrival rate fell short of the
 	// planned one by that share.
-	DroppedIterations *int64          `json:"droppedIterations,omitempty"`
-	DroppedPercent    *float64        `json:"droppedPercent,omitempty"`
-	Requests          []RequestResult `json:"requestNames,omitempty"`
+	DroppedIterations *int64   `json:"droppedIterations,omitempty"`
+	DroppedPercent    *float64 `json:"droppedPercent,omitempty"`
+	// Saturated is set when the system under test could not sustain the planned arrival rate
+	// (k6 dropped more than judge.MaxDroppedPercent of the iterations while its runners were
+	// not CPU-bound): the scenario is valid, and its rate is the throughput it did sustain.
+	Saturated bool            `json:"saturated,omitempty"`
+	Requests  []RequestResult `json:"requestNames,omitempty"`
 	// Groups are the scenario's k6 groups (its transactions), most frequent first, and
 	// Trends the custom Trends its script defines (see groups.go).
 	Groups []GroupResult `json:"groups,omitempty"`
@@ -301,8 +305,11 @@ type Comparison struct {
 	MinChangePercent float64 `json:"minChangePercent,omitempty"`
 	// Multiplicity says how the headline's family of tests was controlled.
 	Multiplicity string `json:"multiplicity,omitempty"`
-	// Notes are caveats of the method (e.g. between-run noise is not in a single-run interval).
+	// Notes are caveats of the method.
 	Notes []string `json:"notes,omitempty"`
+	// Noise says how the comparison holds the noise between runs: for one run per side, the
+	// between-run sd added to its intervals and where it came from.
+	Noise string `json:"noise,omitempty"`
 	// NodeLoad and BaselineNodeLoad are the two runs' node load (single-run comparisons);
 	// Disturbed says why no change was claimed when they differ too much.
 	NodeLoad         *NodeLoad          `json:"nodeLoad,omitempty"`
@@ -348,7 +355,8 @@ type MetricComparison struct {
 	SampleUnit      string `json:"sampleUnit,omitempty"`
 	// PValue is the two-sided p-value of "no change", a detail. PBeyond is the p-value of
 	// "the change lies within ±δ" (below 0.05 exactly when the interval lies beyond ±δ);
-	// AdjustedP is PBeyond after Holm, for primary metrics.
+	// AdjustedP is PBeyond after Holm for primary metrics, and the Benjamini-Hochberg q across
+	// the secondary rows for the others.
 	PValue    *float64 `json:"pValue,omitempty"`
 	PBeyond   *float64 `json:"pBeyond,omitempty"`
 	AdjustedP *float64 `json:"adjustedP,omitempty"`

@@ -128,7 +128,7 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 		return nil
 	}
 	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage),
-		Disturbed: truncate(cmp.Disturbed, statusMaxMessage)}
+		Disturbed: truncate(cmp.Disturbed, statusMaxMessage), Noise: truncate(cmp.Noise, 512)}
 	if cmp.MinChangePercent > 0 {
 		c.MinMeaningfulChangePercent = fixed(&cmp.MinChangePercent, 2)
 	}

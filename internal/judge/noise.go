@@ -1,0 +1,228 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// DefaultBetweenRunSDPercent is the run-to-run standard deviation (log scale, in percent) a
+// single-run comparison assumes when nothing better is known about the environment. It is
+// deliberately conservative: shared clusters see 3-10 % between runs of one configuration, and
+// a run on a bad node 20 % more (docs/comparison.md). With it, one run against one run claims a
+// change only when it is far larger than run-to-run noise can be (a 120x slowdown, or -40 %),
+// never "+8 %", and never "no meaningful change".
+const DefaultBetweenRunSDPercent = 10.0
+
+// zNormal is the standard normal's 97.5 % quantile: a bootstrap interval's half-width divided
+// by it is the within-run standard error it stands for.
+const zNormal = 1.959963984540054
+
+// BetweenRun is the noise between runs of one configuration that a single-run comparison adds
+// to its interval: each run's level is its configuration's plus a run effect with this standard
+// deviation, so the difference of two runs carries twice its variance.
+type BetweenRun struct {
+	// SDPercent is the standard deviation of a run's level on the log scale, in percent.
+	SDPercent float64
+	// Runs is how many runs it was estimated from; 0 when it is an assumption (the default),
+	// which is then taken as known.
+	Runs int
+	// Source says where it came from, for the report.
+	Source string
+}
+
+// DefaultBetweenRun is the assumption when the environment was never calibrated.
+func DefaultBetweenRun() BetweenRun {
+	return BetweenRun{SDPercent: DefaultBetweenRunSDPercent, Source: "assumed: no calibration for this environment"}
+}
+
+// assumed reports whether the noise is the default assumption rather than a measurement.
+func (b BetweenRun) assumed() bool { return b.Runs == 0 }
+
+func (b BetweenRun) String() string {
+	if b.SDPercent <= 0 {
+		return "none added"
+	}
+	if b.Runs > 1 {
+		return fmt.Sprintf("between-run sd %.3g %% (%s, %d runs)", b.SDPercent, b.Source, b.Runs)
+	}
+	return fmt.Sprintf("between-run sd %.3g %% (%s)", b.SDPercent, b.Source)
+}
+
+// variance of the difference of two runs' levels on the log scale.
+func (b BetweenRun) diffVariance() float64 {
+	sd := b.SDPercent / 100
+	return 2 * sd * sd
+}
+
+// df is the degrees of freedom of the estimate: infinite for an assumption.
+func (b BetweenRun) df() float64 {
+	if b.Runs < 2 {
+		return math.Inf(1)
+	}
+	return float64(b.Runs - 1)
+}
+
+// addBetweenRun widens a single-run effect on the log scale by the between-run noise: each side
+// of the interval becomes q * sqrt((h/z)^2 + 2 sd^2), where h/z is the within-run standard error
+// the bootstrap's half-width stands for, and q the normal quantile, or Student's t with the
+// Welch-Satterthwaite degrees of freedom when sd was estimated from few runs. The p-values follow
+// the same distribution. Error rates (points) are left as they are: their noise is the count of
+// failed requests, which the bootstrap holds. A constant or too-few effect is not touched.
+func (e *effect) addBetweenRun(b BetweenRun) {
+	if b.SDPercent <= 0 {
+		return
+	}
+	if e.few != "" || e.constant || !e.logScale {
+		e.between = &b
+		return
+	}
+	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
+	vb := b.diffVariance()
+	vw := math.Pow((lo+hi)/2, 2)
+	q, cdf := zNormal, stats.NormalDist{Mu: 0, Sigma: 1}.CDF
+	if df := b.df(); !math.IsInf(df, 1) {
+		satt := (vw + vb) * (vw + vb) / (vb * vb / df)
+		t := stats.TDist{V: satt}
+		q, cdf = stats.InvCDF(t)(1-alpha/2), t.CDF
+	}
+	e.low = e.point - q*math.Sqrt(lo*lo+vb)
+	e.high = e.point + q*math.Sqrt(hi*hi+vb)
+	se := math.Sqrt(vw + vb)
+	e.pValues(func(x float64) float64 { return cdf((x - e.point) / se) })
+	e.between = &b
+	e.withinVar = vw
+}
+
+// addBias widens an effect's interval by a bound on a bias that its two runs may carry (their
+// node was busier with other work, or a CPU quota decided the latency of both), on the decision
+// scale: a claim survives only if it holds whatever the bias within the bound.
+func (e *effect) addBias(bound float64, why string) {
+	if e.few != "" || e.constant || bound <= 0 {
+		return
+	}
+	e.low -= bound
+	e.high += bound
+	e.pBeyondFromInterval()
+	e.biases = append(e.biases, why)
+}
+
+// pBeyondFromInterval re-derives pBeyond for an interval widened without a distribution: the
+// normal that has the interval as its 95 % range. Below alpha exactly when the interval lies
+// beyond ±δ, as for the other methods.
+func (e *effect) pBeyondFromInterval() {
+	se := (e.high - e.low) / (2 * zNormal)
+	if se <= 0 {
+		return
+	}
+	mid := (e.high + e.low) / 2
+	n := stats.NormalDist{Mu: mid, Sigma: se}
+	e.pBeyond = math.Min(1, 2*math.Min(n.CDF(e.up), 1-n.CDF(e.down)))
+}
+
+// maxRunsAdvised is how many runs per side runsToDecide names at the most; past it the change
+// is too close to ±δ for repeats to settle it at a reasonable cost.
+const maxRunsAdvised = 30
+
+// runsToDecide estimates how many runs per side would make the interval decisive, taking the
+// estimate as the truth and the between-run sd as known: the interval's half-width then falls
+// with the square root of the runs. 0 when more than maxRunsAdvised would be needed.
+func (e *effect) runsToDecide() int {
+	if e.between == nil || e.few != "" || !e.logScale {
+		return 0
+	}
+	gap := math.Abs(math.Abs(e.point) - e.up)
+	if gap == 0 {
+		return 0
+	}
+	perRun := e.withinVar + e.between.diffVariance()
+	n := int(math.Ceil(zNormal * zNormal * perRun / (gap * gap)))
+	if n > maxRunsAdvised {
+		return 0
+	}
+	return max(n, 3)
+}
+
+// noiseWhy is what an inconclusive single-run effect adds to its reason.
+func (e *effect) noiseWhy() string {
+	if e.between == nil || !e.logScale {
+		return ""
+	}
+	why := "one run per side cannot separate a change this size from run-to-run noise (" + e.between.String() + ")"
+	if n := e.runsToDecide(); n > 0 {
+		why += fmt.Sprintf("; about %d runs per side would decide it (a PerfSweep with repeats: %d)", n, n)
+	} else {
+		why += "; the change is too close to ±δ for a few more runs to decide it"
+	}
+	if e.between.assumed() {
+		why += "; a calibration (docs/comparison.md) narrows the interval"
+	}
+	return why
+}
+
+// singleRunWidening is what a single-run comparison adds to each of its intervals: the
+// between-run noise (a calibration's, or the assumed default), and the bounded biases its two
+// runs may carry (a busier node, throttling on both sides), which widen every interval rather
+// than withdraw every claim: a change far larger than they could cause is still one. It records
+// both in the comparison (Noise, Disturbed, the notes) and returns the widening.
+func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOptions) func(*effect) *effect {
+	noise := o.betweenRun()
+	c.Noise = noise.String()
+	type bias struct {
+		why   string
+		bound float64
+	}
+	var biases []bias
+	for _, g := range []func() (string, float64){
+		func() (string, float64) { return nodeLoadBias(r.NodeLoad, base.NodeLoad, o.MaxNodeLoadDifference) },
+		func() (string, float64) { return throttleBias(r, base) },
+	} {
+		if why, bound := g(); why != "" {
+			biases = append(biases, bias{why, bound})
+			c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
+			c.Notes = append(c.Notes, why)
+		}
+	}
+	c.Notes = append(c.Notes, singleRunNote(noise))
+	return func(e *effect) *effect {
+		w := *e
+		w.addBetweenRun(noise)
+		for _, bi := range biases {
+			w.addBias(bi.bound, bi.why)
+		}
+		return &w
+	}
+}
+
+// saturationCompareNotes say, per scenario, which side could not sustain the planned arrival
+// rate and by how much (the share of planned iterations k6 dropped): the rate rows then
+// compare the throughput each side did sustain.
+func saturationCompareNotes(cur, base []*result.Result) []string {
+	var out []string
+	for _, side := range []struct {
+		name string
+		rs   []*result.Result
+	}{{"this arm", cur}, {"the baseline", base}} {
+		worst := map[string]float64{}
+		var names []string
+		for _, r := range side.rs {
+			for _, s := range r.Scenarios {
+				if s.Saturated && s.DroppedPercent != nil {
+					if _, seen := worst[s.Name]; !seen {
+						names = append(names, s.Name)
+					}
+					worst[s.Name] = math.Max(worst[s.Name], *s.DroppedPercent)
+				}
+			}
+		}
+		for _, n := range names {
+			out = append(out, fmt.Sprintf("scenario %s: %s could not sustain the planned arrival rate (k6 dropped up to %.1f %% of the planned iterations while its runners were not CPU-bound); its rate rows show the throughput it did sustain",
+				n, side.name, worst[n]))
+		}
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/aclements/go-moremath/stats"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// MethodPaired compares repeated runs within the blocks they ran in (a sweep's repeats).
+const MethodPaired = "Paired"
+
+// Design is how the runs of a blocked comparison ran: a sweep is a randomised complete block
+// design, each repeat a block in which every arm runs once. Pairing an arm's run with the
+// baseline's run of the same block removes what the environment did to both (drift across the
+// sweep, a slower hour), which an unpaired comparison counts as noise.
+type Design struct {
+	// Blocks maps each run (its experiment name) to its block.
+	Blocks map[string]int
+	// Arms are the runs of every arm of the design, the baseline's included; their residuals
+	// after the arm and block effects are removed give a pooled estimate of the run-to-run
+	// noise with more degrees of freedom than one arm's few pairs.
+	Arms [][]*result.Result
+}
+
+// byBlock is one arm's value of a row in each block.
+func (d *Design) byBlock(rs []*result.Result, w row) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range rs {
+		b, ok := d.Blocks[r.Experiment]
+		if !ok || r.Validity != perfexpv1alpha1.Valid {
+			continue
+		}
+		if v := w.compared(r, true); v != nil && result.Finite(*v) {
+			out[b] = *v
+		}
+	}
+	return out
+}
+
+// pairs are the blocks both sides have, in order.
+func pairs(cur, base map[int]float64) []int {
+	var out []int
+	for b := range base {
+		if _, ok := cur[b]; ok {
+			out = append(out, b)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// pooledResidual is the run-to-run variance of one run on the decision scale, from the
+// two-way table of every arm that has the row in every one of the blocks (arm + block + noise):
+// the residual mean square, with (arms-1)(blocks-1) degrees of freedom. 0, 0 with fewer than
+// two such arms.
+func pooledResidual(table []map[int]float64, blocks []int, transform func(float64) float64) (float64, int) {
+	var rows [][]float64
+	for _, byB := range table {
+		row := make([]float64, 0, len(blocks))
+		for _, b := range blocks {
+			v, ok := byB[b]
+			if !ok {
+				break
+			}
+			row = append(row, transform(v))
+		}
+		if len(row) == len(blocks) {
+			rows = append(rows, row)
+		}
+	}
+	a, n := len(rows), len(blocks)
+	if a < 2 || n < 2 {
+		return 0, 0
+	}
+	armMean := make([]float64, a)
+	blockMean := make([]float64, n)
+	var grand float64
+	for i, row := range rows {
+		for j, v := range row {
+			armMean[i] += v / float64(n)
+			blockMean[j] += v / float64(a)
+			grand += v / float64(a*n)
+		}
+	}
+	var ss float64
+	for i, row := range rows {
+		for j, v := range row {
+			r := v - armMean[i] - blockMean[j] + grand
+			ss += r * r
+		}
+	}
+	df := (a - 1) * (n - 1)
+	return ss / float64(df), df
+}
+
+// pairedEffect estimates an arm's change from the differences within blocks: the mean of the
+// paired differences of logs (of values, for error rates), with a t interval. Its variance is
+// the larger of the pooled one (2 sigma^2 / n, sigma^2 the residual mean square of every arm of
+// the design, pooled with a calibration's estimate when one was given) and the arm's own (the
+// variance of its differences / n), so an arm noisier than the others is not judged by their
+// noise; its degrees of freedom are the pooled ones. The second value is why the blocks cannot
+// be paired ("" when they can).
+func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float64, calibration *BetweenRun) (*effect, string) {
+	vc, vb := d.byBlock(cur, w), d.byBlock(base, w)
+	blocks := pairs(vc, vb)
+	if len(blocks) < 2 {
+		return nil, fmt.Sprintf("only %d block(s) hold a valid run of both the arm and the baseline", len(blocks))
+	}
+	var bm float64
+	for _, b := range blocks {
+		bm += vb[b] / float64(len(blocks))
+	}
+	up, down, logScale := thresholds(w.kind, minChange, bm)
+	tr := func(v float64) float64 { return v }
+	if logScale {
+		for _, b := range blocks {
+			if vc[b] <= 0 || vb[b] <= 0 {
+				return nil, "a run has a zero value: no ratio"
+			}
+		}
+		tr = math.Log
+	}
+	n := float64(len(blocks))
+	e := &effect{logScale: logScale, up: up, down: down, n: len(blocks), baseN: len(blocks)}
+	ds := make([]float64, len(blocks))
+	for i, b := range blocks {
+		ds[i] = tr(vc[b]) - tr(vb[b])
+		e.point += ds[i] / n
+	}
+	own := variance(ds, e.point) / n
+	table := make([]map[int]float64, 0, len(d.Arms))
+	for _, rs := range d.Arms {
+		table = append(table, d.byBlock(rs, w))
+	}
+	pooled, df := pooledResidual(table, blocks, tr)
+	if cal := calibration; cal != nil && cal.Runs >= 2 && logScale && w.transaction() == false {
+		// A calibration measured the same run-to-run variance: pool the two estimates by
+		// their degrees of freedom.
+		dc := cal.Runs - 1
+		sd := cal.SDPercent / 100
+		pooled = (float64(dc)*sd*sd + float64(df)*pooled) / float64(dc+df)
+		df += dc
+	}
+	v := math.Max(2*pooled/n, own)
+	if df == 0 {
+		df = len(blocks) - 1
+	}
+	if v == 0 || math.IsNaN(v) {
+		e.low, e.high = e.point, e.point
+		e.constant = e.point == 0
+		e.pNoChange, e.pBeyond = 1, 1
+		if !e.constant {
+			e.pValues(func(x float64) float64 {
+				if x < e.point {
+					return 0
+				}
+				return 1
+			})
+		}
+		return e, ""
+	}
+	se := math.Sqrt(v)
+	t := stats.TDist{V: float64(df)}
+	q := stats.InvCDF(t)(1 - alpha/2)
+	e.low, e.high = e.point-q*se, e.point+q*se
+	e.se, e.df = se, float64(df)
+	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
+	return e, ""
+}
+
+// Calibration is the run-to-run sd of a row measured over a design's runs (the residual of every
+// arm after the arm and block effects), in percent on the log scale, with its degrees of freedom
+// plus one (the runs a single calibration of that many runs would stand for): what an A/A sweep
+// reports for spec.analysis.betweenRun.
+func (d *Design) calibration(w row) (sdPercent float64, runs int) {
+	table := make([]map[int]float64, 0, len(d.Arms))
+	blockSet := map[int]bool{}
+	for _, rs := range d.Arms {
+		byB := d.byBlock(rs, w)
+		table = append(table, byB)
+		for b := range byB {
+			blockSet[b] = true
+		}
+	}
+	var blocks []int
+	for b := range blockSet {
+		blocks = append(blocks, b)
+	}
+	sort.Ints(blocks)
+	for _, byB := range table {
+		for _, v := range byB {
+			if v <= 0 {
+				return 0, 0
+			}
+		}
+	}
+	v, df := pooledResidual(table, blocks, math.Log)
+	if df == 0 {
+		return 0, 0
+	}
+	return 100 * math.Sqrt(v), df + 1
+}
+
+// pairedOrNot is a row's paired effect when the options carry a design whose blocks pair the
+// runs, with MethodPaired; else nil and MethodRuns, and why it could not pair in *why.
+func pairedOrNot(cur, base []*result.Result, w row, o CompareOptions, why *string) (*effect, string) {
+	if o.Design == nil {
+		return nil, result.MethodRuns
+	}
+	e, reason := o.Design.pairedEffect(cur, base, w, o.MinChangePercent, o.BetweenRun)
+	if e == nil {
+		if *why == "" {
+			*why = reason
+		}
+		return nil, result.MethodRuns
+	}
+	return e, MethodPaired
+}
+
+// methodOf is a run-level comparison's method: Paired when any row was paired.
+func methodOf(method string, paired int) string {
+	if paired > 0 {
+		return MethodPaired
+	}
+	return method
+}
+
+// designNotes say how a blocked design's rows were compared, and the run-to-run sd of the
+// first scenario's p95 the design measured (what a calibration would give).
+func designNotes(d *Design, ref *result.Result, paired int, unpaired string) []string {
+	if d == nil {
+		return nil
+	}
+	var notes []string
+	if len(ref.Scenarios) > 0 {
+		w := row{scenario: ref.Scenarios[0].Name, kind: perfexpv1alpha1.MetricP95}
+		if sd, runs := d.calibration(w); runs > 0 {
+			notes = append(notes, fmt.Sprintf("run-to-run sd of %s measured over this design's runs, after the arm and block effects: %.2f %% (to calibrate single-run comparisons in this environment: spec.analysis.betweenRun: {sdPercent: \"%.2f\", runs: %d})",
+				w.label(), sd, sd, runs))
+		}
+	}
+	switch {
+	case paired > 0 && unpaired == "":
+		notes = append(notes, pairedNote(d))
+	case paired > 0:
+		notes = append(notes, pairedNote(d), "some rows were compared unpaired: "+unpaired)
+	case unpaired != "":
+		notes = append(notes, "the runs were compared unpaired (Welch): "+unpaired)
+	}
+	return notes
+}
+
+// pairedNote says how a paired comparison was made.
+func pairedNote(d *Design) string {
+	return fmt.Sprintf("runs were paired within their blocks (each repeat of the sweep is a block in which every arm ran once): the change is the mean "+
+		"of the differences between the arm's and the baseline's run of each block, so drift across the sweep cancels; the run-to-run noise is pooled "+
+		"over the %d arms of the design (or the arm's own, when larger)", len(d.Arms))
+}

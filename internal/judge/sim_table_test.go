@@ -1,0 +1,365 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// The simulation table: seeded synthetic runs with a known truth, judged by the comparison as it
+// runs for users, over the dimensions docs/comparison.md lists. Each run is simConfig's 20
+// intervals of AR(1) wander and per-request sampling noise; its level is then moved by
+// - the run's own effect: normal or Student's t with 3 degrees of freedom (heavy tails), scaled
+//   to the cell's between-run sd;
+// - a block effect shared by every run of one repeat of a sweep (the environment that hour);
+// - a linear drift across the sweep's order (a cache filling, a database growing);
+// - a bad node: 10 % of runs land on it and are 20 % slower.
+//
+// Designs:
+//   - "1v1 default": one run per side, nothing known about the environment (the default);
+//   - "1v1 calibrated": one run per side, with the between-run sd measured by a calibration of
+//     10 A/A runs of the same environment (its sample sd of the runs' log p95);
+//   - "r3 paired, 1 arm": one variant and its baseline, 3 repeats in blocks, paired;
+//   - "r3 paired, 1 arm, calibrated": the same, its run-to-run variance pooled with a
+//     calibration of 10 A/A runs;
+//   - "sequential r3-10, 1 arm": one variant and its baseline, sequential as below;
+//   - "sequential sweep r3-10": the same sweep, started with 3 repeats and adding one at a time
+//     until every arm is decisive or 10 ran, each look spending its share of the error rate
+//     (Look); its blocks to a decision are reported (mean / 90th percentile);
+//   - "sweep r3 paired": a sweep of 4 arms and a baseline, 3 repeats in randomised blocks,
+//     compared within blocks with Holm across the arms.
+//
+// Claim rates count Regressed or Improved headlines: for the sweep, of any arm (family-wise).
+// At a true change of exactly δ every arm is at +δ, and a claim is an error (the change is not
+// beyond δ). Power is the share of comparisons that call a true +15 % Regressed (for the sweep:
+// one arm at +15 %, the others unchanged).
+
+type simCell struct {
+	name        string
+	sd          float64 // between-run sd of a run's level (log scale)
+	heavy       bool    // Student's t3 instead of normal
+	phi         float64 // within-run AR(1)
+	blockSD     float64
+	driftTotal  float64 // log-scale drift from the first to the last run of a sweep
+	badShare    float64
+	badSlowdown float64
+}
+
+var simCells = []simCell{
+	{name: "quiet: sd 0", phi: 0.6},
+	{name: "sd 1.5 %", sd: 0.015, phi: 0.6},
+	{name: "sd 3 %", sd: 0.03, phi: 0.6},
+	{name: "sd 5 %", sd: 0.05, phi: 0.6},
+	{name: "sd 3 %, t3 tails", sd: 0.03, heavy: true, phi: 0.6},
+	{name: "sd 5 %, t3 tails", sd: 0.05, heavy: true, phi: 0.6},
+	{name: "sd 3 %, AR(1) 0", sd: 0.03, phi: 0},
+	{name: "sd 3 %, AR(1) 0.9", sd: 0.03, phi: 0.9},
+	{name: "sd 3 %, drift 10 % across", sd: 0.03, phi: 0.6, driftTotal: math.Log(1.10)},
+	{name: "sd 3 %, block sd 4 %", sd: 0.03, phi: 0.6, blockSD: 0.04},
+	{name: "sd 3 %, 10 % bad node +20 %", sd: 0.03, phi: 0.6, badShare: 0.10, badSlowdown: math.Log(1.20)},
+}
+
+// level draws a run's offset from its configuration's level (log scale), before block and drift.
+func (c simCell) level(rng *rand.Rand) float64 {
+	var x float64
+	if c.heavy {
+		// t3 has variance 3: scale it to sd.
+		var chi float64
+		for range 3 {
+			z := rng.NormFloat64()
+			chi += z * z
+		}
+		x = c.sd * rng.NormFloat64() / math.Sqrt(chi/3) / math.Sqrt(3)
+	} else {
+		x = c.sd * rng.NormFloat64()
+	}
+	if c.badShare > 0 && rng.Float64() < c.badShare {
+		x += c.badSlowdown
+	}
+	return x
+}
+
+func (c simCell) sim() simConfig {
+	s := defaultSim
+	s.betweenCV, s.phi = 0, c.phi
+	return s
+}
+
+// oneVsOne judges one run against one run.
+func (c simCell) oneVsOne(rng *rand.Rand, i int, ratio float64, noise *BetweenRun) *result.Comparison {
+	s := c.sim()
+	base := s.run(rng, fmt.Sprint("b", i), math.Exp(c.level(rng)))
+	cur := s.run(rng, fmt.Sprint("c", i), ratio*math.Exp(c.level(rng)))
+	return CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: noise})
+}
+
+// calibrate measures the between-run sd as a user's A/A calibration would: the sample sd of the
+// log p95 of n runs of one configuration.
+func (c simCell) calibrate(rng *rand.Rand, n int) *BetweenRun {
+	s := c.sim()
+	xs := make([]float64, n)
+	for i := range xs {
+		r := s.run(rng, fmt.Sprint("cal", i), math.Exp(c.level(rng)))
+		xs[i] = math.Log(*r.Total.P95)
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x / float64(n)
+	}
+	return &BetweenRun{SDPercent: 100 * math.Sqrt(variance(xs, m)), Runs: n, Source: "simulated calibration"}
+}
+
+// sweep runs a baseline and arms (their true ratios) in repeats randomised blocks and returns
+// the arms' comparisons after Holm across them.
+func (c simCell) sweep(rng *rand.Rand, i int, ratios []float64, repeats int, noise *BetweenRun) []*result.Comparison {
+	s := c.sim()
+	arms := len(ratios) + 1
+	design := &Design{Blocks: map[string]int{}}
+	runs := make([][]*result.Result, arms)
+	total := arms * repeats
+	seq := 0
+	for b := range repeats {
+		block := c.blockSD * rng.NormFloat64()
+		order := rng.Perm(arms)
+		for _, a := range order {
+			drift := 0.0
+			if total > 1 {
+				drift = c.driftTotal * float64(seq) / float64(total-1)
+			}
+			seq++
+			ratio := 1.0
+			if a > 0 {
+				ratio = ratios[a-1]
+			}
+			r := s.run(rng, fmt.Sprintf("s%d-a%d-r%d", i, a, b), ratio*math.Exp(c.level(rng)+block+drift))
+			design.Blocks[r.Experiment] = b
+			runs[a] = append(runs[a], r)
+		}
+	}
+	design.Arms = runs
+	cs := make([]*result.Comparison, 0, arms-1)
+	for a := 1; a < arms; a++ {
+		cs = append(cs, CompareRuns(runs[0], runs[a], CompareOptions{Design: design, BetweenRun: noise}))
+	}
+	AdjustArms(cs)
+	return cs
+}
+
+// sequentialSweep runs a sweep that starts with minBlocks repeats and adds one block at a time,
+// looking after each (Look.Alpha spent per look), until every arm is decisive or maxBlocks ran.
+// It returns the last look's comparisons and the blocks run.
+func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, minBlocks, maxBlocks int) ([]*result.Comparison, int) {
+	s := c.sim()
+	arms := len(ratios) + 1
+	runs := make([][]*result.Result, arms)
+	blocks := map[string]int{}
+	total := arms * maxBlocks
+	seq := 0
+	for b := range maxBlocks {
+		block := c.blockSD * rng.NormFloat64()
+		for _, a := range rng.Perm(arms) {
+			drift := c.driftTotal * float64(seq) / float64(total-1)
+			seq++
+			ratio := 1.0
+			if a > 0 {
+				ratio = ratios[a-1]
+			}
+			r := s.run(rng, fmt.Sprintf("q%d-a%d-r%d", i, a, b), ratio*math.Exp(c.level(rng)+block+drift))
+			blocks[r.Experiment] = b
+			runs[a] = append(runs[a], r)
+		}
+	}
+	var cs []*result.Comparison
+	for n := minBlocks; n <= maxBlocks; n++ {
+		look := Look{K: n - minBlocks + 1, Max: maxBlocks - minBlocks + 1}
+		design := &Design{Blocks: blocks}
+		for a := range runs {
+			design.Arms = append(design.Arms, runs[a][:n])
+		}
+		cs = cs[:0]
+		for a := 1; a < arms; a++ {
+			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], CompareOptions{Design: design, Alpha: look.Alpha()}))
+		}
+		AdjustArmsAt(cs, look.Alpha())
+		decided := true
+		for _, c := range cs {
+			decided = decided && Decisive(c)
+		}
+		if decided || n == maxBlocks {
+			return cs, n
+		}
+	}
+	return cs, maxBlocks
+}
+
+type simRow struct {
+	claim0, claimDelta, power, coverage float64
+	n                                   int
+	// blocks0 and blocks15 are the blocks a sequential sweep ran at a true change of 0 and
+	// with one arm at +15 %.
+	blocks0, blocks15 []int
+}
+
+// p95Row is a comparison's headline p95 row.
+func p95Row(c *result.Comparison) *result.MetricComparison {
+	for i := range c.Metrics {
+		if c.Metrics[i].Metric == "s p95" {
+			return &c.Metrics[i]
+		}
+	}
+	return nil
+}
+
+func covers(c *result.Comparison, truthPercent float64) bool {
+	m := p95Row(c)
+	return m != nil && m.Low != nil && m.High != nil && *m.Low <= truthPercent && *m.High >= truthPercent
+}
+
+func anyClaim(cs ...*result.Comparison) bool {
+	for _, c := range cs {
+		if claimed(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// simulateDesign fills one row of the table for one design and cell.
+func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	delta := 1 + DefaultMinChangePercent/100
+	row := simRow{n: n}
+	def := DefaultBetweenRun()
+	for i := range n {
+		switch design {
+		case "1v1 default", "1v1 calibrated":
+			noise := &def
+			if design == "1v1 calibrated" {
+				noise = c.calibrate(rng, 10)
+			}
+			aa := c.oneVsOne(rng, i, 1, noise)
+			row.claim0 += b2f(claimed(aa))
+			row.coverage += b2f(covers(aa, 0))
+			row.claimDelta += b2f(claimed(c.oneVsOne(rng, i, delta, noise)))
+			row.power += b2f(c.oneVsOne(rng, i, 1.15, noise).Change == perfexpv1alpha1.ChangeRegressed)
+		case "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated":
+			var noise *BetweenRun
+			if strings.HasSuffix(design, "calibrated") {
+				noise = c.calibrate(rng, 10)
+			}
+			aa := c.sweep(rng, i, []float64{1}, 3, noise)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(covers(aa[0], 0))
+			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta}, 3, noise)...))
+			row.power += b2f(c.sweep(rng, i, []float64{1.15}, 3, noise)[0].Change == perfexpv1alpha1.ChangeRegressed)
+		case "sequential sweep r3-10":
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1, 1, 1, 1}, 3, 10)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(covers(aa[0], 0))
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta, delta, delta, delta}, 3, 10)
+			row.claimDelta += b2f(anyClaim(ad...))
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15, 1, 1, 1}, 3, 10)
+			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
+			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
+		case "sequential r3-10, 1 arm":
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1}, 3, 10)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(covers(aa[0], 0))
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta}, 3, 10)
+			row.claimDelta += b2f(anyClaim(ad...))
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15}, 3, 10)
+			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
+			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
+		case "sweep r3 paired":
+			aa := c.sweep(rng, i, []float64{1, 1, 1, 1}, 3, nil)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(covers(aa[0], 0))
+			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta, delta, delta, delta}, 3, nil)...))
+			row.power += b2f(c.sweep(rng, i, []float64{1.15, 1, 1, 1}, 3, nil)[0].Change == perfexpv1alpha1.ChangeRegressed)
+		}
+	}
+	f := float64(n)
+	row.claim0, row.claimDelta, row.power, row.coverage = row.claim0/f, row.claimDelta/f, row.power/f, row.coverage/f
+	return row
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var simDesigns = []string{"1v1 default", "1v1 calibrated", "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated", "sweep r3 paired", "sequential r3-10, 1 arm", "sequential sweep r3-10"}
+
+// blocksCell is the mean and 90th percentile of the blocks a sequential sweep ran, or "".
+func blocksCell(bs []int) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	sorted := slices.Clone(bs)
+	slices.Sort(sorted)
+	sum := 0
+	for _, b := range bs {
+		sum += b
+	}
+	return fmt.Sprintf("%.1f / %d", float64(sum)/float64(len(bs)), sorted[(len(sorted)*9)/10-min(1, len(sorted)*9/10)])
+}
+
+// TestSimulationTable writes the table of docs/comparison.md (make sim-table) with
+// PERFEXP_SIM_TABLE=<file> and PERFEXP_SIM_N comparisons per cell (default 400). Without it, a
+// short form checks the cells that bound the rule's errors, with 120 comparisons each: the claim
+// rate at 0 and at exactly δ stays within 5 % plus the simulation's own error.
+func TestSimulationTable(t *testing.T) {
+	out := os.Getenv("PERFEXP_SIM_TABLE")
+	n := 120
+	cells := []simCell{simCells[2], simCells[5], simCells[7], simCells[10]}
+	if v := os.Getenv("PERFEXP_SIM_CELL"); v != "" {
+		i, _ := strconv.Atoi(v)
+		cells = simCells[i : i+1]
+	}
+	if out != "" {
+		n, cells = 400, simCells
+		if v, err := strconv.Atoi(os.Getenv("PERFEXP_SIM_N")); err == nil && v > 0 {
+			n = v
+		}
+	} else if testing.Short() {
+		t.Skip("simulation")
+	}
+	designs := simDesigns
+	if out == "" {
+		// The short form leaves out the costliest design (a 4-arm sweep of up to 10 repeats).
+		designs = slices.DeleteFunc(slices.Clone(designs), func(d string) bool { return d == "sequential sweep r3-10" })
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| cell | design | claims at 0 | claims at +δ | power at +15 %% | p95 interval holds 0 | repeats run at 0 · with one arm at +15 %% (mean / p90) |\n|---|---|---:|---:|---:|---:|---|\n")
+	for ci, c := range cells {
+		for di, d := range designs {
+			r := simulateDesign(c, d, n, uint64(100*ci+di+1))
+			runs := ""
+			if len(r.blocks0) > 0 {
+				runs = blocksCell(r.blocks0) + " · " + blocksCell(r.blocks15)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.1f %% | %.1f %% | %.0f %% | %.0f %% | %s |\n", c.name, d, 100*r.claim0, 100*r.claimDelta, 100*r.power, 100*r.coverage, runs)
+			// 5 % plus about two standard errors of a rate of 5 % over n comparisons.
+			limit := 0.05 + 2*math.Sqrt(0.05*0.95/float64(n))
+			if r.claim0 > limit || r.claimDelta > limit {
+				t.Errorf("%s, %s: claims at 0 %.1f %%, at +δ %.1f %% (limit %.1f %%)", c.name, d, 100*r.claim0, 100*r.claimDelta, 100*limit)
+			}
+		}
+	}
+	t.Log("\n" + b.String())
+	if out != "" {
+		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
