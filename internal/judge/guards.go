@@ -29,6 +29,9 @@ func maxNodeLoadDifference(set float64, cur, base *result.NodeLoad) float64 {
 	return FallbackMaxNodeLoadDifference
 }
 
+// theBaseline names the baseline's side in the sentences that say which side a problem was on.
+const theBaseline = "the baseline"
+
 // NodeLoadProblem says why a single-run comparison's intervals are widened because the node
 // was not the same for both runs, or "" (nodeLoadBias).
 func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
@@ -50,9 +53,9 @@ func nodeLoadBias(cur, base *result.NodeLoad, set float64) (string, float64) {
 	if math.Abs(d) <= maxDiff {
 		return "", 0
 	}
-	busier, quieter := "this run", "the baseline"
+	busier, quieter := "this run", theBaseline
 	if d < 0 {
-		busier, quieter = "the baseline", "this run"
+		busier, quieter = theBaseline, "this run"
 	}
 	cores := max(cur.Cores, base.Cores)
 	if cores <= 0 {

@@ -83,7 +83,7 @@ func (e *effect) addBetweenRun(b BetweenRun) {
 	}
 	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
 	vb := b.diffVariance()
-	vw := math.Pow((lo+hi)/2, 2)
+	vw := (lo + hi) / 2 * (lo + hi) / 2
 	q, cdf := zNormal, stats.NormalDist{Mu: 0, Sigma: 1}.CDF
 	if df := b.df(); !math.IsInf(df, 1) {
 		satt := (vw + vb) * (vw + vb) / (vb * vb / df)
@@ -202,11 +202,11 @@ func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOp
 // rate and by how much (the share of planned iterations k6 dropped): the rate rows then
 // compare the throughput each side did sustain.
 func saturationCompareNotes(cur, base []*result.Result) []string {
-	var out []string
+	var out []string //nolint:prealloc // most comparisons have no saturated scenario
 	for _, side := range []struct {
 		name string
 		rs   []*result.Result
-	}{{"this arm", cur}, {"the baseline", base}} {
+	}{{"this arm", cur}, {theBaseline, base}} {
 		worst := map[string]float64{}
 		var names []string
 		for _, r := range side.rs {

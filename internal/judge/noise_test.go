@@ -54,7 +54,7 @@ func TestSingleRunDefaultNoise(t *testing.T) {
 		e := &effect{logScale: true, point: 0.1, low: 0.1 - 0.05, high: 0.1 + 0.05}
 		e.up, e.down, _ = thresholds(perfexpv1alpha1.MetricP95, 5, 0)
 		e.addBetweenRun(BetweenRun{SDPercent: 3})
-		want := zNormal * math.Sqrt(math.Pow(0.05/zNormal, 2)+2*0.03*0.03)
+		want := zNormal * math.Sqrt((0.05/zNormal)*(0.05/zNormal)+2*0.03*0.03)
 		if math.Abs((e.high-e.point)-want) > 1e-12 || math.Abs((e.point-e.low)-want) > 1e-12 {
 			t.Errorf("half-widths %v %v, want %v", e.high-e.point, e.point-e.low, want)
 		}
@@ -83,7 +83,7 @@ func TestSaturatedArmIsCompared(t *testing.T) {
 	starved := syntheticRun(2, "starved", 120, within)
 	starved.Runners = []result.RunnerUse{{Pod: "k6-0", CPUAvg: 0.05, ThrottledPercent: result.Num(0)}}
 	s := &starved.Scenarios[0]
-	s.DroppedIterations, s.DroppedPercent, s.RequestStats.Rate = result.Count(720), result.Num(3), result.Num(38.8)
+	s.DroppedIterations, s.DroppedPercent, s.Rate = result.Count(720), result.Num(3), result.Num(38.8)
 	Validity(starved, DefaultMaxErrorRatePercent)
 	if starved.Validity != perfexpv1alpha1.Valid || !s.Saturated {
 		t.Fatalf("validity %s, saturated %v: %v", starved.Validity, s.Saturated, starved.InvalidReasons)

@@ -138,7 +138,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		table = append(table, d.byBlock(rs, w))
 	}
 	pooled, df := pooledResidual(table, blocks, tr)
-	if cal := calibration; cal != nil && cal.Runs >= 2 && logScale && w.transaction() == false {
+	if cal := calibration; cal != nil && cal.Runs >= 2 && logScale && !w.transaction() {
 		// A calibration measured the same run-to-run variance: pool the two estimates by
 		// their degrees of freedom.
 		dc := cal.Runs - 1
@@ -187,7 +187,7 @@ func (d *Design) calibration(w row) (sdPercent float64, runs int) {
 			blockSet[b] = true
 		}
 	}
-	var blocks []int
+	blocks := make([]int, 0, len(blockSet))
 	for b := range blockSet {
 		blocks = append(blocks, b)
 	}

@@ -153,10 +153,17 @@ func (c simCell) sweep(rng *rand.Rand, i int, ratios []float64, repeats int, noi
 	return cs
 }
 
-// sequentialSweep runs a sweep that starts with minBlocks repeats and adds one block at a time,
+// sequentialFirstLook is the repeats a simulated sequential sweep runs before its first look.
+const sequentialFirstLook = 3
+
+// sequentialBudget is the most repeats a simulated sequential sweep runs.
+const sequentialBudget = 10
+
+// sequentialSweep runs a sweep that starts with sequentialFirstLook repeats and adds one block at a time,
 // looking after each (Look.Alpha spent per look), until every arm is decisive or maxBlocks ran.
 // It returns the last look's comparisons and the blocks run.
-func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, minBlocks, maxBlocks int) ([]*result.Comparison, int) {
+func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64) ([]*result.Comparison, int) {
+	const minBlocks, maxBlocks = sequentialFirstLook, sequentialBudget
 	s := c.sim()
 	arms := len(ratios) + 1
 	runs := make([][]*result.Result, arms)
@@ -218,9 +225,9 @@ func p95Row(c *result.Comparison) *result.MetricComparison {
 	return nil
 }
 
-func covers(c *result.Comparison, truthPercent float64) bool {
+func coversZero(c *result.Comparison) bool {
 	m := p95Row(c)
-	return m != nil && m.Low != nil && m.High != nil && *m.Low <= truthPercent && *m.High >= truthPercent
+	return m != nil && m.Low != nil && m.High != nil && *m.Low <= 0 && *m.High >= 0
 }
 
 func anyClaim(cs ...*result.Comparison) bool {
@@ -247,7 +254,7 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			}
 			aa := c.oneVsOne(rng, i, 1, noise)
 			row.claim0 += b2f(claimed(aa))
-			row.coverage += b2f(covers(aa, 0))
+			row.coverage += b2f(coversZero(aa))
 			row.claimDelta += b2f(claimed(c.oneVsOne(rng, i, delta, noise)))
 			row.power += b2f(c.oneVsOne(rng, i, 1.15, noise).Change == perfexpv1alpha1.ChangeRegressed)
 		case "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated":
@@ -257,31 +264,31 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			}
 			aa := c.sweep(rng, i, []float64{1}, 3, noise)
 			row.claim0 += b2f(anyClaim(aa...))
-			row.coverage += b2f(covers(aa[0], 0))
+			row.coverage += b2f(coversZero(aa[0]))
 			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta}, 3, noise)...))
 			row.power += b2f(c.sweep(rng, i, []float64{1.15}, 3, noise)[0].Change == perfexpv1alpha1.ChangeRegressed)
 		case "sequential sweep r3-10":
-			aa, b0 := c.sequentialSweep(rng, i, []float64{1, 1, 1, 1}, 3, 10)
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1, 1, 1, 1})
 			row.claim0 += b2f(anyClaim(aa...))
-			row.coverage += b2f(covers(aa[0], 0))
-			ad, _ := c.sequentialSweep(rng, i, []float64{delta, delta, delta, delta}, 3, 10)
+			row.coverage += b2f(coversZero(aa[0]))
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta, delta, delta, delta})
 			row.claimDelta += b2f(anyClaim(ad...))
-			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15, 1, 1, 1}, 3, 10)
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15, 1, 1, 1})
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
 		case "sequential r3-10, 1 arm":
-			aa, b0 := c.sequentialSweep(rng, i, []float64{1}, 3, 10)
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1})
 			row.claim0 += b2f(anyClaim(aa...))
-			row.coverage += b2f(covers(aa[0], 0))
-			ad, _ := c.sequentialSweep(rng, i, []float64{delta}, 3, 10)
+			row.coverage += b2f(coversZero(aa[0]))
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta})
 			row.claimDelta += b2f(anyClaim(ad...))
-			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15}, 3, 10)
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15})
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
 		case "sweep r3 paired":
 			aa := c.sweep(rng, i, []float64{1, 1, 1, 1}, 3, nil)
 			row.claim0 += b2f(anyClaim(aa...))
-			row.coverage += b2f(covers(aa[0], 0))
+			row.coverage += b2f(coversZero(aa[0]))
 			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta, delta, delta, delta}, 3, nil)...))
 			row.power += b2f(c.sweep(rng, i, []float64{1.15, 1, 1, 1}, 3, nil)[0].Change == perfexpv1alpha1.ChangeRegressed)
 		}

@@ -117,8 +117,8 @@ func dropped(r *result.Result, s *result.ScenarioResult) string {
 		runners = "the k6 runner pods' CPU was not measured (no cAdvisor series), so a runner that fell behind cannot be ruled out"
 	}
 	rate := ""
-	if s.RequestStats.Rate != nil {
-		rate = fmt.Sprintf("; it sustained %.4g requests/s", *s.RequestStats.Rate)
+	if s.Rate != nil {
+		rate = fmt.Sprintf("; it sustained %.4g requests/s", *s.Rate)
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("scenario %s saturated: k6 dropped %d iterations, %.2f%% of those planned, because every VU was busy waiting for the system under test (%s): the planned arrival rate was not sustained%s. The run is valid and compared: not keeping up with the load is the finding",
 		s.Name, *s.DroppedIterations, *s.DroppedPercent, runners, rate))
