@@ -46,3 +46,7 @@ helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the share
 .PHONY: helm-test
 helm-test: ## Run the chart's tests: agreement with config/, rendering, server-side dry run (envtest).
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./charts/... -count=1
+
+.PHONY: helm-rules
+helm-rules: ## Test the chart's PrometheusRule with promtool (check rules, and the alert tests of charts/testdata/rules).
+	go test ./charts/ -count=1 -run 'TestPrometheusRule' -v
