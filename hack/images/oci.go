@@ -91,7 +91,7 @@ func runOCI(args []string) error {
 	// containerd names the imported image after io.containerd.image.name; the OCI annotation
 	// holds the tag, as skopeo and oras write it.
 	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
-		"io.containerd.image.name":         ref.Name(),
+		"io.containerd.image.name":          ref.Name(),
 		"org.opencontainers.image.ref.name": ref.TagStr(),
 	})); err != nil {
 		return err
