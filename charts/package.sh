@@ -39,7 +39,7 @@ awk -v repo="${MANAGER_REPO}" -v tag="${version}" -v digest="${manager_digest}" 
 "${helm}" lint --strict "${work}/perfexp" >/dev/null
 "${helm}" package "${work}/perfexp" --version "${version}" --app-version "${version}" -d "${work}/pkg" >/dev/null
 mkdir "${work}/unpacked"
-tar -xzf "${work}/pkg/perfexp-${version}.tgz" -C "${work}/unpacked"
+tar -xzmf "${work}/pkg/perfexp-${version}.tgz" -C "${work}/unpacked"
 tar -C "${work}/unpacked" --sort=name --owner=0 --group=0 --numeric-owner --mtime=1970-01-01 \
   --mode='u+rwX,go+rX,go-w' -cf - perfexp | gzip -n >"${dist}/perfexp-${version}.tgz"
 
