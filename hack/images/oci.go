@@ -91,7 +91,7 @@ func runOCI(args []string) error {
 	// containerd names the imported image after io.containerd.image.name; the OCI annotation
 	// holds the tag, as skopeo and oras write it.
 	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
-		"io.containerd.image.name":          ref.Name(),
+		"io.containerd.image.name":          containerdName(ref),
 		"org.opencontainers.image.ref.name": ref.TagStr(),
 	})); err != nil {
 		return err
@@ -194,4 +194,15 @@ func tarDir(dir, out string) error {
 		return err
 	}
 	return os.Rename(tmp, out)
+}
+
+// containerdName is the name containerd and the kubelet give the image: Docker Hub's registry
+// is docker.io there (go-containerregistry says index.docker.io), so that a pod's
+// perfexp/manager@sha256:... finds the imported image.
+func containerdName(ref name.Tag) string {
+	registry := ref.Context().RegistryStr()
+	if registry == name.DefaultRegistry {
+		registry = "docker.io"
+	}
+	return registry + "/" + ref.Context().RepositoryStr() + ":" + ref.TagStr()
 }

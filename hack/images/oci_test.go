@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
@@ -120,6 +121,24 @@ func untar(t *testing.T, archive, dst string) {
 		}
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+func TestContainerdName(t *testing.T) {
+	tests := map[string]string{
+		"perfexp/manager:0.3.0":                 "docker.io/perfexp/manager:0.3.0",
+		"nginx:1.27":                            "docker.io/library/nginx:1.27",
+		"ghcr.io/perfexp/manager:0.3.0":         "ghcr.io/perfexp/manager:0.3.0",
+		"registry.example.com:5000/p/k6:v1.8.1": "registry.example.com:5000/p/k6:v1.8.1",
+	}
+	for in, want := range tests {
+		ref, err := name.NewTag(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := containerdName(ref); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
 }
