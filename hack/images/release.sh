@@ -6,7 +6,8 @@
 #
 # Usage: hack/images/release.sh VERSION DIST
 #   writes DIST/perfexp-manager-VERSION.oci.tar, DIST/perfexp-k6-K6_VERSION.oci.tar and, next
-#   to each, a .digest file with the index's digest (what the chart pins).
+#   to each, a .digest file with the index's digest (what the chart pins), and DIST/images.txt
+#   with every image's index and per-platform digests.
 set -euo pipefail
 
 version="${1:?usage: hack/images/release.sh VERSION DIST}"
@@ -37,9 +38,15 @@ for arch in ${ARCHES}; do
   k6_platforms+=(-platform "linux/${arch}=${k6}")
 done
 
-"${work}/images" oci -tag "${MANAGER_REPO}:${version}" -entrypoint /manager -dst /manager \
-  -out "${dist}/perfexp-manager-${version}.oci.tar" -digest-file "${dist}/perfexp-manager-${version}.oci.tar.digest" \
-  "${manager_platforms[@]}"
-"${work}/images" oci -tag "${K6_REPO}:${K6_VERSION}" -entrypoint /k6 -dst /k6 \
-  -out "${dist}/perfexp-k6-${K6_VERSION}.oci.tar" -digest-file "${dist}/perfexp-k6-${K6_VERSION}.oci.tar.digest" \
-  "${k6_platforms[@]}"
+# images.txt lists each image with its index's digest and each platform's manifest digest.
+images="${dist}/images.txt"
+: >"${images}"
+oci() {
+  local ref="$1" archive="$2"
+  shift 2
+  echo "${ref}" >>"${images}"
+  "${work}/images" oci -tag "${ref}" -out "${dist}/${archive}" -digest-file "${dist}/${archive}.digest" "$@" \
+    | sed 's/^/  /' | tee -a "${images}"
+}
+oci "${MANAGER_REPO}:${version}" "perfexp-manager-${version}.oci.tar" -entrypoint /manager -dst /manager "${manager_platforms[@]}"
+oci "${K6_REPO}:${K6_VERSION}" "perfexp-k6-${K6_VERSION}.oci.tar" -entrypoint /k6 -dst /k6 "${k6_platforms[@]}"
