@@ -21,3 +21,7 @@ release: $(HELM) ## Build the release's artifacts into dist/ (VERSION=x.y.z): im
 	plugins/release.sh v$(VERSION) $(DIST)
 	cd $(DIST) && rm -f SHA256SUMS && sha256sum $$(ls | sort) >SHA256SUMS
 	@echo "dist/ for $(VERSION):" && cd $(DIST) && ls -l | tail -n +2 | awk '{printf "  %10d  %s\n", $$5, $$9}'
+
+.PHONY: release-tools-test
+release-tools-test: ## Test the release's image writer (hack/images: reproducible multi-platform OCI archives).
+	cd hack/images && GOFLAGS=-mod=mod go test . -count=1
