@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,10 +32,21 @@ func TestChartAppliesToAnAPIServer(t *testing.T) {
 			"replicas":       2,
 			"podAnnotations": map[string]any{"example.com/team": "perf"},
 		}},
+		{name: "another prefix, every platform block on", values: map[string]any{
+			"fullnameOverride":    "perf-b",
+			"image":               map[string]any{"digest": "sha256:" + strings.Repeat("0f", 32)},
+			"replicas":            2,
+			"podDisruptionBudget": map[string]any{"enabled": true, "minAvailable": "50%"},
+			"networkPolicy": map[string]any{"enabled": true, "metricsFrom": []any{map[string]any{
+				"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}}},
+			"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}},
+			"podSecurityContext":        map[string]any{"runAsNonRoot": true, "runAsUser": 1000700000, "fsGroup": 1000700000},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := render(t, tt.values).objects
+			r := render(t, tt.values)
+			objs := append(r.objects, r.hooks...)
 			if len(objs) < 10 {
 				t.Fatalf("only %d objects rendered", len(objs))
 			}

@@ -40,6 +40,7 @@ func root(t *testing.T) string {
 // rendered is the output of one `helm install --dry-run` of the chart.
 type rendered struct {
 	objects []*unstructured.Unstructured
+	hooks   []*unstructured.Unstructured // helm test's objects
 	notes   string
 }
 
@@ -67,6 +68,17 @@ func (r rendered) kinds(kind string) []*unstructured.Unstructured {
 // and `helm template --include-crds` do, against a cluster serving apiVersions.
 func render(t *testing.T, values map[string]any, apiVersions ...string) rendered {
 	t.Helper()
+	r, err := renderRelease(t, releaseName, releaseNamespace, values, apiVersions...)
+	if err != nil {
+		t.Fatalf("rendering the chart: %v", err)
+	}
+	return r
+}
+
+// renderRelease renders the chart as release name in namespace; the error is helm's (a value
+// the schema refuses, a template's fail).
+func renderRelease(t *testing.T, name, namespace string, values map[string]any, apiVersions ...string) (rendered, error) {
+	t.Helper()
 	chrt, err := loader.Load(filepath.Join(root(t), "charts", "perfexp"))
 	if err != nil {
 		t.Fatalf("loading the chart: %v", err)
@@ -75,15 +87,19 @@ func render(t *testing.T, values map[string]any, apiVersions ...string) rendered
 	install.DryRun = true
 	install.ClientOnly = true
 	install.IncludeCRDs = true
-	install.ReleaseName = releaseName
-	install.Namespace = releaseNamespace
+	install.ReleaseName = name
+	install.Namespace = namespace
 	install.KubeVersion = &chartutil.KubeVersion{Version: "v1.36.3", Major: "1", Minor: "36"}
 	install.APIVersions = chartutil.VersionSet(apiVersions)
 	rel, err := install.Run(chrt, values)
 	if err != nil {
-		t.Fatalf("rendering the chart: %v", err)
+		return rendered{}, err
 	}
-	return rendered{objects: decodeAll(t, rel.Manifest), notes: rel.Info.Notes}
+	r := rendered{objects: decodeAll(t, rel.Manifest), notes: rel.Info.Notes}
+	for _, h := range rel.Hooks {
+		r.hooks = append(r.hooks, decodeAll(t, h.Manifest)...)
+	}
+	return r, nil
 }
 
 // decodeAll reads a multi-document YAML stream; empty documents (comments only) are skipped.
@@ -241,6 +257,9 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 	if !reflect.DeepEqual(gotOpts, wantOpts) {
 		t.Errorf("manager options differ:\n chart:  %+v\n config: %+v", gotOpts, wantOpts)
 	}
+	// The chart leaves the UID to the image (65532) or the platform (OpenShift's restricted-v2
+	// assigns one from the namespace's range); config/manager states it.
+	delete(wc["securityContext"].(map[string]any), "runAsUser")
 	for _, field := range []string{"env", "securityContext", "resources"} {
 		if !reflect.DeepEqual(gc[field], wc[field]) {
 			t.Errorf("manager container %s differs:\n chart:  %v\n config: %v", field, gc[field], wc[field])

@@ -2,6 +2,8 @@
 # Builds the kubectl-perfexp archives of a release and writes the krew manifest with their
 # versions, URLs and sha256 sums filled in:
 #   plugins/release.sh v0.3.0            # dist/kubectl-perfexp_v0.3.0_<os>_<arch>.tar.gz + dist/perfexp.yaml
+# Each archive holds the plugin, its completion helper (kubectl_complete-perfexp, a .bat on
+# Windows) and the license.
 #   PLATFORMS=linux/amd64 plugins/release.sh v0.3.0 /tmp/dist   # one platform, to try it out
 # Attach the archives to the GitHub release v0.3.0 and propose dist/perfexp.yaml to krew-index.
 # krew-index asks for the license in every archive: LICENSE at the root (or $LICENSE_FILE).
@@ -19,7 +21,7 @@ if [[ ! -f $license ]]; then
   echo "release.sh: no license at $license; krew-index needs one in every archive" >&2
   exit 1
 fi
-platforms=${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}
+platforms=${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
 
 sha256() {
   if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi
@@ -35,12 +37,18 @@ for platform in $platforms; do
   os=${platform%/*}
   arch=${platform#*/}
   mkdir -p "$work/$os-$arch"
-  (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.version=$version" \
-    -o "$work/$os-$arch/kubectl-perfexp" ./cmd/kubectl-perfexp)
-  cp "$license" "$work/$os-$arch/LICENSE"
+  bin=kubectl-perfexp complete=kubectl_complete-perfexp
+  if [[ $os == windows ]]; then
+    bin=kubectl-perfexp.exe complete=kubectl_complete-perfexp.bat
+  fi
+  (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$version" \
+    -o "$work/$os-$arch/$bin" ./cmd/kubectl-perfexp)
+  cp "$license" "$work/$os-$arch/LICENSE" && chmod 0644 "$work/$os-$arch/LICENSE"
+  cp "$root/plugins/$complete" "$work/$os-$arch/$complete"
+  chmod 0755 "$work/$os-$arch/$complete"
   archive=$dist/kubectl-perfexp_${version}_${os}_${arch}.tar.gz
   # Fixed owner, mtime and no gzip timestamp: the same sources give the same sha256.
-  tar -C "$work/$os-$arch" --owner=0 --group=0 --numeric-owner --mtime=1970-01-01 -cf - kubectl-perfexp LICENSE | gzip -n >"$archive"
+  tar -C "$work/$os-$arch" --owner=0 --group=0 --numeric-owner --mtime=1970-01-01 -cf - "$bin" "$complete" LICENSE | gzip -n >"$archive"
   sum=$(sha256 "$archive")
   placeholder=SHA256_$(tr '[:lower:]' '[:upper:]' <<<"${os}_${arch}")
   manifest=${manifest//$placeholder/$sum}

@@ -2,7 +2,7 @@
 // image, ready for `ctr -n k8s.io images import`. The local cluster has no image registry and no
 // Docker engine, so every image it runs is assembled here from files built on the host.
 //
-// Usage:
+// Usage (a docker-archive for the local cluster; `images oci` writes a release's OCI archive, oci.go):
 //
 //	go run . -tag perfexp/k6:v1.8.1 -out bin/images/k6.tar -file bin/k6:/k6 -entrypoint /k6
 //
@@ -47,7 +47,12 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	runner := run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "oci" {
+		runner, args = runOCI, args[1:]
+	}
+	if err := runner(args); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}

@@ -28,10 +28,17 @@ helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of co
 	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml $(CHART)/files/rbac/
 	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
 
+# Any well-formed digest: lint only renders it.
+HELM_LINT_DIGEST := 0000000000000000000000000000000000000000000000000000000000000000
+
 .PHONY: helm-lint
-helm-lint: $(HELM) ## helm lint and helm template the chart (default values and the shared-cluster form).
+helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the shared-cluster form, every optional block).
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}'
+	$(HELM) lint --strict $(CHART) --set fullnameOverride=perf-b --set image.digest=sha256:$(HELM_LINT_DIGEST) \
+	  --set serviceAccount.create=false --set serviceAccount.name=perf-b --set replicas=2 \
+	  --set podDisruptionBudget.enabled=true --set networkPolicy.enabled=true \
+	  --set 'topologySpreadConstraints[0].maxSkew=1,topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname,topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway'
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --include-crds >/dev/null
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
 	  --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}' >/dev/null
@@ -39,3 +46,7 @@ helm-lint: $(HELM) ## helm lint and helm template the chart (default values and 
 .PHONY: helm-test
 helm-test: ## Run the chart's tests: agreement with config/, rendering, server-side dry run (envtest).
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" go test ./charts/... -count=1
+
+.PHONY: helm-rules
+helm-rules: ## Test the chart's PrometheusRule with promtool (check rules, and the alert tests of charts/testdata/rules).
+	go test ./charts/ -count=1 -run 'TestPrometheusRule' -v
