@@ -21,7 +21,7 @@ const RunnerThrottledPercent = judge.RunnerThrottledPercent
 
 // NodeSaturatedShare is the share of a node's cores in use, mean over the window, above which
 // the report says the node was saturated: k6 and the services then wait for CPU in turn.
-const NodeSaturatedShare = 0.95
+const NodeSaturatedShare = judge.NodeSaturatedShare
 
 // maxRunnersListed caps the runner pods listed (the busiest kept).
 const maxRunnersListed = 16

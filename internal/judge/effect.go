@@ -53,6 +53,9 @@ type effect struct {
 	withinVar float64
 	// biases name the bounded biases the interval was widened by (addBias).
 	biases []string
+	// withdrawn says why no claim may be made from this effect at all (its runs' node was
+	// saturated); its interval is still shown.
+	withdrawn string
 	// se and df are the standard error and degrees of freedom of a t interval (repeated runs),
 	// kept so that atLevel can draw it at another level; 0 for other methods.
 	se, df float64
@@ -93,6 +96,9 @@ func (e *effect) toDisplay(v float64) float64 {
 // by whether higher is better), inside ±δ with the whole interval is no meaningful change,
 // anything else is inconclusive, with the reason.
 func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) (perfexpv1alpha1.Change, string) {
+	if e.withdrawn != "" && e.few == "" {
+		return perfexpv1alpha1.ChangeInconclusive, "not claimed: " + e.withdrawn
+	}
 	if e.few != "" {
 		return perfexpv1alpha1.ChangeInconclusive, e.few
 	}

@@ -29,6 +29,37 @@ func maxNodeLoadDifference(set float64, cur, base *result.NodeLoad) float64 {
 	return FallbackMaxNodeLoadDifference
 }
 
+// NodeSaturatedShare is the share of a node's cores in use, mean over the window, at which the
+// node is saturated: its processes queue for CPU, and latency then grows with the queue, far
+// beyond any share of the node a neighbour took (a no-op arm measured 20x slower on the demo's
+// node at 1.99 of 2 cores busy). A single-run comparison whose either run ran on a saturated
+// node claims nothing.
+const NodeSaturatedShare = 0.95
+
+// utilisation is the share of a node's cores busy over the window, -1 when the core count is
+// unknown.
+func utilisation(n *result.NodeLoad) float64 {
+	if n == nil || n.Cores <= 0 {
+		return -1
+	}
+	return (n.OtherCores + n.OwnCores) / n.Cores
+}
+
+// saturationProblem says why a single-run comparison claims nothing because a run's node was
+// CPU-saturated, or "".
+func saturationProblem(cur, base *result.NodeLoad) string {
+	for _, side := range []struct {
+		name string
+		n    *result.NodeLoad
+	}{{"this run", cur}, {theBaseline, base}} {
+		if u := utilisation(side.n); u >= NodeSaturatedShare {
+			return fmt.Sprintf("the node was CPU-saturated during %s (%.2f of its %g cores busy on average): its processes queued for CPU, and latency under a queue grows without a bound one run per side could put on it, so no change is claimed; repeat both (a PerfSweep with repeats) on a node with CPU to spare",
+				side.name, side.n.OtherCores+side.n.OwnCores, side.n.Cores)
+		}
+	}
+	return ""
+}
+
 // theBaseline names the baseline's side in the sentences that say which side a problem was on.
 const theBaseline = "the baseline"
 
@@ -61,7 +92,13 @@ func nodeLoadBias(cur, base *result.NodeLoad, set float64) (string, float64) {
 	if cores <= 0 {
 		cores = FallbackMaxNodeLoadDifference / DefaultNodeLoadShare
 	}
+	// The share of the node the busier run lost, and, where the node's utilisation is known,
+	// the slowdown a queue for CPU makes of it (a response time grows as 1/(1-utilisation)):
+	// whichever is larger bounds what the neighbour could have done.
 	bound := math.Log1p(math.Abs(d) / cores)
+	if uc, ub := utilisation(cur), utilisation(base); uc >= 0 && ub >= 0 && max(uc, ub) < 1 {
+		bound = max(bound, math.Abs(math.Log((1-min(uc, ub))/(1-max(uc, ub)))))
+	}
 	return fmt.Sprintf("the node was busier with other work during %s (%.2f cores outside the experiment, against %.2f during %s; more than %.2f cores apart): every interval is widened by ±%.1f %% for it, so only a change larger than the neighbour could cause is claimed; repeat both (a PerfSweep with repeats) or run on a quieter node to narrow it",
 		busier, math.Max(cur.OtherCores, base.OtherCores), math.Min(cur.OtherCores, base.OtherCores), quieter, maxDiff, 100*math.Expm1(bound)), bound
 }

@@ -22,11 +22,12 @@ func TestNodeLoadWidensSingleRunIntervals(t *testing.T) {
 		busier    string
 	}{
 		{"both quiet: 0.2 apart, a tenth of 2 cores", quiet, &result.NodeLoad{OtherCores: 0.3, Cores: 2}, 0, ""},
-		{"0.3 apart on 2 cores", quiet, &result.NodeLoad{OtherCores: 0.4, Cores: 2}, 15, "during the baseline"},
+		// The queue's slowdown (1-0.05)/(1-0.2) = 1.1875 exceeds the share of the node (15 %).
+		{"0.3 apart on 2 cores", quiet, &result.NodeLoad{OtherCores: 0.4, Cores: 2}, 18.75, "during the baseline"},
 		{"0.3 apart on 4 cores is within a tenth", &result.NodeLoad{OtherCores: 0.1, Cores: 4}, &result.NodeLoad{OtherCores: 0.4, Cores: 4}, 0, ""},
 		{"cores unknown: a quarter of a core, 2.5 cores assumed", &result.NodeLoad{OtherCores: 0.1}, &result.NodeLoad{OtherCores: 0.4}, 12, "during the baseline"},
-		{"busy baseline", quiet, busy, 40, "during the baseline"},
-		{"busy run", busy, quiet, 40, "during this run"},
+		{"busy baseline: (1-0.05)/(1-0.45)", quiet, busy, 72.73, "during the baseline"},
+		{"busy run", busy, quiet, 72.73, "during this run"},
 		{"baseline's load unknown", quiet, nil, 0, ""},
 	}
 	for _, tc := range cases {
@@ -35,7 +36,7 @@ func TestNodeLoadWidensSingleRunIntervals(t *testing.T) {
 			if got := 100 * math.Expm1(bound); math.Abs(got-tc.bound) > 0.05 || !strings.Contains(why, tc.busier) {
 				t.Fatalf("bound %.2f %%, want %.2f; why %q", got, tc.bound, why)
 			}
-			if why != "" && !strings.Contains(why, fmt.Sprintf("±%.1f %%", tc.bound)) {
+			if why != "" && !strings.Contains(why, fmt.Sprintf("±%.1f %%", 100*math.Expm1(bound))) {
 				t.Errorf("why %q does not say the bound", why)
 			}
 		})
@@ -55,5 +56,30 @@ func TestNodeLoadWidensSingleRunIntervals(t *testing.T) {
 	e.addBias(bound, "busier")
 	if got, _ := decide(e, perfexpv1alpha1.MetricP95, "intervals"); got != perfexpv1alpha1.ChangeInconclusive {
 		t.Errorf("+8 %% beside a 0.26-core busier node: %s", got)
+	}
+}
+
+// A run on a CPU-saturated node: latency is set by the queue for CPU, so even a 20x change (the
+// demo's no-op arm on a node 1.99 of 2 cores busy) is not claimed; below saturation the queue's
+// slowdown bounds the widening.
+func TestSaturatedNodeWithdrawsSingleRunClaims(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	base := syntheticRun(1, "base", 1, within)
+	slow := syntheticRun(2, "slow", 20, within)
+	base.NodeLoad = &result.NodeLoad{Cores: 2, OtherCores: 1.30, OwnCores: 0.30}
+	slow.NodeLoad = &result.NodeLoad{Cores: 2, OtherCores: 1.64, OwnCores: 0.35}
+	def := DefaultBetweenRun()
+	c := CompareRuns([]*result.Result{base}, []*result.Result{slow}, CompareOptions{BetweenRun: &def})
+	p95 := p95Row(c)
+	if c.Change != perfexpv1alpha1.ChangeInconclusive || !strings.Contains(p95.Why, "not claimed: the node was CPU-saturated during this run (1.99 of its 2 cores busy") ||
+		!strings.Contains(c.Disturbed, "CPU-saturated") {
+		t.Errorf("headline %s, p95 %s (%s), disturbed %q", c.Change, p95.Change, p95.Why, c.Disturbed)
+	}
+	// 0.4 more cores of other work on a node 40 % and 60 % busy: the queue's slowdown,
+	// (1-0.4)/(1-0.6) = 1.5, bounds it, more than the 20 % of the node it took.
+	why, bound := nodeLoadBias(&result.NodeLoad{Cores: 2, OtherCores: 0.6, OwnCores: 0.6}, &result.NodeLoad{Cores: 2, OtherCores: 0.2, OwnCores: 0.6}, 0)
+	if math.Abs(math.Exp(bound)-1.5) > 1e-9 || !strings.Contains(why, "±50.0 %") {
+		t.Errorf("bound x%.3f, why %q", math.Exp(bound), why)
 	}
 }

@@ -188,6 +188,17 @@ func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOp
 		}
 	}
 	c.Notes = append(c.Notes, singleRunNote(noise))
+	if why := saturationProblem(r.NodeLoad, base.NodeLoad); why != "" {
+		c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
+		c.Notes = append([]string{why}, c.Notes...)
+		return func(e *effect) *effect {
+			w := *e
+			w.withdrawn = why
+			// No claim can come of it, so it takes no part in the multiplicity control.
+			w.pBeyond = 1
+			return &w
+		}
+	}
 	return func(e *effect) *effect {
 		w := *e
 		w.addBetweenRun(noise)
