@@ -51,7 +51,7 @@ func saturationProblem(cur, base *result.NodeLoad) string {
 	for _, side := range []struct {
 		name string
 		n    *result.NodeLoad
-	}{{"this run", cur}, {theBaseline, base}} {
+	}{{thisRun, cur}, {theBaseline, base}} {
 		if u := utilisation(side.n); u >= NodeSaturatedShare {
 			return fmt.Sprintf("the node was CPU-saturated during %s (%.2f of its %g cores busy on average): its processes queued for CPU, and latency under a queue grows without a bound one run per side could put on it, so no change is claimed; repeat both (a PerfSweep with repeats) on a node with CPU to spare",
 				side.name, side.n.OtherCores+side.n.OwnCores, side.n.Cores)
@@ -60,8 +60,12 @@ func saturationProblem(cur, base *result.NodeLoad) string {
 	return ""
 }
 
-// theBaseline names the baseline's side in the sentences that say which side a problem was on.
-const theBaseline = "the baseline"
+// theBaseline and thisRun name the two sides in the sentences that say which side a problem was
+// on.
+const (
+	theBaseline = "the baseline"
+	thisRun     = "this run"
+)
 
 // NodeLoadProblem says why a single-run comparison's intervals are widened because the node
 // was not the same for both runs, or "" (nodeLoadBias).
@@ -84,9 +88,9 @@ func nodeLoadBias(cur, base *result.NodeLoad, set float64) (string, float64) {
 	if math.Abs(d) <= maxDiff {
 		return "", 0
 	}
-	busier, quieter := "this run", theBaseline
+	busier, quieter := thisRun, theBaseline
 	if d < 0 {
-		busier, quieter = theBaseline, "this run"
+		busier, quieter = theBaseline, thisRun
 	}
 	cores := max(cur.Cores, base.Cores)
 	if cores <= 0 {
