@@ -40,8 +40,9 @@ type krewPlugin struct {
 	} `json:"spec"`
 }
 
-// The krew manifest installs this plugin on Linux and macOS, amd64 and arm64, each from the
-// archive plugins/release.sh names for that platform, and says what every command does.
+// The krew manifest installs this plugin on Linux, macOS and Windows, amd64 and arm64, each from
+// the archive plugins/release.sh names for that platform, with its completion helper, and says
+// what every command does.
 func TestKrewManifest(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testenv.Root(), "plugins", "perfexp.yaml"))
 	if err != nil {
@@ -63,7 +64,8 @@ func TestKrewManifest(t *testing.T) {
 			t.Errorf("the description does not mention %s", verb)
 		}
 	}
-	want := map[string]bool{"linux/amd64": true, "linux/arm64": true, "darwin/amd64": true, "darwin/arm64": true}
+	want := map[string]bool{"linux/amd64": true, "linux/arm64": true, "darwin/amd64": true, "darwin/arm64": true,
+		"windows/amd64": true, "windows/arm64": true}
 	placeholder := regexp.MustCompile(`^SHA256_[A-Z]+_[A-Z0-9]+$`)
 	for _, pl := range p.Spec.Platforms {
 		goos, arch := pl.Selector.MatchLabels["os"], pl.Selector.MatchLabels["arch"]
@@ -83,8 +85,12 @@ func TestKrewManifest(t *testing.T) {
 		for _, f := range pl.Files {
 			copied[f.From] = true
 		}
-		if pl.Bin != "kubectl-perfexp" || !copied["kubectl-perfexp"] || !copied["LICENSE"] {
-			t.Errorf("%s: bin %q, files %v: want the kubectl-perfexp binary and the LICENSE", key, pl.Bin, pl.Files)
+		bin, complete := "kubectl-perfexp", "kubectl_complete-perfexp"
+		if goos == "windows" {
+			bin, complete = "kubectl-perfexp.exe", "kubectl_complete-perfexp.bat"
+		}
+		if pl.Bin != bin || !copied[bin] || !copied[complete] || !copied["LICENSE"] {
+			t.Errorf("%s: bin %q, files %v: want the %s binary, its completion helper %s and the LICENSE", key, pl.Bin, pl.Files, bin, complete)
 		}
 	}
 	for missing := range want {
