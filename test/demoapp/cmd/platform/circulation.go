@@ -150,7 +150,7 @@ func (c *circulation) checkOut(w http.ResponseWriter, r *http.Request, t string)
 	if err := c.publish(ctx, t, "check-out", lr, loanID); err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusCreated, map[string]any{"loanId": loanID, "itemBarcode": lr.ItemBarcode})
+	service.WriteJSON(w, http.StatusCreated, map[string]any{keyLoanID: loanID, keyItemBarcode: lr.ItemBarcode})
 	return nil
 }
 
@@ -172,7 +172,7 @@ func (c *circulation) checkIn(w http.ResponseWriter, r *http.Request, t string) 
 	if err := c.publish(ctx, t, "check-in", lr, loanID); err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"loanId": loanID, "itemBarcode": lr.ItemBarcode})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyLoanID: loanID, keyItemBarcode: lr.ItemBarcode})
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (c *circulation) publish(ctx context.Context, t, kind string, lr loanReques
 	if c.kafka == nil {
 		return nil
 	}
-	v, err := json.Marshal(map[string]any{"type": kind, "tenant": t, "loanId": loanID, "itemBarcode": lr.ItemBarcode,
+	v, err := json.Marshal(map[string]any{"type": kind, keyTenant: t, keyLoanID: loanID, keyItemBarcode: lr.ItemBarcode,
 		"userBarcode": lr.UserBarcode, "at": time.Now().UTC()})
 	if err != nil {
 		return err

@@ -15,6 +15,14 @@ import (
 	"github.com/perfexp/perfexp/test/demoapp/internal/service"
 )
 
+// Keys of the JSON answers and metric labels used in several places.
+const (
+	keyTenant      = "tenant"
+	keyName        = "name"
+	keyItemBarcode = "itemBarcode"
+	keyLoanID      = "loanId"
+)
+
 type errUnknownService string
 
 func (e errUnknownService) Error() string { return fmt.Sprintf("unknown SERVICE %q", string(e)) }

@@ -44,7 +44,7 @@ func newImport(ctx context.Context, mux *http.ServeMux, reg *service.Registry, d
 		imported: promauto.With(reg).NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_import_records_total",
 			Help: "Records consumed from Kafka and written to the database, by tenant.",
-		}, []string{"tenant"})}
+		}, []string{keyTenant})}
 	var err error
 	im.consumer, err = kafkaClient(kgo.ConsumerGroup(service.EnvString("IMPORT_GROUP", "data-import")),
 		kgo.ConsumeTopics(im.topic), kgo.DisableAutoCommit())
@@ -87,14 +87,15 @@ func (im *importer) consume(ctx context.Context) {
 			continue
 		}
 		for {
-			if err := im.write(ctx, recs); err == nil {
+			err := im.write(ctx, recs)
+			if err == nil {
 				break
-			} else if ctx.Err() != nil {
-				return
-			} else {
-				slog.Warn("Writing imported records failed, retrying", "records", len(recs), "err", err)
-				time.Sleep(time.Second)
 			}
+			if ctx.Err() != nil {
+				return
+			}
+			slog.Warn("Writing imported records failed, retrying", "records", len(recs), "err", err)
+			time.Sleep(time.Second)
 		}
 		if err := im.consumer.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
 			slog.Warn("Committing offsets failed", "err", err)
@@ -158,7 +159,7 @@ func (im *importer) produce(w http.ResponseWriter, r *http.Request, t string) er
 	if err := im.producer.ProduceSync(r.Context(), recs...).FirstErr(); err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusAccepted, map[string]any{"tenant": t, "run": run, "records": n})
+	service.WriteJSON(w, http.StatusAccepted, map[string]any{keyTenant: t, "run": run, "records": n})
 	return nil
 }
 
@@ -170,7 +171,7 @@ func (im *importer) count(w http.ResponseWriter, r *http.Request, t string) erro
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "records": n})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "records": n})
 	return nil
 }
 
@@ -180,6 +181,6 @@ func (im *importer) reset(w http.ResponseWriter, r *http.Request, t string) erro
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "deleted": tag.RowsAffected()})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "deleted": tag.RowsAffected()})
 	return nil
 }

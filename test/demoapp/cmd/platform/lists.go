@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -40,7 +41,7 @@ func newLists(mux *http.ServeMux, reg *service.Registry, d *db) {
 			Help:                        "Time of a whole list refresh, by tenant and outcome (ok, failed, busy).",
 			Buckets:                     prometheus.ExponentialBuckets(0.01, 2, 14),
 			NativeHistogramBucketFactor: 1.1,
-		}, []string{"tenant", "outcome"}),
+		}, []string{keyTenant, "outcome"}),
 	}
 	d.handle(reg, mux, "POST /lists/seed", "seed_lists", l.seed)
 	d.handle(reg, mux, "POST /lists/{name}/refresh", "refresh_list", l.refresh)
@@ -62,7 +63,7 @@ ON CONFLICT (name) DO UPDATE SET is_refreshing = false, status_filter = EXCLUDED
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "lists": n})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "lists": n})
 	return nil
 }
 
@@ -75,7 +76,7 @@ func (l *lists) get(w http.ResponseWriter, r *http.Request, t string) error {
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "isRefreshing": refreshing, "refreshedAt": refreshed, "recordCount": n})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyName: r.PathValue("name"), "isRefreshing": refreshing, "refreshedAt": refreshed, "recordCount": n})
 	return nil
 }
 
@@ -85,7 +86,7 @@ func (l *lists) resetStuck(w http.ResponseWriter, r *http.Request, t string) err
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "reset": tag.RowsAffected()})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "reset": tag.RowsAffected()})
 	return nil
 }
 
@@ -99,7 +100,7 @@ func (l *lists) refresh(w http.ResponseWriter, r *http.Request, t string) error 
 	var filter string
 	err := l.d.writer.QueryRow(ctx, "UPDATE "+t+".lists SET is_refreshing = true WHERE name = $1 AND NOT is_refreshing RETURNING id, status_filter",
 		r.PathValue("name")).Scan(&id, &filter)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		l.duration.WithLabelValues(t, "busy").Observe(time.Since(start).Seconds())
 		return fmt.Errorf("list %s is already refreshing or does not exist: %w", r.PathValue("name"), errConflict)
 	}
@@ -115,7 +116,7 @@ func (l *lists) refresh(w http.ResponseWriter, r *http.Request, t string) error 
 		return fmt.Errorf("refreshing list %s: %w", r.PathValue("name"), err)
 	}
 	l.duration.WithLabelValues(t, "ok").Observe(time.Since(start).Seconds())
-	service.WriteJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "recordCount": n, "seconds": time.Since(start).Seconds()})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyName: r.PathValue("name"), "recordCount": n, "seconds": time.Since(start).Seconds()})
 	return nil
 }
 

@@ -103,7 +103,7 @@ ON CONFLICT (barcode) DO UPDATE SET status = 'Available', updated_at = now()`, n
 		if _, err := d.writer.Exec(r.Context(), "UPDATE "+t+".loans SET in_at = now() WHERE in_at IS NULL"); err != nil {
 			return err
 		}
-		service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "items": n})
+		service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "items": n})
 		return nil
 	})
 	d.handle(reg, mux, "GET /items/stats", "item_stats", func(w http.ResponseWriter, r *http.Request, t string) error {
@@ -144,7 +144,7 @@ func newUsers(mux *http.ServeMux, reg *service.Registry, d *db) {
 		if err != nil {
 			return err
 		}
-		service.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "barcode": r.PathValue("barcode"), "name": name, "active": active})
+		service.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "barcode": r.PathValue("barcode"), keyName: name, "active": active})
 		return nil
 	})
 	d.handle(reg, mux, "POST /users/seed", "seed_users", func(w http.ResponseWriter, r *http.Request, t string) error {
@@ -167,7 +167,7 @@ ON CONFLICT DO NOTHING`)
 		if err != nil {
 			return err
 		}
-		service.WriteJSON(w, http.StatusOK, map[string]any{"tenant": t, "users": n})
+		service.WriteJSON(w, http.StatusOK, map[string]any{keyTenant: t, "users": n})
 		return nil
 	})
 }
