@@ -10,6 +10,7 @@
 #   IMAGE: pause coredns k6 demo manager, or all (= k6 demo manager)
 #   --no-import      only build the tarballs under bin/images/
 #   --import-cached  import every tarball already under bin/images/ (used by local-cluster up)
+#   --import-one TAR import one tarball (used by hack/images/platform.sh)
 #
 # Tarballs are reproducible and only rebuilt when their binary changed; an import is skipped
 # when containerd already holds the same tarball. When the cluster's containerd is not running
@@ -154,6 +155,10 @@ main() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --no-import) do_import=0 ;;
+      --import-one)
+        import_tar "$2"
+        return 0
+        ;;
       --import-cached)
         for i in "${OUT}"/*.tar; do
           [ -f "${i}" ] && import_tar "${i}"

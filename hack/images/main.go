@@ -6,6 +6,11 @@
 //
 //	go run . -tag perfexp/k6:v1.8.1 -out bin/images/k6.tar -file bin/k6:/k6 -entrypoint /k6
 //
+// A root filesystem made elsewhere (e.g. by mmdebstrap) goes in as whole layers, below the files:
+//
+//	go run . -tag perfexp/platform-debian:dev -out bin/images/platform-debian.tar \
+//	  -layer rootfs.tar -layer kafka.tar -entrypoint /bin/sh -user ""
+//
 // The output is reproducible: timestamps are fixed, so an unchanged binary yields a byte-identical
 // tarball and callers can skip re-importing it by comparing checksums.
 package main
@@ -65,15 +70,16 @@ func run(args []string) error {
 	entrypoint := fs.String("entrypoint", "", "entrypoint path inside the image (space-separated for arguments)")
 	user := fs.String("user", nonRootUID, "user the entrypoint runs as (numeric, empty for root)")
 	workdir := fs.String("workdir", "/", "working directory")
-	var files, env multiFlag
+	var files, env, layers multiFlag
 	fs.Var(&files, "file", "SRC:DST file to add (repeatable); DST is an absolute path in the image")
+	fs.Var(&layers, "layer", "uncompressed tarball added whole as a layer below the files (repeatable, in order)")
 	fs.Var(&env, "env", "KEY=VALUE environment variable (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *tag == "" || *out == "" || len(files) == 0 || *entrypoint == "" {
+	if *tag == "" || *out == "" || len(files)+len(layers) == 0 || *entrypoint == "" {
 		fs.Usage()
-		return errors.New("-tag, -out, -entrypoint and at least one -file are required")
+		return errors.New("-tag, -out, -entrypoint and at least one -file or -layer are required")
 	}
 	ref, err := name.NewTag(*tag)
 	if err != nil {
@@ -88,19 +94,9 @@ func run(args []string) error {
 		specs = append(specs, fileSpec{src: src, dst: path.Clean(dst)})
 	}
 
-	layerBytes, err := buildLayer(specs)
+	img, err := buildImage(layers, specs)
 	if err != nil {
 		return err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerBytes)), nil
-	})
-	if err != nil {
-		return fmt.Errorf("creating layer: %w", err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return fmt.Errorf("appending layer: %w", err)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
@@ -114,7 +110,7 @@ func run(args []string) error {
 	cfg.Config.Entrypoint = strings.Fields(*entrypoint)
 	cfg.Config.User = *user
 	cfg.Config.WorkingDir = *workdir
-	cfg.Config.Env = append([]string{"PATH=/"}, env...)
+	cfg.Config.Env = withPath(env)
 	img, err = mutate.ConfigFile(img, cfg)
 	if err != nil {
 		return fmt.Errorf("setting config: %w", err)
@@ -128,6 +124,50 @@ func run(args []string) error {
 		return fmt.Errorf("writing %s: %w", *out, err)
 	}
 	return os.Rename(tmp, *out)
+}
+
+// buildImage stacks the given tarballs as layers, in order, and the files (if any) as one layer
+// on top.
+func buildImage(tarballs []string, specs []fileSpec) (v1.Image, error) {
+	var all []v1.Layer
+	for _, t := range tarballs {
+		// The file is gzipped on the fly when the image is written: the docker-archive holds
+		// compressed layers, and the tarball given here is kept as it is.
+		l, err := tarball.LayerFromFile(t)
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", t, err)
+		}
+		all = append(all, l)
+	}
+	if len(specs) > 0 {
+		layerBytes, err := buildLayer(specs)
+		if err != nil {
+			return nil, err
+		}
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(layerBytes)), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("creating layer: %w", err)
+		}
+		all = append(all, l)
+	}
+	img, err := mutate.AppendLayers(empty.Image, all...)
+	if err != nil {
+		return nil, fmt.Errorf("appending layers: %w", err)
+	}
+	return img, nil
+}
+
+// withPath returns the image's environment: PATH=/ (where the static binaries live) unless the
+// caller sets its own PATH, as an image on a full root filesystem does.
+func withPath(env []string) []string {
+	for _, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			return append([]string(nil), env...)
+		}
+	}
+	return append([]string{"PATH=/"}, env...)
 }
 
 // buildLayer returns an uncompressed tar of the given files plus a world-writable /tmp, which
