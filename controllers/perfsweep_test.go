@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,8 +278,9 @@ func TestSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Means over the two runs of each arm: baseline runs were written at 100 and 140 ms.
-		if len(res.Arms) != 4 || res.Arms[0].Succeeded != 2 || *res.Arms[0].Scenarios[0].P95 != 120 {
+		// Geometric means over the two runs of each arm: baseline runs were written at 100 and
+		// 140 ms, so sqrt(100 x 140) = 118.322 ms.
+		if len(res.Arms) != 4 || res.Arms[0].Succeeded != 2 || math.Abs(*res.Arms[0].Scenarios[0].P95-math.Sqrt(100*140)) > 1e-9 {
 			t.Errorf("sweep results %+v", res.Arms)
 		}
 		for _, a := range res.Arms[1:] {
@@ -287,7 +289,7 @@ func TestSweep(t *testing.T) {
 			}
 		}
 		md := cm.Data[report.KeySweepMarkdown]
-		for _, w := range []string{"| pool-10 | HTTP_MAXPOOLSIZE | 10 | checkinout | 2 |", "| baseline | - | as deployed | checkinout | 2 | 60 ms | 120 ms |"} {
+		for _, w := range []string{"| pool-10 | HTTP_MAXPOOLSIZE | 10 | checkinout | 2 |", "| baseline | - | as deployed | checkinout | 2 | 59.161 ms | 118.322 ms |"} {
 			if !strings.Contains(md, w) {
 				t.Errorf("report.md lacks %q:\n%s", w, md)
 			}
