@@ -8,6 +8,16 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
+// ascending is the indexes of ps from the smallest p to the largest (ties in their order).
+func ascending(ps []float64) []int {
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	return order
+}
+
 // holm returns Holm's step-down adjusted p-values: the i-th smallest p is multiplied by the
 // number of hypotheses not yet rejected (m - i), and the adjusted values are made monotone.
 // Rejecting where the adjusted p is below alpha keeps the chance of any false claim in the
@@ -15,11 +25,7 @@ import (
 // their baseline, and the metrics of one run are correlated).
 func holm(ps []float64) []float64 {
 	m := len(ps)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	order := ascending(ps)
 	out := make([]float64, m)
 	running := 0.0
 	for rank, i := range order {

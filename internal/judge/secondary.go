@@ -2,7 +2,6 @@ package judge
 
 import (
 	"fmt"
-	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -14,11 +13,7 @@ import (
 // positively dependent tests, as the rows of one run are).
 func benjaminiHochberg(ps []float64) []float64 {
 	m := len(ps)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	order := ascending(ps)
 	out := make([]float64, m)
 	running := 1.0
 	for rank := m - 1; rank >= 0; rank-- {
