@@ -8,7 +8,8 @@
 //
 // Where each decision is made:
 //   - verdict.go: the run's verdict (Verdict) and the ObjectivesMet condition.
-//   - validity.go: whether the results can be trusted (error rates, dropped iterations, drift).
+//   - validity.go: whether the results can be trusted (error rates, drift), and whether dropped
+//     iterations were the load generator's (Invalid) or the system's (Saturated, compared).
 //   - objectives.go: each objective's outcome, absolute and relative to the baseline.
 //   - compare.go: a single run against a single baseline run (block bootstrap per row);
 //     rows.go lists the rows, baseline.go refuses a baseline that cannot be compared with.
@@ -17,8 +18,14 @@
 //     metrics, Counters, iterations, and workloads' CPU and memory.
 //   - effect.go: an effect's interval against the thresholds: Regressed, Improved, no
 //     meaningful change, or Inconclusive (decide).
-//   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change.
-//   - guards.go: claims withheld when the node's other load or CPU throttling differ.
+//   - noise.go: the between-run noise a single-run interval adds (a calibration, or the
+//     assumed default), and the widening for bounded biases.
+//   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms.
+//   - sequential.go: what each look of a sequential sweep spends of the error rate.
+//   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change;
+//     secondary.go: Benjamini-Hochberg across the other rows.
+//   - guards.go: the bounds a busier node or CPU throttling widen a single-run interval by, and
+//     the saturated node that withdraws its claims.
 //   - leak.go: the memory-leak verdict; changepoint.go: change points of a history.
 //   - bootstrap.go: the moving-block bootstrap the single-run comparison resamples with.
 package judge
