@@ -19,6 +19,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/sweep"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // sweepRecheck is how often a sweep whose runs are being deleted looks again, in case an event
@@ -175,7 +176,7 @@ func setSweepCondition(sw *perfexpv1alpha1.PerfSweep, typ string, status metav1.
 		Type:               typ,
 		Status:             status,
 		Reason:             reason,
-		Message:            truncate(fmt.Sprintf(format, args...), 1024),
+		Message:            text.Truncate(fmt.Sprintf(format, args...), 1024),
 		ObservedGeneration: sw.Generation,
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // reconcileSweepReport runs once every run has ended: it reads each run's results, compares
@@ -32,7 +33,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		if _, ok := publish.IsNotOwned(err); ok {
 			reason = perfexpv1alpha1.ReasonConfigMapNotOwned
 		}
-		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, truncate("the sweep report could not be written: "+msg, 1024)
+		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, text.Truncate("the sweep report could not be written: "+msg, 1024)
 		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
 		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%s", msg)
 		return ctrl.Result{}, nil
@@ -42,7 +43,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		a := &sw.Status.Arms[i]
 		for _, ar := range result.Arms {
 			if ar.Name == a.Name && ar.Comparison != nil {
-				a.Change, a.Message = ar.Comparison.Change, truncate(report.VerdictReason(ar.Comparison), 512)
+				a.Change, a.Message = ar.Comparison.Change, text.Truncate(report.VerdictReason(ar.Comparison), 512)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/sweep"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // createRuns creates every planned run that does not exist yet, in the interleaved order. Names
@@ -68,7 +69,7 @@ func (r *PerfSweepReconciler) refuseRun(sw *perfexpv1alpha1.PerfSweep, run sweep
 	setSweepCondition(sw, perfexpv1alpha1.ConditionExperimentsCreated, metav1.ConditionFalse, perfexpv1alpha1.ReasonCreateFailed, "%s", msg)
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonCreateFailed, "%s", msg)
 	sw.Status.Phase = perfexpv1alpha1.SweepFailed
-	sw.Status.Message = truncate(msg, 1024)
+	sw.Status.Message = text.Truncate(msg, 1024)
 	return nil
 }
 

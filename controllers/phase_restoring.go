@@ -12,6 +12,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // restoreRetry is how long to wait before trying again to restore after a problem.
@@ -122,7 +123,7 @@ func (r *PerfExperimentReconciler) tearDown(ctx context.Context, s *scope) (bool
 		return false, ctrl.Result{}, err
 	case res.Failure != nil:
 		setCondition(exp, perfexpv1alpha1.ConditionTornDown, metav1.ConditionFalse, perfexpv1alpha1.ReasonTeardownFailed, "%s", res.Failure.Message)
-		r.Recorder.Eventf(exp, nil, corev1.EventTypeWarning, perfexpv1alpha1.ReasonTeardownFailed, "Teardown", "%s", truncate(res.Failure.Message, 512))
+		r.Recorder.Eventf(exp, nil, corev1.EventTypeWarning, perfexpv1alpha1.ReasonTeardownFailed, "Teardown", "%s", text.Truncate(res.Failure.Message, 512))
 		return true, ctrl.Result{}, nil
 	case !res.Done:
 		setCondition(exp, perfexpv1alpha1.ConditionTornDown, metav1.ConditionFalse, perfexpv1alpha1.ReasonTearingDown, "waiting for %s", orSomething(res.Waiting))

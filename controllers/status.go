@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // QueueName is the queue an experiment waits in: status.queue once set (it is frozen when the
@@ -71,16 +72,9 @@ func setCondition(exp *perfexpv1alpha1.PerfExperiment, typ string, status metav1
 		Type:               typ,
 		Status:             status,
 		Reason:             reason,
-		Message:            truncate(fmt.Sprintf(format, args...), 1024),
+		Message:            text.Truncate(fmt.Sprintf(format, args...), 1024),
 		ObservedGeneration: exp.Generation,
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 // equalStatus reports whether the status changed during a reconcile.

@@ -11,6 +11,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // unboundedString is the length given to status strings the CRD does not bound. They hold
@@ -50,7 +51,7 @@ func largestStatus(t *testing.T) perfexpv1alpha1.PerfExperimentStatus {
 		t.Fatal(err)
 	}
 	for i := range st.Conditions {
-		st.Conditions[i].Message = truncate(st.Conditions[i].Message, 1024)
+		st.Conditions[i].Message = text.Truncate(st.Conditions[i].Message, 1024)
 	}
 	perObject := 512 * 1024 / len(st.Environment.Touched)
 	for i := range st.Environment.Touched {

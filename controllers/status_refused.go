@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // AnnotationStatusRefused marks an experiment whose status the API server refused while its
@@ -49,7 +50,7 @@ func (r *PerfExperimentReconciler) onStatusRefused(ctx context.Context, s *scope
 	if !holdsEnvironment(s.original.Status.Phase) && !holdsEnvironment(s.exp.Status.Phase) {
 		return nil
 	}
-	msg := truncate(writeErr.Error(), 1024)
+	msg := text.Truncate(writeErr.Error(), 1024)
 	log.FromContext(ctx).Error(writeErr, "The API server refused the status while the environment may be patched; restoring now")
 	r.refused.Store(s.exp.UID, msg)
 	var errs []error

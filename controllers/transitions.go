@@ -13,6 +13,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // defaultWait is how long to wait before calling a step again that named no time of its own.
@@ -26,7 +27,7 @@ func (r *PerfExperimentReconciler) enter(s *scope, p perfexpv1alpha1.Phase, form
 	}
 	msg := fmt.Sprintf(format, args...)
 	exp.Status.Phase = p
-	exp.Status.Message = truncate(msg, 1024)
+	exp.Status.Message = text.Truncate(msg, 1024)
 	history := append(exp.Status.PhaseHistory, perfexpv1alpha1.PhaseTransition{Phase: p, Time: metav1.NewTime(s.now)})
 	if len(history) > 16 {
 		history = history[len(history)-16:]

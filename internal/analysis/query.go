@@ -9,6 +9,8 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // Querier is the part of client_golang's promv1.API that analysis uses.
@@ -53,7 +55,7 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("Prometheus did not answer %q: %v", shorten(e.Query, 120), e.Err)
+	return fmt.Sprintf("Prometheus did not answer %q: %v", text.Truncate(e.Query, 120), e.Err)
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
@@ -65,7 +67,7 @@ type QueryError struct {
 }
 
 func (e *QueryError) Error() string {
-	return fmt.Sprintf("query %q failed: %v", shorten(e.Query, 120), e.Err)
+	return fmt.Sprintf("query %q failed: %v", text.Truncate(e.Query, 120), e.Err)
 }
 
 func (e *QueryError) Unwrap() error { return e.Err }
@@ -83,13 +85,6 @@ func classify(query string, err error) error {
 		}
 	}
 	return &UnavailableError{Query: query, Err: err}
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 // queryTimeout bounds one query; a slower Prometheus is treated as unavailable and retried.

@@ -13,6 +13,8 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // timingQuerier records how long each query took, so a benchmark can say which queries the
@@ -64,7 +66,7 @@ func (t *timingQuerier) log(tb testing.TB, n int) {
 		if i == n {
 			break
 		}
-		tb.Logf("%8v  %s", x.d.Round(time.Millisecond), shorten(x.q, 220))
+		tb.Logf("%8v  %s", x.d.Round(time.Millisecond), text.Truncate(x.q, 220))
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -173,7 +174,7 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	if len(taken) > 0 {
 		meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 			Type: perfexpv1alpha1.ConditionReported, Status: metav1.ConditionFalse, Reason: perfexpv1alpha1.ReasonConfigMapNotOwned,
-			Message: truncate(strings.Join(taken, "; "), maxConditionMessage), ObservedGeneration: exp.Generation,
+			Message: text.Truncate(strings.Join(taken, "; "), maxConditionMessage), ObservedGeneration: exp.Generation,
 		})
 		log.FromContext(ctx).Info("Left alone a ConfigMap that is not perfexp's", "experiment", client.ObjectKeyFromObject(exp), "message", strings.Join(taken, "; "))
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +17,7 @@ import (
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // The decisions of the analysis, as pure functions of what was read: no API server, no
@@ -440,19 +440,6 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, repo
 	status, reason, message := judge.ObjectivesCondition(res)
 	meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,
-		Message: truncate(message, maxConditionMessage), ObservedGeneration: exp.Generation,
+		Message: text.Truncate(message, maxConditionMessage), ObservedGeneration: exp.Generation,
 	})
-}
-
-// truncate cuts s to at most n bytes, ending in "..." when cut, and never inside a UTF-8
-// character (the API server refuses invalid UTF-8).
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

@@ -521,21 +521,3 @@ func TestRecordResults(t *testing.T) {
 		t.Errorf("message of %d bytes, valid UTF-8 %v: %q", len(c.Message), utf8.ValidString(c.Message), c.Message[len(c.Message)-10:])
 	}
 }
-
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{s: "short", n: 10, want: "short"},
-		{s: "exactly10!", n: 10, want: "exactly10!"},
-		{s: "a bit too long", n: 10, want: "a bit t..."},
-		{s: "ab€def", n: 6, want: "ab..."}, // € is 3 bytes from index 2; cut before it, not inside
-	}
-	for _, tt := range tests {
-		if got := truncate(tt.s, tt.n); got != tt.want || len(got) > tt.n || !utf8.ValidString(got) {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
-		}
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // gateInput is what decides the verdict beside the objectives (judge.Gate): the exit code
@@ -41,7 +42,7 @@ func setGateConditions(exp *perfexpv1alpha1.PerfExperiment, res *result.Result) 
 		}
 		meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 			Type: perfexpv1alpha1.ConditionThresholdsCrossed, Status: metav1.ConditionTrue,
-			Reason: perfexpv1alpha1.ReasonThresholdsCrossed, Message: truncate(msg, maxConditionMessage), ObservedGeneration: exp.Generation,
+			Reason: perfexpv1alpha1.ReasonThresholdsCrossed, Message: text.Truncate(msg, maxConditionMessage), ObservedGeneration: exp.Generation,
 		})
 	}
 }

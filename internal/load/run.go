@@ -18,6 +18,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // Bounds of what a failure message carries from a pod's log.
@@ -158,7 +159,7 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 		if err != nil {
 			var f *step.Failure
 			if errors.As(err, &f) {
-				st.State, st.Message = perfexpv1alpha1.ScenarioFailed, truncate(f.Message, 4096)
+				st.State, st.Message = perfexpv1alpha1.ScenarioFailed, text.Truncate(f.Message, 4096)
 			}
 			return out, err
 		}
@@ -184,7 +185,7 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 		out.merge(st.StartTime, nil)
 		if uv.failed != nil {
 			msg := r.failureMessage(ctx, exp, u.name, uv.failed, uv.failureWhat)
-			st.Message = truncate(msg, 4096)
+			st.Message = text.Truncate(msg, 4096)
 			out.failure = &step.Failure{Reason: uv.failureReason, Message: msg}
 			return out, nil
 		}
@@ -422,12 +423,5 @@ func setTime(field **metav1.Time, t time.Time) {
 // window's start (cut down) and end (rounded up) therefore always hold every sample of the load,
 // and are off what happened by less than a second.
 func ceilSecond(t time.Time) time.Time { return t.Truncate(time.Second).Add(time.Second) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
 
 func klogRef(exp *perfexpv1alpha1.PerfExperiment) string { return exp.Namespace + "/" + exp.Name }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // statusFailing bounds the failing checks in the experiment's status.
@@ -74,7 +75,7 @@ func statusFailingChecks(cs []CheckResult) []perfexpv1alpha1.CheckResult {
 		}
 		// Two decimals, never rounded up to a passing 100.
 		p := math.Floor(*c.PassPercent*100) / 100
-		out = append(out, perfexpv1alpha1.CheckResult{Name: truncate(c.Name, 256), PassPercent: fixed(&p, 2)})
+		out = append(out, perfexpv1alpha1.CheckResult{Name: text.Truncate(c.Name, 256), PassPercent: fixed(&p, 2)})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package result
 
 import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // GroupResult is one k6 group of a scenario: a transaction (check-out, check-in) of one or
@@ -48,7 +49,7 @@ func statusGroups(gs []GroupResult) []perfexpv1alpha1.GroupResult {
 		if i == statusTopGroups {
 			break
 		}
-		out = append(out, perfexpv1alpha1.GroupResult{Name: truncate(g.Name, 256), Count: g.Count, Distribution: statusDistribution(g.Latency)})
+		out = append(out, perfexpv1alpha1.GroupResult{Name: text.Truncate(g.Name, 256), Count: g.Count, Distribution: statusDistribution(g.Latency)})
 	}
 	return out
 }
@@ -60,7 +61,7 @@ func statusTrends(ts []TrendResult) []perfexpv1alpha1.TrendResult {
 		if i == statusTopTrends {
 			break
 		}
-		out = append(out, perfexpv1alpha1.TrendResult{Name: truncate(t.Name, 256), Unit: t.Unit, Count: t.Count, Distribution: statusDistribution(t.Latency)})
+		out = append(out, perfexpv1alpha1.TrendResult{Name: text.Truncate(t.Name, 256), Unit: t.Unit, Count: t.Count, Distribution: statusDistribution(t.Latency)})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/text"
 )
 
 // FromStatus rebuilds what a baseline's status holds (scenarios, their ten most frequent
@@ -63,7 +64,7 @@ const (
 func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison) {
 	out := &perfexpv1alpha1.Results{
 		Validity:      r.Validity,
-		InvalidReason: truncate(strings.Join(r.InvalidReasons, "; "), statusMaxMessage),
+		InvalidReason: text.Truncate(strings.Join(r.InvalidReasons, "; "), statusMaxMessage),
 		LatencySource: r.LatencySource,
 		P95:           ms(r.Total.P95),
 	}
@@ -76,7 +77,7 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 			if j == statusTopRequests {
 				break
 			}
-			sr.TopRequests = append(sr.TopRequests, perfexpv1alpha1.RequestResult{Name: truncate(rr.Name, 256), RequestStats: statusStats(rr.RequestStats)})
+			sr.TopRequests = append(sr.TopRequests, perfexpv1alpha1.RequestResult{Name: text.Truncate(rr.Name, 256), RequestStats: statusStats(rr.RequestStats)})
 		}
 		sr.Groups, sr.Trends = statusGroups(s.Groups), statusTrends(s.Trends)
 		sr.FailingChecks = statusFailingChecks(s.Checks)
@@ -105,14 +106,14 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 			break
 		}
 		out.Queries = append(out.Queries, perfexpv1alpha1.QueryResult{Name: q.Name, Value: fixed(q.Value, 6), Unit: q.Unit,
-			Series: int32(len(q.Series) + q.SeriesDropped), Error: truncate(q.Error, statusMaxMessage)})
+			Series: int32(len(q.Series) + q.SeriesDropped), Error: text.Truncate(q.Error, statusMaxMessage)})
 	}
 	for i, o := range r.Objectives {
 		if i == 32 {
 			break
 		}
-		out.Objectives = append(out.Objectives, perfexpv1alpha1.ObjectiveResult{Name: truncate(o.Name, 256), Outcome: o.Outcome,
-			Value: fixed(o.Value, 3), Message: truncate(o.Message, 512)})
+		out.Objectives = append(out.Objectives, perfexpv1alpha1.ObjectiveResult{Name: text.Truncate(o.Name, 256), Outcome: o.Outcome,
+			Value: fixed(o.Value, 3), Message: text.Truncate(o.Message, 512)})
 	}
 	if r.Comparison == nil {
 		return out, nil
@@ -127,8 +128,8 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 	if cmp == nil {
 		return nil
 	}
-	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: truncate(cmp.Message, statusMaxMessage),
-		Disturbed: truncate(cmp.Disturbed, statusMaxMessage), Noise: truncate(cmp.Noise, 512)}
+	c := &perfexpv1alpha1.Comparison{Baseline: cmp.Baseline, Change: cmp.Change, Method: cmp.Method, Message: text.Truncate(cmp.Message, statusMaxMessage),
+		Disturbed: text.Truncate(cmp.Disturbed, statusMaxMessage), Noise: text.Truncate(cmp.Noise, 512)}
 	if cmp.MinChangePercent > 0 {
 		c.MinMeaningfulChangePercent = fixed(&cmp.MinChangePercent, 2)
 	}
@@ -150,9 +151,9 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 				continue
 			}
 			c.Metrics = append(c.Metrics, perfexpv1alpha1.MetricComparison{
-				Metric: truncate(m.Metric, 256), Primary: m.Primary, Baseline: fixed(m.Baseline, 3), Value: fixed(m.Value, 3), Delta: fixed(m.Delta, 3),
+				Metric: text.Truncate(m.Metric, 256), Primary: m.Primary, Baseline: fixed(m.Baseline, 3), Value: fixed(m.Value, 3), Delta: fixed(m.Delta, 3),
 				DeltaPercent: fixed(m.DeltaPercent, 1), Low: fixed(m.Low, 2), High: fixed(m.High, 2), Scale: m.Scale,
-				N: int32(m.Samples), BaselineN: int32(m.BaselineSamples), PValue: sig(m.PValue), Change: m.Change, Why: truncate(m.Why, 256),
+				N: int32(m.Samples), BaselineN: int32(m.BaselineSamples), PValue: sig(m.PValue), Change: m.Change, Why: text.Truncate(m.Why, 256),
 			})
 		}
 	}
@@ -195,13 +196,6 @@ func orNote(v, note string) string {
 		return note
 	}
 	return v
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 func int32Ptr(n int) *int32 {
