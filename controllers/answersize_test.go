@@ -5,10 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analyzer"
@@ -49,7 +47,7 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 
 	stop := make(chan struct{})
 	peak := make(chan uint64)
-	go func() { peak <- watchHeap(stop) }()
+	go func() { peak <- testenv.PeakHeap(stop) }()
 
 	greedy := experiment(ns, "greedy", "greedy", 0)
 	greedy.Spec.Analysis = &perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{
@@ -67,22 +65,5 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 	t.Logf("the fake Prometheus sent %.1f MiB; the test process' heap peaked at %.1f MiB", float64(sent.Load())/(1<<20), float64(heap)/(1<<20))
 	if heap > 128<<20 {
 		t.Errorf("the heap peaked at %.1f MiB while the answer was read; want it far below the manager's 256 MiB", float64(heap)/(1<<20))
-	}
-}
-
-// watchHeap samples the heap every 5 ms until stop is closed and returns its largest size.
-func watchHeap(stop <-chan struct{}) uint64 {
-	var m runtime.MemStats
-	peak := uint64(0)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		runtime.ReadMemStats(&m)
-		peak = max(peak, m.HeapAlloc)
-		select {
-		case <-stop:
-			return peak
-		case <-tick.C:
-		}
 	}
 }

@@ -127,11 +127,16 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if !progress.AllEnded() {
 		return ctrl.Result{}, nil
 	}
-	if more, err := r.nextLook(ctx, s, time.Now()); err != nil || more {
-		// The status write that records the new repeat brings the next reconcile, which plans it.
-		return ctrl.Result{RequeueAfter: time.Second}, err
+	outcomes, err := r.sweepOutcomes(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	return r.reconcileSweepReport(ctx, s)
+	compared := sweep.Compare(sw, s.plan, outcomes)
+	if r.nextLook(ctx, s, compared, time.Now()) {
+		// The status write that records the new repeat brings the next reconcile, which plans it.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return r.reconcileSweepReport(ctx, s, compared)
 }
 
 // sweepRuns lists the PerfExperiments the sweep controls, by run name.

@@ -18,15 +18,11 @@ import (
 	"github.com/perfexp/perfexp/internal/text"
 )
 
-// reconcileSweepReport runs once every run has ended: it reads each run's results, compares
-// every arm's runs with the baseline's, writes the sweep report ConfigMap and ends the sweep.
-func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweepScope) (ctrl.Result, error) {
+// reconcileSweepReport runs once every run has ended and no repeat is to be added: it writes
+// the sweep's results (every arm's runs compared with the baseline's) as the sweep report
+// ConfigMap and ends the sweep.
+func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweepScope, result *report.SweepResult) (ctrl.Result, error) {
 	sw := s.sweep
-	outcomes, err := r.sweepOutcomes(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	result := sweep.Compare(sw, s.plan, outcomes)
 	cm, err := r.publishSweepReport(ctx, sw, result)
 	if err != nil {
 		msg, reason := err.Error(), perfexpv1alpha1.ReasonReportFailed

@@ -8,16 +8,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
 
-// nextLook runs when every planned run of a sequential sweep has ended: it looks at the
-// comparisons and either adds a repeat (true: the next reconcile plans and creates its runs) or
-// records why the sweep stops here (false: the report follows).
-func (r *PerfSweepReconciler) nextLook(ctx context.Context, s *sweepScope, now time.Time) (bool, error) {
+// nextLook runs when every planned run of a sequential sweep has ended, with the comparisons of
+// those runs: it either adds a repeat (true: the next reconcile plans and creates its runs) or
+// records why the sweep stops here, in the status and the results' notes (false: the report
+// follows). A fixed sweep never adds one.
+func (r *PerfSweepReconciler) nextLook(ctx context.Context, s *sweepScope, result *report.SweepResult, now time.Time) bool {
 	sw := s.sweep
 	if sw.Spec.Sequential == nil {
-		return false, nil
+		return false
 	}
 	st := sw.Status.Sequential
 	if st == nil {
@@ -26,11 +28,6 @@ func (r *PerfSweepReconciler) nextLook(ctx context.Context, s *sweepScope, now t
 	}
 	planned := sweep.PlannedRepeats(sw)
 	st.Repeats = int32(planned)
-	outcomes, err := r.sweepOutcomes(ctx, s)
-	if err != nil {
-		return false, err
-	}
-	result := sweep.Compare(sw, s.plan, outcomes)
 	st.Looks++
 	budget := sweep.MaxRepeats(sw)
 	switch {
@@ -44,7 +41,8 @@ func (r *PerfSweepReconciler) nextLook(ctx context.Context, s *sweepScope, now t
 		st.Repeats = int32(planned + 1)
 		st.StopReason = ""
 		log.FromContext(ctx).Info("Added a repeat to the sequential sweep: not every arm is decisive yet", "repeats", planned+1, "budget", budget)
-		return true, nil
+		return true
 	}
-	return false, nil
+	result.Notes = append(result.Notes, "sequential sweep stopped: "+st.StopReason)
+	return false
 }

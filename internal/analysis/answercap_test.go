@@ -18,6 +18,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/testenv"
 )
 
 // fakeProm answers every query with a vector of n series, streamed, without a Content-Length
@@ -206,7 +207,7 @@ func BenchmarkReadHugeAnswer(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				stop := make(chan struct{})
 				done := make(chan uint64)
-				go func() { done <- watchHeap(stop) }()
+				go func() { done <- testenv.PeakHeap(stop) }()
 				_, _, err := q.Query(b.Context(), "http_requests_total", time.Now())
 				close(stop)
 				peak = max(peak, <-done)
@@ -246,22 +247,5 @@ func TestLargeAnswersWaitForTheSlot(t *testing.T) {
 	}
 	if len(largeAnswers) != 0 {
 		t.Fatal("the slot was not released after the answer was decoded")
-	}
-}
-
-// watchHeap samples the live heap every 5 ms until stop is closed and returns its largest.
-func watchHeap(stop <-chan struct{}) uint64 {
-	var m runtime.MemStats
-	peak := uint64(0)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		runtime.ReadMemStats(&m)
-		peak = max(peak, m.HeapAlloc)
-		select {
-		case <-stop:
-			return peak
-		case <-tick.C:
-		}
 	}
 }

@@ -129,6 +129,32 @@ func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) 
 	return perfexpv1alpha1.ChangeInconclusive, why
 }
 
+// tInterval draws the effect's 95 % interval and p-values from Student's t with standard error
+// se and df degrees of freedom, and keeps both for atLevel. With no spread at all (every run
+// agrees exactly, as error rates do without errors) the change is what it is: its interval is
+// the point, and a change of exactly zero is a constant that can never be claimed.
+func (e *effect) tInterval(se, df float64) {
+	if se == 0 || math.IsNaN(se) {
+		e.low, e.high = e.point, e.point
+		e.pValues(func(x float64) float64 {
+			if x < e.point {
+				return 0
+			}
+			return 1
+		})
+		if e.point == 0 {
+			e.constant = true
+			e.pNoChange, e.pBeyond = 1, 1
+		}
+		return
+	}
+	t := stats.TDist{V: df}
+	q := stats.InvCDF(t)(1 - alpha/2)
+	e.low, e.high = e.point-q*se, e.point+q*se
+	e.se, e.df = se, df
+	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
+}
+
 // pValues fills pNoChange and pBeyond from the distribution of the estimate: cdf(x) is the
 // probability that it lies at or below x under the sampling distribution centred on point.
 // For a t interval this is the t distribution; for the bootstrap the replicates' share.

@@ -67,13 +67,6 @@ const (
 	thisRun     = "this run"
 )
 
-// NodeLoadProblem says why a single-run comparison's intervals are widened because the node
-// was not the same for both runs, or "" (nodeLoadBias).
-func NodeLoadProblem(cur, base *result.NodeLoad, set float64) string {
-	why, _ := nodeLoadBias(cur, base, set)
-	return why
-}
-
 // nodeLoadBias is how far the node's other work may have moved a single-run comparison, as a
 // bound on the log scale: the share of the node's cores the busier run lost to it beyond the
 // quieter one (0.26 cores more on 2 cores: up to 13 %), with why; 0 and "" within the limit.
@@ -115,13 +108,6 @@ func nodeLoadBias(cur, base *result.NodeLoad, set float64) (string, float64) {
 // (docs/comparison.md). A variant
 // that lifts the throttling (no CPU limit) is still compared: one side is not throttled.
 const MinThrottledPercent = 10.0
-
-// ThrottleProblem says why a single-run comparison's intervals are widened because a workload
-// was CPU-throttled in both runs, or "" (throttleBias).
-func ThrottleProblem(r, base *result.Result) string {
-	why, _ := throttleBias(r, base)
-	return why
-}
 
 // ThrottledBetweenRunRatio is how far apart two runs of one configuration read when a service
 // is CPU-throttled in both: the demo's baseline and a control that changed nothing relevant read

@@ -83,3 +83,44 @@ func TestSaturatedNodeWithdrawsSingleRunClaims(t *testing.T) {
 		t.Errorf("bound x%.3f, why %q", math.Exp(bound), why)
 	}
 }
+
+// TestThrottledInBothRunsWidensIntervals: a workload throttled in at least MinThrottledPercent
+// of its CPU periods in both runs widens a single-run comparison's intervals; throttled on one
+// side only (the variant lifted the limit) it does not.
+func TestThrottledInBothRunsWidensIntervals(t *testing.T) {
+	res := func(pct ...float64) *result.Result {
+		r := &result.Result{}
+		for i, p := range pct {
+			w := result.WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
+			if p >= 0 {
+				w.CPUThrottledPercent = result.Num(p)
+			}
+			r.Workloads = append(r.Workloads, w)
+		}
+		return r
+	}
+	cases := []struct {
+		name      string
+		cur, base *result.Result
+		want      string
+	}{
+		{"throttled in both", res(19.0, 0), res(50.6, 0), "circulation (19.0 % of its CPU periods in this run, 50.6 % in the baseline)"},
+		{"the variant lifted the limit", res(0, 0), res(50.6, 0), ""},
+		{"no limit in the variant: no throttling series", res(-1, 0), res(50.6, 0), ""},
+		{"a little throttling on both sides", res(9.9, 0), res(9.9, 0), ""},
+		{"different workloads throttled", res(30, 0), res(0, 30), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := throttleProblemOf(tc.cur, tc.base)
+			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want it to hold %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func throttleProblemOf(r, base *result.Result) string {
+	why, _ := throttleBias(r, base)
+	return why
+}

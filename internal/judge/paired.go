@@ -5,8 +5,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/aclements/go-moremath/stats"
-
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
@@ -150,26 +148,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 	if df == 0 {
 		df = len(blocks) - 1
 	}
-	if v == 0 || math.IsNaN(v) {
-		e.low, e.high = e.point, e.point
-		e.constant = e.point == 0
-		e.pNoChange, e.pBeyond = 1, 1
-		if !e.constant {
-			e.pValues(func(x float64) float64 {
-				if x < e.point {
-					return 0
-				}
-				return 1
-			})
-		}
-		return e, ""
-	}
-	se := math.Sqrt(v)
-	t := stats.TDist{V: float64(df)}
-	q := stats.InvCDF(t)(1 - alpha/2)
-	e.low, e.high = e.point-q*se, e.point+q*se
-	e.se, e.df = se, float64(df)
-	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
+	e.tInterval(math.Sqrt(v), float64(df))
 	return e, ""
 }
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
-
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
@@ -185,26 +183,7 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 		se = math.Sqrt(a + b)
 		df = (a + b) * (a + b) / (a*a/(nc-1) + b*b/(nb-1))
 	}
-	if se == 0 || math.IsNaN(se) {
-		// Every run agrees exactly (no errors anywhere): the change is what it is.
-		e.low, e.high = e.point, e.point
-		e.pValues(func(x float64) float64 {
-			if x < e.point {
-				return 0
-			}
-			return 1
-		})
-		if e.point == 0 {
-			e.constant = true
-			e.pNoChange, e.pBeyond = 1, 1
-		}
-		return e
-	}
-	t := stats.TDist{V: df}
-	q := stats.InvCDF(t)(1 - alpha/2)
-	e.low, e.high = e.point-q*se, e.point+q*se
-	e.se, e.df = se, df
-	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })
+	e.tInterval(se, df)
 	return e
 }
 

@@ -85,13 +85,9 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 	return out
 }
 
-// sequentialNote says how far a sequential sweep went and why it stopped.
+// sequentialNote says how far a sequential sweep went (the controller adds why it stopped).
 func sequentialNote(s *perfexpv1alpha1.PerfSweep, look *judge.Look, arms int) string {
-	msg := fmt.Sprintf("sequential: %d repeats of every arm ran (%d runs), %s", PlannedRepeats(s), PlannedRepeats(s)*arms, look)
-	if st := s.Status.Sequential; st != nil && st.StopReason != "" {
-		msg += "; stopped: " + st.StopReason
-	}
-	return msg
+	return fmt.Sprintf("sequential: %d repeats of every arm ran (%d runs), %s", PlannedRepeats(s), PlannedRepeats(s)*arms, look)
 }
 
 // Decided reports whether every arm compared with a baseline has a decisive headline.

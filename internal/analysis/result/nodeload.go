@@ -7,7 +7,8 @@ import (
 // NodeLoad is the CPU that the nodes of a run spent on everything but the run: other pods
 // (the noisy neighbour of a shared environment), the node's own daemons, a build on the same
 // machine. A single run cannot tell such load from the variant's effect, so a single-run
-// comparison whose two runs saw very different node load is not decided (see internal/judge's NodeLoadProblem).
+// comparison whose two runs saw very different node load widens its intervals for it, and one
+// on a saturated node claims nothing (internal/judge's guards.go).
 type NodeLoad struct {
 	// Source says how the node's CPU was read: SourceRootCgroup (cAdvisor's id="/" series, the
 	// whole machine) or SourcePods (the sum of every pod's containers; processes outside pods
