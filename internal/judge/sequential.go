@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
@@ -49,7 +50,7 @@ func Decisive(c *result.Comparison) bool {
 		return false
 	}
 	switch c.Change {
-	case "Regressed", "Improved", "NoMeaningfulChange":
+	case perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoMeaningfulChange:
 		return true
 	}
 	return false
