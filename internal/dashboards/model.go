@@ -250,8 +250,25 @@ func timeseries(title, unit, description string, targets ...*Target) *Panel {
 func stat(title, unit, description string, targets ...*Target) *Panel {
 	return &Panel{Type: "stat", Title: title, Description: description,
 		FieldConfig: FieldConfig{Defaults: FieldDefaults{Unit: unit}},
-		Options:     map[string]any{"reduceOptions": map[string]any{"calcs": []string{"lastNotNull"}, "fields": "", "values": false}, "textMode": "value_and_name"},
+		Options:     statOptions(),
 		Targets:     targets}
+}
+
+// statOptions are a stat panel's options in full, as Grafana's dashboard schema requires them:
+// the last value with its name, and Grafana's own defaults for the rest (what Grafana fills in
+// when they are missing, so the panel looks the same either way).
+func statOptions() map[string]any {
+	return map[string]any{
+		"reduceOptions":          map[string]any{"calcs": []string{"lastNotNull"}, "fields": "", "values": false},
+		"textMode":               "value_and_name",
+		"graphMode":              "area",
+		"colorMode":              "value",
+		"justifyMode":            "auto",
+		"orientation":            "auto",
+		"wideLayout":             true,
+		"showPercentChange":      false,
+		"percentChangeColorMode": "standard",
+	}
 }
 
 // table shows an instant query's series as rows, the value column renamed and the time hidden.
