@@ -2,6 +2,7 @@ package dashboards_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestDashboardsFollowGrafanasSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got sdk.Dashboard
+			var got sdk.Dashboard //nolint:staticcheck // perfexp writes the classic dashboard JSON the provisioning sidecar loads; v2 is another resource format
 			if err := problems(got.UnmarshalJSONStrict(raw)); err != nil {
 				t.Fatalf("Grafana's schema refuses the dashboard: %v", err)
 			}
@@ -52,7 +53,8 @@ func TestDashboardsFollowGrafanasSchema(t *testing.T) {
 // problems is err unless it is the SDK's empty list of build errors, which its generated code
 // returns as a non-nil error when it found nothing.
 func problems(err error) error {
-	if errs, ok := err.(cog.BuildErrors); ok && len(errs) == 0 {
+	var errs cog.BuildErrors
+	if errors.As(err, &errs) && len(errs) == 0 {
 		return nil
 	}
 	return err
@@ -87,7 +89,7 @@ func TestGrafanasSchemaRefusesFaults(t *testing.T) {
 			if raw, err = json.Marshal(generic); err != nil {
 				t.Fatal(err)
 			}
-			var got sdk.Dashboard
+			var got sdk.Dashboard //nolint:staticcheck // perfexp writes the classic dashboard JSON the provisioning sidecar loads; v2 is another resource format
 			if problems(got.UnmarshalJSONStrict(raw)) == nil {
 				t.Error("Grafana's schema accepted the spoilt dashboard")
 			}
