@@ -39,13 +39,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// watchingClient is a client of env that can open watches, as the plugin's own is.
+func watchingClient(t *testing.T, env *testenv.Env) client.WithWatch {
+	t.Helper()
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // Story: an engineer runs `kubectl perfexp watch` on an experiment that waits in the queue,
 // and follows it through the run, with live numbers from Prometheus, to its verdict. The
 // experiment is moved along by status updates on a real API server, as the operator would.
 func TestWatch(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.Namespace(t, "watch")
-	conn := &connection{client: env.Client, namespace: ns, rest: env.Config}
+	conn := &connection{client: watchingClient(t, env), namespace: ns, rest: env.Config}
 	ctx := t.Context()
 
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
