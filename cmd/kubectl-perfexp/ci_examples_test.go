@@ -148,7 +148,7 @@ func TestPipelineExamples(t *testing.T) {
 
 	// operator plays the operator for the next experiment the gate creates: it takes it up and
 	// ends it as end says (nil: leaves it Queued).
-	operator := func(t *testing.T, seen map[string]bool, end *perfexpv1alpha1.PerfExperimentStatus, res *result.Result) <-chan error {
+	operator := func(seen map[string]bool, end *perfexpv1alpha1.PerfExperimentStatus, res *result.Result) <-chan error {
 		done := make(chan error, 1)
 		go func() {
 			done <- func() error {
@@ -234,7 +234,7 @@ func TestPipelineExamples(t *testing.T) {
 			Comparison: &perfexpv1alpha1.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeRegressed}}
 		res := &result.Result{Verdict: perfexpv1alpha1.VerdictFail, Validity: perfexpv1alpha1.Valid,
 			VerdictReasons: []string{"p95 of checkout regressed by 40 % against demo-baseline"}}
-		op := operator(t, seen, end, res)
+		op := operator(seen, end, res)
 		code, out, reports := gate(t, github, "")
 		if err := <-op; err != nil {
 			t.Fatal(err)
@@ -255,7 +255,7 @@ func TestPipelineExamples(t *testing.T) {
 
 	t.Run("GitLab CI: a Pass verdict passes the job, with a JUnit file without failures", func(t *testing.T) {
 		end := &perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseSucceeded, Verdict: perfexpv1alpha1.VerdictPass}
-		op := operator(t, seen, end, &result.Result{Verdict: perfexpv1alpha1.VerdictPass, Validity: perfexpv1alpha1.Valid})
+		op := operator(seen, end, &result.Result{Verdict: perfexpv1alpha1.VerdictPass, Validity: perfexpv1alpha1.Valid})
 		code, out, reports := gate(t, gitlab, "")
 		if err := <-op; err != nil {
 			t.Fatal(err)
@@ -269,7 +269,7 @@ func TestPipelineExamples(t *testing.T) {
 	})
 
 	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9", func(t *testing.T) {
-		op := operator(t, seen, nil, nil)
+		op := operator(seen, nil, nil)
 		code, out, reports := gate(t, gitlab, "3s")
 		if err := <-op; err != nil {
 			t.Fatal(err)

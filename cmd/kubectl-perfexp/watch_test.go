@@ -417,7 +417,9 @@ func TestWatchOnAWatch(t *testing.T) {
 		if err := env.Client.Create(ctx, newExperiment(ns, name)); err != nil {
 			t.Fatal(err)
 		}
-		update(t, name, func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2 })
+		update(t, name, func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2
+		})
 	}
 	// No redraw between changes: only the watch can show a change.
 	set := testSettings()
