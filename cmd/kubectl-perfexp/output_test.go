@@ -95,6 +95,7 @@ func TestOutputFormats(t *testing.T) {
 			want: []string{`"kind": "List"`, `"apiVersion": "perfexp.dev/v1alpha1"`, `"kind": "PerfExperiment"`, `"name": "first"`}},
 		{name: "queue -o yaml without managed fields", args: []string{"queue", "-o", "yaml"},
 			want: []string{"kind: List", "kind: PerfExperiment", "  name: second", "queuePosition: 2"}},
+		{name: "queue -o kyaml", args: []string{"queue", "-o", "kyaml"}, want: []string{"PerfExperiment", "first", "second"}},
 		{name: "an empty queue -o json is an empty List", args: []string{"queue", "-n", empty, "-o", "json"},
 			want: []string{`"items": []`, `"kind": "List"`}},
 		{name: "report -o yaml: the results document", args: []string{"report", "done", "-o", "yaml"}, exact: true,
