@@ -38,8 +38,8 @@ const (
 )
 
 func compareCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
-	var output string
 	var minChange float64
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "compare (BASELINE EXPERIMENT | SWEEP)",
 		Short: "Print the comparison table of one experiment against another, or of every arm of a sweep against its baseline",
@@ -49,25 +49,28 @@ When the second experiment was analysed against the first, its own comparison is
 the two runs' results are compared now (one run each: between-run noise is not in the interval).
 
 With one name, compare prints the table of a PerfSweep: arm, parameter, value, each scenario's
-average and p95, the change of p95 against the baseline and the arm's verdict.`,
+average and p95, the change of p95 against the baseline and the arm's verdict.
+
+-o json prints the comparison document; -o yaml, -o jsonpath=... and -o go-template=... read
+the same document with kubectl's printers.`,
 		Example:           compareExamples,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: completeCompare(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != outputTable && output != outputMarkdown && output != outputJSON {
-				return fmt.Errorf("unknown output %q: use table, md or json", output)
+			if err := o.validate(); err != nil {
+				return err
 			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
 			}
 			if len(args) == 1 {
-				return printSweepComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], output)
+				return printSweepComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], o)
 			}
-			return printExperimentComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], args[1], output, minChange)
+			return printExperimentComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], args[1], o, minChange)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", outputTable, "table, md or json")
+	o = addOutput(cmd, outputTable, outputTable, outputMarkdown, outputJSON)
 	cmd.Flags().Float64Var(&minChange, "min-change", 5, "smallest relative change, in percent, that counts (when the comparison is computed here)")
 	return cmd
 }
@@ -97,7 +100,7 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*resu
 	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
 }
 
-func printExperimentComparison(ctx context.Context, out io.Writer, conn *connection, baseName, name, output string, minChange float64) error {
+func printExperimentComparison(ctx context.Context, out io.Writer, conn *connection, baseName, name string, o *output, minChange float64) error {
 	base, err := experimentResult(ctx, conn, baseName)
 	if err != nil {
 		return err
@@ -115,14 +118,18 @@ func printExperimentComparison(ctx context.Context, out io.Writer, conn *connect
 			source += ", with " + c.Noise + " added to the intervals"
 		}
 	}
-	switch output {
-	case outputJSON:
+	if output := o.format(); output == outputJSON || !o.human() {
 		b, err := report.JSON(&result.Result{Experiment: name, Namespace: conn.namespace, Comparison: c})
 		if err != nil {
 			return err
 		}
+		if !o.human() {
+			return o.printDocument(out, b)
+		}
 		_, err = fmt.Fprintln(out, string(b))
 		return err
+	}
+	switch o.format() {
 	case outputMarkdown:
 		return writeComparisonMarkdown(out, baseName, name, source, c)
 	}
@@ -216,7 +223,7 @@ func writeComparisonMarkdown(out io.Writer, baseName, name, source string, c *re
 	return err
 }
 
-func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, name, output string) error {
+func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, name string, o *output) error {
 	sw := &perfexpv1alpha1.PerfSweep{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, sw); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -225,13 +232,20 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		return err
 	}
 	if sw.Status.ReportRef == nil {
+		if !o.human() {
+			return fmt.Errorf("sweep %s/%s has no report yet (phase %s): kubectl get perfsweep %s -n %s -o %s prints the sweep itself",
+				sw.Namespace, sw.Name, orDash(string(sw.Status.Phase)), sw.Name, sw.Namespace, o.format())
+		}
 		return printSweepProgress(out, sw)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: sw.Status.ReportRef.Name}, cm); err != nil {
 		return fmt.Errorf("reading the sweep report %s: %w", sw.Status.ReportRef.Name, err)
 	}
-	switch output {
+	if !o.human() {
+		return o.printDocument(out, []byte(cm.Data[report.KeySweepJSON]))
+	}
+	switch o.format() {
 	case outputJSON:
 		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepJSON], "\n")+"\n")
 		return err

@@ -28,7 +28,10 @@ const historyExamples = `  # The histories of the namespace: runs, last run, cha
   kubectl perfexp history --key checkout-trend --metric avg --requests
 
   # One series only
-  kubectl perfexp history --key checkout-trend --metric checkout/p95`
+  kubectl perfexp history --key checkout-trend --metric checkout/p95
+
+  # The experiments of a history's records, for a script
+  kubectl perfexp history --key checkout-trend -o jsonpath='{.status.records[*].experiment}'`
 
 const ackExamples = `  # The slowdown from checkout-5 on is real (a release): later changes are judged against it
   kubectl perfexp history ack checkout-5 --confirm --note "release 2.4 adds audit logging"
@@ -42,6 +45,7 @@ const ackExamples = `  # The slowdown from checkout-5 on is real (a release): la
 func historyCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var key, experiment, metric string
 	var requests bool
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "history [--key K | --experiment E] [--metric p95]",
 		Short: "Print the trend of comparable runs with its change points, or list the histories",
@@ -53,23 +57,39 @@ With --key or --experiment, history prints one row per run with the chosen metri
 scenario (p95 by default; avg, p50, p99, errorPercent, rate, cpu, memory, query, or a whole
 series name such as checkout/p95), marks the runs where a change point starts (▲ slower/worse,
 ▼ faster/better), draws a sparkline per series and lists the changes. Without them it lists the
-namespace's histories.`,
+namespace's histories.
+
+With -o json, yaml, name, jsonpath=... or go-template=..., history prints the PerfHistory object
+(or, without --key and --experiment, the List of them) as kubectl get would.`,
 		Example: historyExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if key != "" && experiment != "" {
 				return fmt.Errorf("use --key or --experiment, not both")
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
 			}
 			if key == "" && experiment == "" {
+				if !o.human() {
+					list := &perfexpv1alpha1.PerfHistoryList{}
+					if err := conn.client.List(cmd.Context(), list, client.InNamespace(conn.namespace)); err != nil {
+						return unreachable(err, conn.rest)
+					}
+					return o.printObject(cmd.OutOrStdout(), list)
+				}
 				return listHistories(cmd.Context(), cmd.OutOrStdout(), conn)
 			}
 			h, err := findHistory(cmd.Context(), conn, key, experiment)
 			if err != nil {
 				return err
+			}
+			if !o.human() {
+				return o.printObject(cmd.OutOrStdout(), h)
 			}
 			return printHistory(cmd.OutOrStdout(), h, metric, requests)
 		},
@@ -78,6 +98,7 @@ namespace's histories.`,
 	cmd.Flags().StringVar(&experiment, "experiment", "", "an experiment whose history to show; it may be deleted")
 	cmd.Flags().StringVar(&metric, "metric", "p95", "the metric (avg, p50, p95, p99, errorPercent, rate, cpu, memory, query) or a series name")
 	cmd.Flags().BoolVar(&requests, "requests", false, "show every recorded request name's series too, not only the scenarios'")
+	o = addOutput(cmd, "")
 	cmd.AddCommand(ackCommand(connect, flags))
 	return cmd
 }

@@ -71,7 +71,8 @@ func kubeconfigClient(f *kubeFlags) (*connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme()})
+	// A client that can watch: kubectl perfexp watch follows the experiment on a watch.
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func kubeconfigClient(f *kubeFlags) (*connection, error) {
 type settings struct {
 	// open shows a file to the user (a browser for an HTML report).
 	open func(path string) error
-	// watchInterval is how often watch reads the experiment again.
+	// watchInterval is how often watch redraws the last state it saw (time left, live numbers).
 	watchInterval time.Duration
 	// now is the clock watch measures progress with.
 	now func() time.Time
@@ -140,24 +141,26 @@ const reportExamples = `  # The Markdown report of a finished experiment
   kubectl perfexp report demo-no-cpu-limits -n perfexp-demo -o junit --file perfexp-junit.xml`
 
 func reportCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
-	var output, file string
+	var file string
 	var open bool
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "report NAME",
 		Short: "Print an experiment's report: Markdown (-o md), the full results (-o json), a page with charts (-o html) or the Grafana dashboard (-o dashboard)",
 		Long: `report prints the report perfexp published for a finished experiment, from its report ConfigMap.
 With --file it writes the report to that file instead; with --open (HTML only) it writes the
-page to a file (--file, or one in the temporary directory) and opens it with xdg-open or open.`,
+page to a file (--file, or one in the temporary directory) and opens it with xdg-open or open.
+
+-o json prints the published results.json as it is stored; -o yaml, -o jsonpath=... and
+-o go-template=... read the same document with kubectl's printers.`,
 		Example:           reportExamples,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, ok := map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON,
-				"dashboard": report.KeyDashboard, "html": report.KeyHTML, "junit": keyJUnit}[output]
-			if !ok {
-				return fmt.Errorf("unknown output %q: use md, json, html, dashboard or junit", output)
+			if err := o.validate(); err != nil {
+				return err
 			}
-			if open && key != report.KeyHTML {
+			if open && o.format() != "html" {
 				return fmt.Errorf("--open shows the HTML report: add -o html")
 			}
 			conn, err := connect(flags)
@@ -165,26 +168,29 @@ page to a file (--file, or one in the temporary directory) and opens it with xdg
 				return err
 			}
 			if file == "" && !open {
-				return printReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key)
+				return printReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], o)
 			}
 			if file == "" {
 				file = filepath.Join(os.TempDir(), fmt.Sprintf("perfexp-%s-%s.html", conn.namespace, args[0]))
 			}
-			return writeReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], key, file, open, set.open)
+			return writeReport(cmd.Context(), cmd.OutOrStdout(), conn, args[0], o, file, open, set.open)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "md", "md, json, html, dashboard or junit (JUnit XML for CI: a test case per objective, k6 threshold and primary comparison row)")
 	cmd.Flags().StringVar(&file, "file", "", "write the report to this file instead of printing it")
 	cmd.Flags().BoolVar(&open, "open", false, "write the HTML report to a file and open it in the browser (with -o html)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "html", "dashboard", "junit"}, cobra.ShellCompDirectiveNoFileComp))
+	o = addOutput(cmd, "md", "md", "markdown", "json", "html", "dashboard", "junit")
 	return cmd
 }
 
+// reportKeys are the report ConfigMap's keys the report verb's own formats print.
+var reportKeys = map[string]string{"md": report.KeyMarkdown, "markdown": report.KeyMarkdown, "json": report.KeyJSON,
+	"dashboard": report.KeyDashboard, "html": report.KeyHTML, "junit": keyJUnit}
+
 // writeReport writes the report to path, says where, and opens it when asked. A browser that
 // cannot be started is not an error: the file is there, and its path is printed.
-func writeReport(ctx context.Context, out io.Writer, conn *connection, name, key, path string, open bool, opener func(string) error) error {
+func writeReport(ctx context.Context, out io.Writer, conn *connection, name string, o *output, path string, open bool, opener func(string) error) error {
 	var buf strings.Builder
-	if err := printReport(ctx, &buf, conn, name, key); err != nil {
+	if err := printReport(ctx, &buf, conn, name, o); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
@@ -224,7 +230,9 @@ func openInBrowser(path string) error {
 	return fmt.Errorf("neither xdg-open nor open is installed")
 }
 
-func printReport(ctx context.Context, out io.Writer, conn *connection, name, key string) error {
+// printReport prints the report in the format -o chose: one of the ConfigMap's files, the JUnit
+// XML, or the results document through a printer.
+func printReport(ctx context.Context, out io.Writer, conn *connection, name string, o *output) error {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
 		return notFoundIn(err, name, conn.namespace)
@@ -239,6 +247,14 @@ func printReport(ctx context.Context, out io.Writer, conn *connection, name, key
 		}
 		return err
 	}
+	if !o.human() {
+		data, ok := cm.Data[report.KeyJSON]
+		if !ok {
+			return fmt.Errorf("the report ConfigMap %s has no %s", cm.Name, report.KeyJSON)
+		}
+		return o.printDocument(out, []byte(data))
+	}
+	key := reportKeys[o.format()]
 	if key == keyJUnit {
 		// Rendered here from results.json, so every published report has one.
 		res, err := report.ParseJSON([]byte(cm.Data[report.KeyJSON]))
@@ -272,6 +288,7 @@ func phaseOf(exp *perfexpv1alpha1.PerfExperiment) string {
 
 func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var all bool
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "queue [QUEUE]",
 		Short: "List the experiments that run or wait, per queue, in the order they will run",
@@ -279,10 +296,19 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
   kubectl perfexp queue
 
   # One queue, across all namespaces
-  kubectl perfexp queue demo -A`,
+  kubectl perfexp queue demo -A
+
+  # The names of the waiting experiments, in the order they will run
+  kubectl perfexp queue demo -o name
+
+  # The experiments themselves, as kubectl get prints a list
+  kubectl perfexp queue -o yaml`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeQueues(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
@@ -299,6 +325,11 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			if len(args) == 1 {
 				queue = args[0]
 			}
+			if !o.human() {
+				// The rows the table would show, in its order; an empty queue is an empty
+				// List, as kubectl get -o json prints one.
+				return o.printObject(cmd.OutOrStdout(), &perfexpv1alpha1.PerfExperimentList{Items: queueRows(list.Items, queue)})
+			}
 			if !waiting(list.Items, queue) {
 				// As kubectl get says it, on standard error, so a script reading the table
 				// reads nothing.
@@ -313,6 +344,7 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list experiments of every namespace")
+	o = addOutput(cmd, "")
 	return cmd
 }
 
@@ -329,6 +361,27 @@ func waiting(items []perfexpv1alpha1.PerfExperiment, queue string) bool {
 // printQueue lists unfinished experiments: those holding their queue first, then the waiting
 // ones by queue position.
 func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue string, now time.Time) error {
+	rows := queueRows(items, queue)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(w, "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"); err != nil {
+		return err
+	}
+	for _, e := range rows {
+		pos := "-"
+		if e.Status.QueuePosition > 0 {
+			pos = fmt.Sprint(e.Status.QueuePosition)
+		}
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
+			now.Sub(e.CreationTimestamp.Time).Round(time.Second)); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// queueRows are the unfinished experiments of the queue (any queue when ""), by queue, then
+// those holding their queue first, then the waiting ones by queue position.
+func queueRows(items []perfexpv1alpha1.PerfExperiment, queue string) []perfexpv1alpha1.PerfExperiment {
 	var rows []perfexpv1alpha1.PerfExperiment
 	for _, e := range items {
 		if e.Status.Phase.IsTerminal() || (queue != "" && e.Status.Queue != queue) {
@@ -351,21 +404,7 @@ func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue str
 		}
 		return rank(rows[i]) < rank(rows[j])
 	})
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	if _, err := fmt.Fprintln(w, "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"); err != nil {
-		return err
-	}
-	for _, e := range rows {
-		pos := "-"
-		if e.Status.QueuePosition > 0 {
-			pos = fmt.Sprint(e.Status.QueuePosition)
-		}
-		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
-			now.Sub(e.CreationTimestamp.Time).Round(time.Second)); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+	return rows
 }
 
 func orDash(s string) string {
@@ -376,14 +415,21 @@ func orDash(s string) string {
 }
 
 func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
-	return &cobra.Command{
+	var o *output
+	cmd := &cobra.Command{
 		Use:   "abort NAME",
 		Short: "Abort an experiment: stop its load, restore the environment and end it as Aborted",
 		Example: `  # Stop a running experiment; perfexp restores the environment before it ends as Aborted
-  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo`,
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo
+
+  # The same, printing only what a script needs
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo -o name`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
@@ -396,8 +442,14 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			}
 			// The abort is recorded once the patch succeeded; a confirmation line that could
 			// not be written must not make it look as if it failed.
+			if !o.human() {
+				// As kubectl patch does: the change is made, a template that fails says so.
+				return o.printObject(cmd.OutOrStdout(), exp)
+			}
 			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "perfexperiment %s/%s aborting (phase %s)\n", exp.Namespace, exp.Name, phaseOf(exp))
 			return nil
 		},
 	}
+	o = addOutput(cmd, "")
+	return cmd
 }

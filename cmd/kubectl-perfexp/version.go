@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -30,6 +32,7 @@ func clientVersion() string {
 
 func versionCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var clientOnly bool
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version and the perfexp operator's image in the cluster",
@@ -37,15 +40,24 @@ func versionCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
   kubectl perfexp version
 
   # The plugin's only, without asking the cluster
-  kubectl perfexp version --client`,
+  kubectl perfexp version --client
+
+  # For a script
+  kubectl perfexp version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			if _, err := fmt.Fprintf(out, "Client Version: %s (%s, API %s)\n", clientVersion(), runtime.Version(), perfexpv1alpha1.GroupVersion); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			v := versions{Client: clientInfo{Version: clientVersion(), GoVersion: runtime.Version(), API: perfexpv1alpha1.GroupVersion.String()}}
+			if o.human() {
+				if _, err := fmt.Fprintf(out, "Client Version: %s (%s, API %s)\n", v.Client.Version, v.Client.GoVersion, v.Client.API); err != nil {
+					return err
+				}
+			}
 			if clientOnly {
-				return nil
+				return v.print(out, o)
 			}
 			conn, err := connect(flags)
 			if err != nil {
@@ -57,12 +69,42 @@ func versionCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			if err != nil {
 				return unreachable(err, conn.rest)
 			}
+			v.Server = server
+			if !o.human() {
+				return v.print(out, o)
+			}
 			_, err = fmt.Fprintf(out, "Server Version: %s\n", server)
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "print the plugin's version only")
+	o = addOutput(cmd, "")
 	return cmd
+}
+
+// versions is what version -o json|yaml prints, in kubectl version's shape.
+type versions struct {
+	Client clientInfo `json:"clientVersion"`
+	// Server is the operator's image and where it runs, or why it is unknown.
+	Server string `json:"serverVersion,omitempty"`
+}
+
+type clientInfo struct {
+	Version   string `json:"version"`
+	GoVersion string `json:"goVersion"`
+	API       string `json:"api"`
+}
+
+// print writes v with the printer -o chose; the human lines are printed as they are learnt.
+func (v versions) print(out io.Writer, o *output) error {
+	if o.human() {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return o.printDocument(out, b)
 }
 
 // operatorImage is the image of the perfexp operator's Deployment, with where it runs; a user

@@ -7,10 +7,17 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -28,7 +35,10 @@ const watchExamples = `  # Follow an experiment until it ends; the verdict is pr
 
   # In a pipeline: wait at most 2 hours, fail on a regression, a failed or an invalid verdict
   # (exit codes: 3 Fail, 4 Invalid, 5 Regressed, 7 Failed, 8 Aborted, 9 timed out)
-  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h --fail-on regressed,fail,invalid`
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h --fail-on regressed,fail,invalid
+
+  # The same, keeping only the verdict on standard output (the progress goes to standard error)
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h -o jsonpath='{.status.verdict}'`
 
 // logEvery is how often watch prints an unchanged experiment when its output is not a
 // terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.
@@ -41,12 +51,14 @@ func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.
 	var promURL string
 	var timeout time.Duration
 	var failOnList []string
+	var o *output
 	cmd := &cobra.Command{
 		Use:   "watch NAME",
 		Short: "Follow an experiment: phase, queue position, load progress and time left, live p95 and error rate, and the verdict at the end",
-		Long: `watch reads the experiment every 2 seconds until it ends and shows where it is: its place in
-the queue while it waits, the load's progress with the time left while k6 runs, and the verdict
-when it ends. While the load runs it also shows the last minute's p95, error rate and request
+		Long: `watch follows the experiment on a Kubernetes watch until it ends and shows where it is: its
+place in the queue while it waits, the load's progress with the time left while k6 runs, and the
+verdict when it ends. Each change is shown as soon as the API server reports it; a watch the
+server closes is resumed from the last version seen, and an outage is retried for a minute. While the load runs it also shows the last minute's p95, error rate and request
 rate, read from Prometheus: from --prometheus-url, else the experiment's
 spec.analysis.prometheusURL, else the operator's own --prometheus-url (read from its
 Deployment when the user may list Deployments), else ` + defaultPrometheusURL + `. A Prometheus inside the
@@ -55,8 +67,11 @@ API server's service proxy, so no port-forward is needed (the user needs get on 
 in that namespace); any other URL is asked directly. When Prometheus cannot be reached the
 numbers read n/a and watch goes on.
 
-On a terminal the block is redrawn in place; in a pipe or a CI log a new block is printed when
-the phase or a scenario changes, and every 30 s otherwise.
+On a terminal the block is redrawn in place (every 2 s, for the time left and the live numbers);
+in a pipe or a CI log a new block is printed when the phase or a scenario changes, and every 30 s
+otherwise. With -o json, yaml, name, jsonpath=... or go-template=..., the progress goes to
+standard error and the experiment as it ended (or as last seen, on --timeout) is printed to
+standard output, as kubectl get would print it.
 
 Exit codes: 0 when the experiment succeeded and no outcome named in --fail-on applies (without
 --fail-on, whatever its verdict); 3 verdict Fail, 4 verdict Invalid, 5 comparison Regressed,
@@ -71,6 +86,9 @@ other error (no such experiment, no cluster).`,
 			if err != nil {
 				return err
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			conn, err := connect(flags)
 			if err != nil {
 				return err
@@ -81,8 +99,17 @@ other error (no such experiment, no cluster).`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
+			progress := cmd.OutOrStdout()
+			if !o.human() {
+				progress = cmd.ErrOrStderr()
+			}
 			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set, failOn: failOn}
-			err = w.run(ctx, cmd.OutOrStdout())
+			err = w.run(ctx, progress)
+			if !o.human() && w.last != nil {
+				if perr := o.printObject(cmd.OutOrStdout(), w.last); perr != nil && err == nil {
+					err = perr
+				}
+			}
 			if err == nil && timeout > 0 && !w.ended && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return &outcomeError{exitTimedOut, fmt.Sprintf("experiment %s/%s had not ended after --timeout %s (phase %s)",
 					conn.namespace, args[0], timeout, orDash(w.lastPhase))}
@@ -93,6 +120,7 @@ other error (no such experiment, no cluster).`,
 	cmd.Flags().StringVar(&promURL, "prometheus-url", "", `Prometheus to read live latency from ("none": do not ask); default: the experiment's, else the operator's, else `+defaultPrometheusURL)
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (a Go duration such as 2h) with exit code 9; 0 waits until the experiment ends")
 	cmd.Flags().StringSliceVar(&failOnList, "fail-on", nil, "outcomes of a succeeded experiment that fail watch, comma-separated: fail, invalid, regressed, inconclusive")
+	o = addOutput(cmd, "")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "invalid", "regressed", "inconclusive"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -110,6 +138,8 @@ type watcher struct {
 	ended     bool
 	lastPhase string
 	seen      bool
+	// last is the experiment as last seen, which -o prints when watch ends.
+	last *perfexpv1alpha1.PerfExperiment
 
 	prom    *livePrometheus
 	promFor string
@@ -122,54 +152,182 @@ type watcher struct {
 }
 
 func (w *watcher) run(ctx context.Context, out io.Writer) error {
+	wc, ok := w.conn.client.(client.WithWatch)
+	if !ok {
+		return errors.New("the client cannot watch")
+	}
+	// The RetryWatcher logs every failed attempt; watch says it once, below.
+	ctx = klog.NewContext(ctx, logr.Discard())
 	terminal := w.set.terminal(out)
 	ticker := time.NewTicker(w.set.watchInterval)
 	defer ticker.Stop()
+	for {
+		exp, err := w.get(ctx, out, ticker)
+		if exp == nil || err != nil {
+			return err
+		}
+		if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
+			return err
+		}
+		again, err := w.follow(ctx, wc, out, exp, terminal, ticker)
+		if !again || err != nil {
+			return err
+		}
+		// The watch cannot resume (its resourceVersion is too old): read the experiment again
+		// and watch from there.
+	}
+}
+
+// get reads the experiment, retrying an API server that stops answering for up to apiGrace;
+// nil without an error once ctx is done.
+func (w *watcher) get(ctx context.Context, out io.Writer, ticker *time.Ticker) (*perfexpv1alpha1.PerfExperiment, error) {
 	var failingSince time.Time
 	for {
 		exp := &perfexpv1alpha1.PerfExperiment{}
-		if err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, exp); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil
-			case apierrors.IsNotFound(err):
-				return notFoundIn(err, w.name, w.conn.namespace)
-			case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-				return err
-			case !w.seen && isUnreachable(err):
-				// Nothing answers where the kubeconfig points: say so at once, as kubectl
-				// does, instead of retrying a server that was never there.
-				return unreachable(err, w.conn.rest)
-			case failingSince.IsZero():
-				failingSince = w.set.now()
-				// A soak runs for hours; one dropped connection must not end the watch. One
-				// line says so, below the last block, which is then left as it is; the
-				// retries that follow print nothing until the server answers again.
-				if _, werr := fmt.Fprintf(out, "reading %s/%s failed, retrying for up to %s: %v\n", w.conn.namespace, w.name, shortDuration(apiGrace), err); werr != nil {
-					return werr
-				}
-				w.drawnLines, w.lastKey = 0, ""
-			case w.set.now().Sub(failingSince) > apiGrace:
-				return fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
+		err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, exp)
+		switch {
+		case err == nil:
+			return exp, nil
+		case ctx.Err() != nil:
+			return nil, nil
+		case apierrors.IsNotFound(err):
+			return nil, notFoundIn(err, w.name, w.conn.namespace)
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			return nil, err
+		case !w.seen && isUnreachable(err):
+			// Nothing answers where the kubeconfig points: say so at once, as kubectl
+			// does, instead of retrying a server that was never there.
+			return nil, unreachable(err, w.conn.rest)
+		case failingSince.IsZero():
+			failingSince = w.set.now()
+			if err := w.sayRetrying("reading", err, out); err != nil {
+				return nil, err
 			}
-		} else {
-			failingSince = time.Time{}
-			if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
-				return err
-			}
+		case w.set.now().Sub(failingSince) > apiGrace:
+			return nil, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-ticker.C:
 		}
 	}
 }
 
+// sayRetrying prints the one line an outage gets. A soak runs for hours; one dropped
+// connection must not end the watch. The line goes below the last block, which is then left
+// as it is; the retries that follow print nothing until the server answers again.
+func (w *watcher) sayRetrying(what string, err error, out io.Writer) error {
+	if _, werr := fmt.Fprintf(out, "%s %s/%s failed, retrying for up to %s: %v\n", what, w.conn.namespace, w.name, shortDuration(apiGrace), err); werr != nil {
+		return werr
+	}
+	w.drawnLines, w.lastKey = 0, ""
+	return nil
+}
+
+// follow shows each change of the experiment as the API server reports it, on a watch that
+// resumes from the last resourceVersion seen whenever the server closes it. Between changes
+// the ticker redraws the last state (the time left, the live numbers). again says the watch
+// could not resume and the experiment must be read anew.
+func (w *watcher) follow(ctx context.Context, wc client.WithWatch, out io.Writer, exp *perfexpv1alpha1.PerfExperiment,
+	terminal bool, ticker *time.Ticker) (again bool, err error) {
+	source := &experimentWatch{client: wc, namespace: w.conn.namespace, name: w.name, now: w.set.now}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, exp.ResourceVersion, source)
+	if err != nil {
+		return false, err
+	}
+	defer rw.Stop()
+	announced := false
+	for {
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case ev, ok := <-rw.ResultChan():
+			if !ok {
+				return ctx.Err() == nil, nil
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				changed, ok := ev.Object.(*perfexpv1alpha1.PerfExperiment)
+				if !ok {
+					continue
+				}
+				exp, announced = changed, false
+			case watch.Deleted:
+				return false, fmt.Errorf("perfexperiment %q in namespace %q was deleted before it ended (phase %s)", w.name, w.conn.namespace, phaseOf(exp))
+			case watch.Error:
+				err := apierrors.FromObject(ev.Object)
+				if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+					return true, nil
+				}
+				return false, err
+			default:
+				continue
+			}
+		case <-ticker.C:
+			if since, err := source.failing(); err != nil {
+				if w.set.now().Sub(since) > apiGrace {
+					return false, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
+				}
+				if !announced {
+					announced = true
+					if err := w.sayRetrying("watching", err, out); err != nil {
+						return false, err
+					}
+				}
+				continue
+			}
+			announced = false
+		}
+		if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
+			return false, err
+		}
+	}
+}
+
+// experimentWatch opens watches on one experiment for the RetryWatcher, and remembers since
+// when opening them fails.
+type experimentWatch struct {
+	client          client.WithWatch
+	namespace, name string
+	now             func() time.Time
+
+	mu      sync.Mutex
+	since   time.Time
+	lastErr error
+}
+
+func (e *experimentWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	wi, err := e.client.Watch(ctx, &perfexpv1alpha1.PerfExperimentList{}, &client.ListOptions{
+		Namespace:     e.namespace,
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", e.name),
+		Raw:           &opts,
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case err == nil:
+		e.since, e.lastErr = time.Time{}, nil
+	case ctx.Err() != nil:
+	case e.lastErr == nil:
+		e.since, e.lastErr = e.now(), err
+	default:
+		e.lastErr = err
+	}
+	return wi, err
+}
+
+// failing is when opening a watch began to fail, and the last error; nil while it works.
+func (e *experimentWatch) failing() (time.Time, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.since, e.lastErr
+}
+
 // show draws one refresh; done once the experiment has ended, with an error unless it
 // succeeded.
 func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.PerfExperiment, terminal bool) (done bool, err error) {
-	w.seen, w.lastPhase = true, phaseOf(exp)
+	w.seen, w.lastPhase, w.last = true, phaseOf(exp), exp
 	frame := watchFrame{Now: w.set.now(), Exp: exp}
 	if exp.Status.Phase == perfexpv1alpha1.PhaseRunning {
 		frame.Live = w.live(ctx, exp, frame.Now)

@@ -13,7 +13,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -39,13 +41,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// watchingClient is a client of env that can open watches, as the plugin's own is.
+func watchingClient(t *testing.T, env *testenv.Env) client.WithWatch {
+	t.Helper()
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // Story: an engineer runs `kubectl perfexp watch` on an experiment that waits in the queue,
 // and follows it through the run, with live numbers from Prometheus, to its verdict. The
 // experiment is moved along by status updates on a real API server, as the operator would.
 func TestWatch(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.Namespace(t, "watch")
-	conn := &connection{client: env.Client, namespace: ns, rest: env.Config}
+	conn := &connection{client: watchingClient(t, env), namespace: ns, rest: env.Config}
 	ctx := t.Context()
 
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -336,6 +348,249 @@ func TestWatch(t *testing.T) {
 		update(t, "offline", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseAborted })
 		if err := wait(); err == nil || !strings.Contains(err.Error(), "ended Aborted") {
 			t.Fatalf("error %v, want ended Aborted", err)
+		}
+	})
+}
+
+// cutWatch passes on at most limit events of a real watch, then closes its channel, as an API
+// server does when a watch times out; it notes the resourceVersion of each event it passed.
+type cutWatch struct {
+	inner watch.Interface
+	ch    chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func newCutWatch(inner watch.Interface, limit int, passed func(rv string)) *cutWatch {
+	c := &cutWatch{inner: inner, ch: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(c.ch)
+		defer inner.Stop()
+		for n := 0; n < limit; n++ {
+			select {
+			case ev, ok := <-inner.ResultChan():
+				if !ok {
+					return
+				}
+				if o, isObj := ev.Object.(client.Object); isObj {
+					passed(o.GetResourceVersion())
+				}
+				select {
+				case c.ch <- ev:
+				case <-c.stop:
+					return
+				}
+			case <-c.stop:
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *cutWatch) ResultChan() <-chan watch.Event { return c.ch }
+func (c *cutWatch) Stop()                          { c.once.Do(func() { close(c.stop) }) }
+
+// Story: watch is a Kubernetes watch, not a poll. A change shows as soon as the API server
+// reports it; a watch the server closes is resumed from the last resourceVersion without
+// reading the experiment again; one that cannot resume (410 Gone) reads it again; an API
+// server that stops answering is retried for a minute, under one line.
+func TestWatchOnAWatch(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.Namespace(t, "watching")
+	base := watchingClient(t, env)
+	ctx := t.Context()
+
+	update := func(t *testing.T, name string, change func(*perfexpv1alpha1.PerfExperimentStatus)) {
+		t.Helper()
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+			t.Fatal(err)
+		}
+		change(&exp.Status)
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(t *testing.T, name string) {
+		t.Helper()
+		if err := env.Client.Create(ctx, newExperiment(ns, name)); err != nil {
+			t.Fatal(err)
+		}
+		update(t, name, func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition = perfexpv1alpha1.PhaseQueued, 2
+		})
+	}
+	// No redraw between changes: only the watch can show a change.
+	set := testSettings()
+	set.watchInterval = time.Hour
+	start := func(t *testing.T, c client.WithWatch, set settings, args ...string) (*syncBuffer, func() error) {
+		out := &syncBuffer{}
+		done := make(chan error, 1)
+		go func() {
+			cmd := newRootCommandWith(func(*kubeFlags) (*connection, error) { return &connection{client: c, namespace: ns}, nil }, set)
+			cmd.SetOut(out)
+			cmd.SetErr(out)
+			cmd.SetArgs(args)
+			done <- cmd.ExecuteContext(ctx)
+		}()
+		return out, func() error {
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(20 * time.Second):
+				t.Fatalf("watch did not end; it printed:\n%s", out.String())
+				return nil
+			}
+		}
+	}
+	// within waits until out has text and says how long that took.
+	within := func(t *testing.T, out *syncBuffer, text string, limit time.Duration) time.Duration {
+		t.Helper()
+		begin := time.Now()
+		for !strings.Contains(out.String(), text) {
+			if time.Since(begin) > limit {
+				t.Fatalf("watch did not show %q within %s; it printed:\n%s", text, limit, out.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return time.Since(begin)
+	}
+
+	t.Run("a change shows as soon as the API server reports it", func(t *testing.T) {
+		create(t, "prompt")
+		out, wait := start(t, base, set, "watch", "prompt", "--prometheus-url", "none")
+		within(t, out, "position   2 in queue", 5*time.Second)
+		update(t, "prompt", func(s *perfexpv1alpha1.PerfExperimentStatus) {
+			s.Phase, s.QueuePosition, s.Message = perfexpv1alpha1.PhasePreparing, 0, "applying the variant"
+		})
+		took := within(t, out, "applying the variant", 2*time.Second)
+		update(t, "prompt", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseSucceeded })
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the change showed %s after the status write", took)
+	})
+
+	t.Run("a watch the server closes resumes from the last resourceVersion", func(t *testing.T) {
+		create(t, "resumed")
+		var mu sync.Mutex
+		var gets int
+		var asked, passed []string
+		cut := interceptor.NewClient(base, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				mu.Lock()
+				gets++
+				mu.Unlock()
+				return c.Get(ctx, key, obj, opts...)
+			},
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				lo := (&client.ListOptions{}).ApplyOptions(opts)
+				mu.Lock()
+				asked = append(asked, lo.Raw.ResourceVersion)
+				mu.Unlock()
+				w, err := c.Watch(ctx, list, opts...)
+				if err != nil {
+					return nil, err
+				}
+				// Every watch ends after one event.
+				return newCutWatch(w, 1, func(rv string) { mu.Lock(); passed = append(passed, rv); mu.Unlock() }), nil
+			},
+		})
+		out, wait := start(t, cut, set, "watch", "resumed", "--prometheus-url", "none")
+		within(t, out, "Queued", 5*time.Second)
+		for _, p := range []perfexpv1alpha1.Phase{perfexpv1alpha1.PhasePreparing, perfexpv1alpha1.PhaseRestoring, perfexpv1alpha1.PhaseAnalyzing} {
+			update(t, "resumed", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = p })
+			within(t, out, string(p), 5*time.Second)
+		}
+		update(t, "resumed", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseSucceeded })
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gets != 1 || len(asked) < 4 || len(passed) < 3 {
+			t.Fatalf("%d reads, %d watches %v, events at %v; want one read and a watch per change", gets, len(asked), asked, passed)
+		}
+		// Each new watch starts where the closed one stopped.
+		for i := 1; i < len(asked) && i <= len(passed); i++ {
+			if asked[i] != passed[i-1] {
+				t.Errorf("watch %d asked from resourceVersion %s, want %s, the last event of watch %d (asked %v, events %v)", i+1, asked[i], passed[i-1], i, asked, passed)
+			}
+		}
+	})
+
+	t.Run("a watch that cannot resume (410 Gone) reads the experiment again", func(t *testing.T) {
+		create(t, "gone")
+		var mu sync.Mutex
+		var gets, watches int
+		expired := interceptor.NewClient(base, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				mu.Lock()
+				gets++
+				mu.Unlock()
+				return c.Get(ctx, key, obj, opts...)
+			},
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				mu.Lock()
+				watches++
+				first := watches == 1
+				mu.Unlock()
+				if first {
+					fake := watch.NewFakeWithChanSize(1, false)
+					gone := apierrors.NewResourceExpired("too old resource version")
+					fake.Error(&gone.ErrStatus)
+					return fake, nil
+				}
+				return c.Watch(ctx, list, opts...)
+			},
+		})
+		out, wait := start(t, expired, set, "watch", "gone", "--prometheus-url", "none")
+		within(t, out, "Queued", 5*time.Second)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			again := watches >= 2
+			mu.Unlock()
+			if again {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no second watch after 410 Gone:\n%s", out.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		update(t, "gone", func(s *perfexpv1alpha1.PerfExperimentStatus) { s.Phase = perfexpv1alpha1.PhaseAborted })
+		if err := wait(); exitCode(err) != exitAborted {
+			t.Fatalf("error %v, want ended Aborted\n%s", err, out.String())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gets != 2 {
+			t.Fatalf("%d reads, want 2: the first, and one after 410 Gone", gets)
+		}
+	})
+
+	t.Run("an API server that stops answering mid-watch is retried for a minute, under one line", func(t *testing.T) {
+		create(t, "outage")
+		down := interceptor.NewClient(base, interceptor.Funcs{
+			Watch: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+				return nil, errors.New("connection reset by peer")
+			},
+		})
+		// Each reading of the clock is 20 s later.
+		var mu sync.Mutex
+		var tick time.Duration
+		clock := testSettings()
+		now := time.Now()
+		clock.now = func() time.Time { mu.Lock(); defer mu.Unlock(); tick += 20 * time.Second; return now.Add(tick) }
+		out, wait := start(t, down, clock, "watch", "outage", "--prometheus-url", "none")
+		err := wait()
+		if err == nil || !strings.Contains(err.Error(), "the API server has not answered for 1m00s") {
+			t.Fatalf("error %v, want watch to give up after the grace\n%s", err, out.String())
+		}
+		if n := strings.Count(out.String(), "watching "+ns+"/outage failed, retrying for up to 1m00s: connection reset by peer"); n != 1 {
+			t.Fatalf("%d retry lines, want one:\n%s", n, out.String())
 		}
 	})
 }

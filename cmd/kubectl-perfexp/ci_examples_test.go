@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/testenv"
+)
+
+// pipelineStep is the gate step of a pipeline example: the shell it runs, its environment,
+// and where the pipeline picks up the JUnit report.
+type pipelineStep struct {
+	run   string
+	env   map[string]string
+	junit string
+}
+
+// readYAML reads a file of examples/ci as a tree of maps and lists.
+func readYAML(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.Root(), "examples", "ci", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return doc
+}
+
+func stringMap(v any) map[string]string {
+	out := map[string]string{}
+	m, _ := v.(map[string]any)
+	for k, v := range m {
+		s, _ := v.(string)
+		out[k] = s
+	}
+	return out
+}
+
+// githubGate is the step of the GitHub Actions example that runs the gate, with the job's
+// and the step's environment, and the JUnit path its publishing step reads.
+func githubGate(t *testing.T) pipelineStep {
+	doc := readYAML(t, "github-actions.yaml")
+	job, _ := doc["jobs"].(map[string]any)["perfexp"].(map[string]any)
+	if job == nil {
+		t.Fatal("github-actions.yaml has no job perfexp")
+	}
+	var gate pipelineStep
+	steps, _ := job["steps"].([]any)
+	for _, s := range steps {
+		step, _ := s.(map[string]any)
+		run, _ := step["run"].(string)
+		uses, _ := step["uses"].(string)
+		switch {
+		case strings.Contains(run, "perfexp-gate.sh"):
+			gate.run, gate.env = run, stringMap(job["env"])
+			for k, v := range stringMap(step["env"]) {
+				gate.env[k] = v
+			}
+		case strings.HasPrefix(uses, "mikepenz/action-junit-report@"):
+			gate.junit = stringMap(step["with"])["report_paths"]
+			if step["if"] != "always()" {
+				t.Errorf("the JUnit step runs only when the gate passed: if: %v", step["if"])
+			}
+		}
+	}
+	if gate.run == "" || gate.junit == "" {
+		t.Fatalf("github-actions.yaml: no gate step or no JUnit step: %+v", gate)
+	}
+	return gate
+}
+
+// gitlabGate is the GitLab CI example's job script with its variables and its JUnit report.
+func gitlabGate(t *testing.T) pipelineStep {
+	doc := readYAML(t, "gitlab-ci.yml")
+	job, _ := doc["perfexp"].(map[string]any)
+	if job == nil {
+		t.Fatal("gitlab-ci.yml has no job perfexp")
+	}
+	var lines []string
+	script, _ := job["script"].([]any)
+	for _, l := range script {
+		s, _ := l.(string)
+		lines = append(lines, s)
+	}
+	artifacts, _ := job["artifacts"].(map[string]any)
+	if artifacts["when"] != "always" {
+		t.Errorf("gitlab-ci.yml keeps the reports only when the gate passed: when: %v", artifacts["when"])
+	}
+	return pipelineStep{run: strings.Join(lines, "\n"), env: stringMap(job["variables"]), junit: stringMap(artifacts["reports"])["junit"]}
+}
+
+// Story: a pipeline gates a change on an experiment. The gate steps of both examples
+// (examples/ci/github-actions.yaml and gitlab-ci.yml) run here as the pipelines run them,
+// with their own settings, against a real API server, kubectl, and the plugin built from
+// this tree; the test plays the operator. A Fail verdict fails the step with exit code 3
+// and a JUnit file with the failure; a Pass passes; an experiment that does not end in time
+// fails with 9.
+func TestPipelineExamples(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("the pipeline examples run kubectl, which is not on the PATH")
+	}
+	github, gitlab := githubGate(t), gitlabGate(t)
+	for _, g := range []pipelineStep{github, gitlab} {
+		if want := g.env["PERFEXP_REPORTS"] + "/perfexp-junit.xml"; g.junit != want {
+			t.Errorf("the pipeline publishes %q, the gate writes %q", g.junit, want)
+		}
+	}
+
+	env := testenv.Start(t)
+	ns := env.Namespace(t, "ci")
+	ctx := t.Context()
+	root := testenv.Root()
+	bin := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-perfexp"), "./cmd/kubectl-perfexp")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: env.Config.Host, CertificateAuthorityData: env.Config.CAData}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: env.Config.CertData, ClientKeyData: env.Config.KeyData}
+	cfg.Contexts["ci"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin", Namespace: ns}
+	cfg.CurrentContext = "ci"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	// operator plays the operator for the next experiment the gate creates: it takes it up and
+	// ends it as end says (nil: leaves it Queued).
+	operator := func(seen map[string]bool, end *perfexpv1alpha1.PerfExperimentStatus, res *result.Result) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- func() error {
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					list := &perfexpv1alpha1.PerfExperimentList{}
+					if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+						return err
+					}
+					for i := range list.Items {
+						exp := &list.Items[i]
+						if seen[exp.Name] {
+							continue
+						}
+						seen[exp.Name] = true
+						exp.Status.Phase, exp.Status.Queue, exp.Status.QueuePosition = perfexpv1alpha1.PhaseQueued, ns, 1
+						if err := env.Client.Status().Update(ctx, exp); err != nil {
+							return err
+						}
+						if end == nil {
+							return nil
+						}
+						time.Sleep(300 * time.Millisecond) // watch shows the queue first
+						res.Experiment, res.Namespace = exp.Name, ns
+						js, err := report.JSON(res)
+						if err != nil {
+							return err
+						}
+						cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: exp.Name + "-report"},
+							Data: map[string]string{report.KeyJSON: string(js), report.KeyHTML: "<!doctype html><title>" + exp.Name + "</title>\n"}}
+						if err := env.Client.Create(ctx, cm); err != nil {
+							return err
+						}
+						exp.Status = *end.DeepCopy()
+						exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: cm.Name}
+						return env.Client.Status().Update(ctx, exp)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				return errors.New("the gate created no experiment")
+			}()
+		}()
+		return done
+	}
+	// gate runs a pipeline's gate step as the pipeline would, from the repository root, with
+	// the pipeline's own settings except where the experiment runs and where reports go.
+	gate := func(t *testing.T, step pipelineStep, timeout string) (code int, output, reports string) {
+		reports = t.TempDir()
+		cmd := exec.CommandContext(ctx, "bash", "-e", "-c", step.run)
+		cmd.Dir = root
+		cmd.Env = []string{"PATH=" + bin + ":" + filepath.Dir(kubectl) + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "KUBECONFIG=" + kubeconfig}
+		for k, v := range step.env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Env = append(cmd.Env, "PERFEXP_NAMESPACE="+ns, "PERFEXP_REPORTS="+reports)
+		if timeout != "" {
+			cmd.Env = append(cmd.Env, "PERFEXP_TIMEOUT="+timeout)
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &exit):
+			code = exit.ExitCode()
+		default:
+			t.Fatalf("running the gate: %v\n%s", err, out.String())
+		}
+		return code, out.String(), reports
+	}
+	readReport := func(t *testing.T, path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("the gate wrote no %s: %v", filepath.Base(path), err)
+		}
+		return string(b)
+	}
+	seen := map[string]bool{}
+
+	t.Run("GitHub Actions: a Fail verdict fails the step with 3, with the failure in JUnit", func(t *testing.T) {
+		end := &perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseSucceeded, Verdict: perfexpv1alpha1.VerdictFail,
+			Comparison: &perfexpv1alpha1.Comparison{Baseline: "demo-baseline", Change: perfexpv1alpha1.ChangeRegressed}}
+		res := &result.Result{Verdict: perfexpv1alpha1.VerdictFail, Validity: perfexpv1alpha1.Valid,
+			VerdictReasons: []string{"p95 of checkout regressed by 40 % against demo-baseline"}}
+		op := operator(seen, end, res)
+		code, out, reports := gate(t, github, "")
+		if err := <-op; err != nil {
+			t.Fatal(err)
+		}
+		if code != exitFail || !strings.Contains(out, "verdict Fail") {
+			t.Fatalf("exit %d, want %d:\n%s", code, exitFail, out)
+		}
+		junit := readReport(t, filepath.Join(reports, "perfexp-junit.xml"))
+		if !strings.Contains(junit, `<failure message="verdict Fail" type="Fail">p95 of checkout regressed by 40 % against demo-baseline</failure>`) {
+			t.Errorf("JUnit lacks the failure:\n%s", junit)
+		}
+		name := strings.TrimSpace(readReport(t, filepath.Join(reports, "experiment-name")))
+		if !strings.HasPrefix(name, "ci-no-cpu-limits-") || !strings.Contains(readReport(t, filepath.Join(reports, "perfexp-report.html")), name) {
+			t.Errorf("experiment %q, or the HTML report is not its own", name)
+		}
+		t.Logf("the gate printed:\n%s", out)
+	})
+
+	t.Run("GitLab CI: a Pass verdict passes the job, with a JUnit file without failures", func(t *testing.T) {
+		end := &perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseSucceeded, Verdict: perfexpv1alpha1.VerdictPass}
+		op := operator(seen, end, &result.Result{Verdict: perfexpv1alpha1.VerdictPass, Validity: perfexpv1alpha1.Valid})
+		code, out, reports := gate(t, gitlab, "")
+		if err := <-op; err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || !strings.Contains(out, "accepted") {
+			t.Fatalf("exit %d, want 0:\n%s", code, out)
+		}
+		if junit := readReport(t, filepath.Join(reports, "perfexp-junit.xml")); !strings.Contains(junit, `failures="0"`) {
+			t.Errorf("JUnit has failures:\n%s", junit)
+		}
+	})
+
+	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9", func(t *testing.T) {
+		op := operator(seen, nil, nil)
+		code, out, reports := gate(t, gitlab, "3s")
+		if err := <-op; err != nil {
+			t.Fatal(err)
+		}
+		if code != exitTimedOut || !strings.Contains(out, "had not ended after --timeout 3s (phase Queued)") {
+			t.Fatalf("exit %d, want %d:\n%s", code, exitTimedOut, out)
+		}
+		if _, err := os.Stat(filepath.Join(reports, "perfexp-junit.xml")); err == nil {
+			t.Errorf("a JUnit file for an experiment that has no report")
+		}
+	})
+}
