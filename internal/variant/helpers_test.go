@@ -301,7 +301,7 @@ func restore(t testing.TB, e *Environment, c client.Client, exp *perfexpv1alpha1
 
 func drive(t testing.TB, what string, f func(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error), c client.Client, exp *perfexpv1alpha1.PerfExperiment) {
 	t.Helper()
-	ns := targetNamespace(exp)
+	ns := exp.TargetNamespace()
 	for i := 0; i < 10; i++ {
 		res, err := f(t.Context(), exp)
 		if err != nil {
