@@ -7,7 +7,9 @@ package v1alpha1
 // string values are API and never change. docs/conditions.md tables the same content; the
 // kstatus conditions Reconciling and Stalled are in kstatus.go.
 
-// Queued (PerfExperiment).
+// Queued (PerfExperiment). Besides the reasons below, Queued=False carries the reason of a
+// check that failed as the experiment left the queue (BaselineNotFound, BaselineCycle,
+// QueryInvalid), the same as Ready's.
 const (
 	// ConditionQueued is True while the experiment waits for its queue's lock, False once it
 	// holds it or has ended.
@@ -24,7 +26,9 @@ const (
 	ReasonLockAcquired = "LockAcquired"
 )
 
-// EnvironmentReady (PerfExperiment).
+// EnvironmentReady (PerfExperiment). Besides the reasons below, EnvironmentReady=False carries
+// the reason of an environment that could not be prepared (the access rules' reasons, the
+// variant's, RolloutFailed, VariantDrifted), the same as Ready's.
 const (
 	// ConditionEnvironmentReady is True once the variant is applied and every rollout finished,
 	// False while it is being applied or when it could not be (see the reason), and Unknown
@@ -39,7 +43,8 @@ const (
 	ReasonRolledOut = "RolledOut"
 )
 
-// LoadCompleted (PerfExperiment).
+// LoadCompleted (PerfExperiment). Besides the reasons below, LoadCompleted=False carries the
+// reason of a load that failed (ScriptError, LoadFailed, PodNotAllowed), the same as Ready's.
 const (
 	// ConditionLoadCompleted is True once every scenario's load finished, False while it runs or
 	// when it failed (see the reason).
@@ -111,8 +116,8 @@ const (
 )
 
 // Analyzed (PerfExperiment). Besides the reasons below, Analyzed=False carries the reason of
-// an analysis that gave up (NoWindow, NoPrometheus, AnalysisFailed, QueryInvalid), the same as
-// Ready's.
+// an analysis that gave up (NoWindow, NoPrometheus, AnalysisFailed,
+// PrometheusURLNotAllowed), the same as Ready's.
 const (
 	// ConditionAnalyzed is True once results were read from Prometheus, False while analysis
 	// waits (for example for an unreachable Prometheus) or when it gave up.
