@@ -66,25 +66,3 @@ func TestHolderAlive(t *testing.T) {
 		})
 	}
 }
-
-// An experiment stays in the queue it joined: status.queue, once set, wins over spec.queue.
-func TestQueueName(t *testing.T) {
-	tests := []struct {
-		name                      string
-		specQueue, target, status string
-		want                      string
-	}{
-		{name: "target namespace by default", target: "library", want: "library"},
-		{name: "spec.queue over the target namespace", specQueue: "shared", target: "library", want: "shared"},
-		{name: "status.queue once joined", specQueue: "moved", target: "library", status: "shared", want: "shared"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf"}}
-			e.Spec.Queue, e.Spec.TargetNamespace, e.Status.Queue = tt.specQueue, tt.target, tt.status
-			if got := QueueName(e); got != tt.want {
-				t.Errorf("QueueName = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

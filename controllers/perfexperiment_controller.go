@@ -146,7 +146,7 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			}
 			return
 		}
-		metrics.Record(original, exp, QueueName(exp))
+		metrics.Record(original, exp, exp.QueueName())
 		if err := r.dropFinalizerWhenRestored(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
@@ -216,7 +216,7 @@ func (r *PerfExperimentReconciler) writeStatus(ctx context.Context, original, ex
 // starts as soon as the lock is released.
 func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &perfexpv1alpha1.PerfExperiment{}, queueIndex, func(o client.Object) []string {
-		return []string{QueueName(o.(*perfexpv1alpha1.PerfExperiment))}
+		return []string{o.(*perfexpv1alpha1.PerfExperiment).QueueName()}
 	}); err != nil {
 		return err
 	}

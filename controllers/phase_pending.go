@@ -19,8 +19,8 @@ import (
 // head is seen Queued before it runs, and the baseline and precheck rules live there.
 func (r *PerfExperimentReconciler) reconcilePending(ctx context.Context, s *scope) (ctrl.Result, error) {
 	exp := s.exp
-	exp.Status.Queue = QueueName(exp)
-	exp.Status.TestID = TestID(exp)
+	exp.Status.Queue = exp.QueueName()
+	exp.Status.TestID = exp.TestID()
 	if problem := r.overallTimeoutProblem(exp); problem != "" {
 		r.fail(s, perfexpv1alpha1.ReasonInvalidTimeouts, "%s", problem)
 		return ctrl.Result{}, nil

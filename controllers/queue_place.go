@@ -23,7 +23,7 @@ type place struct {
 // and Queued (waiting) ask, so that the first status write of a new experiment already carries
 // what Queued's reconciles would write.
 func (r *PerfExperimentReconciler) placeInQueue(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (place, error) {
-	name := QueueName(exp)
+	name := exp.QueueName()
 	mates, err := r.queueMembers(ctx, name)
 	if err != nil {
 		return place{}, err

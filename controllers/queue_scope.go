@@ -20,7 +20,7 @@ import (
 // administrator lists the experiment's target namespace in its perfexp.dev/queue-members
 // annotation. A queue named like no namespace is shared by whoever names it.
 func (r *PerfExperimentReconciler) queueProblem(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (string, error) {
-	queue, target := QueueName(exp), TargetNamespace(exp)
+	queue, target := exp.QueueName(), exp.TargetNamespace()
 	if queue == target {
 		return "", nil
 	}

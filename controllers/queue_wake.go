@@ -50,7 +50,7 @@ func (r *PerfExperimentReconciler) queueMates() handler.EventHandler {
 			// again for the new holder.
 			newHolder := !holdsEnvironment(old.Status.Phase) && holdsEnvironment(cur.Status.Phase)
 			r.wakeQueue(ctx, cur, newHolder, q)
-			if QueueName(old) != QueueName(cur) {
+			if old.QueueName() != cur.QueueName() {
 				r.wakeQueue(ctx, old, newHolder, q)
 			}
 		},
@@ -69,7 +69,7 @@ func (r *PerfExperimentReconciler) indexQueues(ctx context.Context, mgr ctrl.Man
 	}
 	if err := inf.AddIndexers(toolscache.Indexers{queueIndex: func(obj any) ([]string, error) {
 		if exp, ok := obj.(*perfexpv1alpha1.PerfExperiment); ok {
-			return []string{QueueName(exp)}, nil
+			return []string{exp.QueueName()}, nil
 		}
 		return nil, nil
 	}}); err != nil {
@@ -147,7 +147,7 @@ func movesQueue(old, cur *perfexpv1alpha1.PerfExperiment) bool {
 		holdsEnvironment(old.Status.Phase) != holdsEnvironment(cur.Status.Phase) ||
 		old.Status.Phase.IsTerminal() != cur.Status.Phase.IsTerminal() ||
 		(old.Status.Phase == perfexpv1alpha1.PhaseAnalyzing) != (cur.Status.Phase == perfexpv1alpha1.PhaseAnalyzing) ||
-		QueueName(old) != QueueName(cur) ||
+		old.QueueName() != cur.QueueName() ||
 		member(old) != member(cur)
 }
 
@@ -157,9 +157,9 @@ func (r *PerfExperimentReconciler) wakeQueue(ctx context.Context, o client.Objec
 	if !ok {
 		return
 	}
-	mates, err := r.queueMembers(ctx, QueueName(exp))
+	mates, err := r.queueMembers(ctx, exp.QueueName())
 	if err != nil {
-		log.FromContext(ctx).Error(err, "Listing queue mates failed", "queue", QueueName(exp))
+		log.FromContext(ctx).Error(err, "Listing queue mates failed", "queue", exp.QueueName())
 		return
 	}
 	waiting := make([]queue.Member, 0, len(mates))

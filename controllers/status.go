@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,41 +11,6 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/text"
 )
-
-// QueueName is the queue an experiment waits in: status.queue once set (it is frozen when the
-// experiment joins its queue, so the lock it takes is the lock it releases), else spec.queue,
-// else the target namespace.
-func QueueName(exp *perfexpv1alpha1.PerfExperiment) string {
-	if exp.Status.Queue != "" {
-		return exp.Status.Queue
-	}
-	if exp.Spec.Queue != "" {
-		return exp.Spec.Queue
-	}
-	return TargetNamespace(exp)
-}
-
-// TargetNamespace is the namespace of the environment under test.
-func TargetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
-	if exp.Spec.TargetNamespace != "" {
-		return exp.Spec.TargetNamespace
-	}
-	return exp.Namespace
-}
-
-// TestID identifies one run's samples. It is a valid label value (at most 63 characters) and
-// unique per run because it ends in part of the experiment's UID.
-func TestID(exp *perfexpv1alpha1.PerfExperiment) string {
-	uid := strings.ReplaceAll(string(exp.UID), "-", "")
-	if len(uid) > 8 {
-		uid = uid[:8]
-	}
-	name := exp.Name
-	if max := 63 - len(uid) - 1; len(name) > max {
-		name = strings.TrimRight(name[:max], "-.")
-	}
-	return name + "-" + uid
-}
 
 // isWaiting reports whether an experiment waits in its queue (or has not yet joined it).
 func isWaiting(exp *perfexpv1alpha1.PerfExperiment) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // These integration tests run the real reconciler against a real API server. The reconciler's
@@ -298,17 +299,8 @@ func (l *lab) violations() []string {
 
 // experiment builds a minimal valid experiment on a queue.
 func experiment(ns, name, queueName string, priority int32) *perfexpv1alpha1.PerfExperiment {
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	exp.Spec.Queue = queueName
-	exp.Spec.Priority = priority
-	vus := int32(1)
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
-		Name:     "checkinout",
-		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
-		VUs:      &vus,
-		Duration: &metav1.Duration{Duration: time.Minute},
-	}}
-	return exp
+	return testexp.New(ns, name, testexp.WithQueue(queueName), testexp.WithPriority(priority),
+		testexp.WithScenarios(testexp.Constant("checkinout", 1, time.Minute)))
 }
 
 func get(t *testing.T, c client.Client, ns, name string) *perfexpv1alpha1.PerfExperiment {

@@ -352,19 +352,6 @@ type Objective struct {
 	MaxDecreasePercent *int32 `json:"maxDecreasePercent,omitempty"`
 }
 
-// Reasons analysis reports, beside those in conditions.go.
-const (
-	// ReasonNoWindow means the load recorded no window (start and end), so there is nothing to
-	// analyse.
-	ReasonNoWindow = "NoWindow"
-	// ReasonNoPrometheus means neither spec.analysis.prometheusURL nor the operator names a
-	// Prometheus.
-	ReasonNoPrometheus = "NoPrometheus"
-	// ReasonAnalysisFailed means Prometheus refused one of perfexp's own queries (for example
-	// a Prometheus without native-histogram support); retrying cannot help.
-	ReasonAnalysisFailed = "AnalysisFailed"
-)
-
 // ReportSuffix names an experiment's report ConfigMap: <experiment>-report. It holds
 // report.md, results.json and dashboard.json.
 const ReportSuffix = "-report"

@@ -377,3 +377,41 @@ func (e *PerfExperiment) ReportName() string {
 func (e *PerfExperiment) DashboardName() string {
 	return ChildName(e.Name, "dashboard", 63)
 }
+
+// TargetNamespace is the namespace of the environment under test: spec.targetNamespace, else
+// the experiment's own.
+func (e *PerfExperiment) TargetNamespace() string {
+	if e.Spec.TargetNamespace != "" {
+		return e.Spec.TargetNamespace
+	}
+	return e.Namespace
+}
+
+// QueueName is the queue the experiment waits in: status.queue once set (it is frozen when the
+// experiment joins its queue, so the lock it takes is the lock it releases), else spec.queue,
+// else the target namespace.
+func (e *PerfExperiment) QueueName() string {
+	if e.Status.Queue != "" {
+		return e.Status.Queue
+	}
+	if e.Spec.Queue != "" {
+		return e.Spec.Queue
+	}
+	return e.TargetNamespace()
+}
+
+// TestID derives the ID that labels one run's samples: the name, shortened when needed, then
+// the first 8 characters of the UID without dashes. It is a valid label value (at most 63
+// characters) and unique per run. The experiment records it in status.testID when it joins
+// its queue; read that afterwards.
+func (e *PerfExperiment) TestID() string {
+	uid := strings.ReplaceAll(string(e.UID), "-", "")
+	if len(uid) > 8 {
+		uid = uid[:8]
+	}
+	name := e.Name
+	if limit := 63 - len(uid) - 1; len(name) > limit {
+		name = strings.TrimRight(name[:limit], "-.")
+	}
+	return name + "-" + uid
+}

@@ -548,45 +548,6 @@ func (s *PerfSweep) ReportName() string {
 	return ChildName(s.Name, strings.TrimPrefix(ReportSuffix, "-"), 63)
 }
 
-// Condition types of a PerfSweep.
-const (
-	// ConditionExperimentsCreated is True once every run of the sweep exists as a
-	// PerfExperiment, False while they are being created or when one could not be (see the
-	// reason and message).
-	ConditionExperimentsCreated = "ExperimentsCreated"
-
-	// ConditionReported is True once the sweep report was written, False while runs are in
-	// progress or when it could not be written. On a PerfExperiment it appears only when a
-	// report or dashboard could not be written: False/ConfigMapNotOwned (the results are in
-	// status all the same).
-	ConditionReported = "Reported"
-
-	// (ConditionReady, shared with PerfExperiment: True when the sweep succeeded, False when it
-	// failed, was refused or aborted, Unknown while it runs.)
-)
-
-// Condition reasons of a PerfSweep (see conditions.go for the shared ones).
-const (
-	// ReasonInvalidSweep: the sweep cannot run as declared (two arms equal, an arm that changes
-	// nothing, too many runs); the message says what to fix.
-	ReasonInvalidSweep = "InvalidSweep"
-	// ReasonCreating: runs are being created.
-	ReasonCreating = "Creating"
-	// ReasonCreated: every run exists.
-	ReasonCreated = "Created"
-	// ReasonCreateFailed: the API server refused a run (the message quotes it).
-	ReasonCreateFailed = "CreateFailed"
-	// ReasonRunsInProgress: some runs have not ended yet.
-	ReasonRunsInProgress = "RunsInProgress"
-	// ReasonReportFailed: the sweep report could not be written.
-	ReasonReportFailed = "ReportFailed"
-	// ReasonReported: the sweep report was written.
-	ReasonReported = "Reported"
-	// ReasonConfigMapNotOwned: the report or dashboard ConfigMap's name is taken by a ConfigMap
-	// that is not perfexp's; perfexp left it alone and the message names it.
-	ReasonConfigMapNotOwned = "ConfigMapNotOwned"
-)
-
 // Labels and annotations on a sweep's runs.
 const (
 	// LabelSweep names the sweep that created a PerfExperiment.

@@ -14,6 +14,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // These tests send manifests to a real kube-apiserver with perfexp's CRD installed, the way
@@ -174,16 +175,10 @@ func readManifest(t *testing.T, file string) (*unstructured.Unstructured, string
 	return obj, want
 }
 
+// minimal is the smallest experiment the API server accepts (testexp.New: its validity is
+// tested here).
 func minimal(ns, name string) *perfexpv1alpha1.PerfExperiment {
-	exp := &perfexpv1alpha1.PerfExperiment{}
-	exp.Namespace, exp.Name = ns, name
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
-		Name:     "s",
-		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
-		VUs:      ptr(int32(1)),
-		Duration: duration("1m"),
-	}}
-	return exp
+	return testexp.New(ns, name)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -378,23 +378,8 @@ type ContainerResources struct {
 	Limits map[corev1.ResourceName]resource.Quantity `json:"limits,omitempty"`
 }
 
-// Condition reasons and labels of environment variants (see conditions.go for the others).
-const (
-	// ReasonContainerNotFound: a workload change names a container the workload does not have.
-	ReasonContainerNotFound = "ContainerNotFound"
-	// ReasonObjectNotFound: a Kafka resource or a patch target does not exist.
-	ReasonObjectNotFound = "ObjectNotFound"
-	// ReasonPatchedByAnotherExperiment: an object the variant would change still carries the
-	// snapshot of another experiment that no longer exists, so its baseline is not known.
-	ReasonPatchedByAnotherExperiment = "PatchedByAnotherExperiment"
-
-	// LabelPatchedBy carries, on an object perfexp patched, the UID of the experiment that
-	// patched it. It lets a restarted operator find every patched workload with one list call
-	// even when the experiment's status was lost. (AnnotationExperiment, on the same object,
-	// names the experiment as namespace/name for people.)
-	LabelPatchedBy = "perfexp.dev/patched-by"
-)
-
-// ReasonPatchForbidden means the API server refused perfexp's patch for lack of permission;
-// the kinds a generic patch targets need rights granted to perfexp's service account.
-const ReasonPatchForbidden = "PatchForbidden"
+// LabelPatchedBy carries, on an object perfexp patched, the UID of the experiment that patched
+// it. It lets a restarted operator find every patched workload with one list call even when the
+// experiment's status was lost. (AnnotationExperiment, on the same object, names the experiment
+// as namespace/name for people.)
+const LabelPatchedBy = "perfexp.dev/patched-by"

@@ -20,6 +20,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 func run(t *testing.T, conn *connection, args ...string) (string, error) {
@@ -57,10 +58,7 @@ func runWith(t *testing.T, conn *connection, set settings, args ...string) (stri
 }
 
 func newExperiment(ns, name string) *perfexpv1alpha1.PerfExperiment {
-	vus := int32(1)
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "x"}, VUs: &vus, Duration: &metav1.Duration{Duration: time.Minute}}}
-	return exp
+	return testexp.New(ns, name)
 }
 
 // Story: a performance engineer reads the report of a finished experiment, looks at the queue

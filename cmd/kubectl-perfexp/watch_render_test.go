@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the watch rendering")
@@ -24,17 +25,15 @@ func at(d time.Duration) *metav1.Time { t := metav1.NewTime(t0.Add(d)); return &
 // 5 minutes from the start and import for 2 minutes after a 1 minute delay, and a 1 minute
 // warm-up. Each option moves it along.
 func watchedExperiment(opts ...func(*perfexpv1alpha1.PerfExperiment)) *perfexpv1alpha1.PerfExperiment {
-	exp := newExperiment("demo", "no-cpu-limits")
 	vus := int32(10)
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{
-		{Name: "checkout", VUs: &vus, Duration: &metav1.Duration{Duration: 5 * time.Minute}},
-		{Name: "import", VUs: &vus, Duration: &metav1.Duration{Duration: 2 * time.Minute}, StartDelay: &metav1.Duration{Duration: time.Minute}},
+	scenarios := testexp.WithScenarios(
+		perfexpv1alpha1.Scenario{Name: "checkout", VUs: &vus, Duration: &metav1.Duration{Duration: 5 * time.Minute}},
+		perfexpv1alpha1.Scenario{Name: "import", VUs: &vus, Duration: &metav1.Duration{Duration: 2 * time.Minute}, StartDelay: &metav1.Duration{Duration: time.Minute}},
+	)
+	warmUp := func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Spec.Load.WarmUp = &perfexpv1alpha1.WarmUp{VUs: 1, Duration: metav1.Duration{Duration: time.Minute}}
 	}
-	exp.Spec.Load.WarmUp = &perfexpv1alpha1.WarmUp{VUs: 1, Duration: metav1.Duration{Duration: time.Minute}}
-	for _, o := range opts {
-		o(exp)
-	}
-	return exp
+	return testexp.New("demo", "no-cpu-limits", append([]testexp.Option{scenarios, warmUp}, opts...)...)
 }
 
 func inPhase(p perfexpv1alpha1.Phase, since time.Duration) func(*perfexpv1alpha1.PerfExperiment) {

@@ -133,7 +133,7 @@ func (r *Rules) Experiment(ctx context.Context, exp *perfexpv1alpha1.PerfExperim
 			return ref, nil
 		}
 	}
-	if ref, err := r.Namespace(ctx, TargetNamespace(exp), "patch or read"); ref != nil || err != nil {
+	if ref, err := r.Namespace(ctx, exp.TargetNamespace(), "patch or read"); ref != nil || err != nil {
 		return ref, err
 	}
 	for _, read := range ReadNamespaces(exp) {
@@ -164,7 +164,7 @@ type Read struct {
 // ReadNamespaces lists the namespaces other than its target that exp reads.
 func ReadNamespaces(exp *perfexpv1alpha1.PerfExperiment) []Read {
 	var out []Read
-	target := TargetNamespace(exp)
+	target := exp.TargetNamespace()
 	if a := exp.Spec.Analysis; a != nil {
 		for _, o := range a.Observe {
 			if o.Namespace != "" && o.Namespace != target {
@@ -178,14 +178,6 @@ func ReadNamespaces(exp *perfexpv1alpha1.PerfExperiment) []Read {
 		}
 	}
 	return out
-}
-
-// TargetNamespace is the namespace of the environment under test.
-func TargetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
-	if exp.Spec.TargetNamespace != "" {
-		return exp.Spec.TargetNamespace
-	}
-	return exp.Namespace
 }
 
 // patchKinds refuses a generic patch whose kind is not in GenericPatchKinds.

@@ -219,7 +219,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 		return analysis.Input{}, errNoTestID
 	}
 	in := analysis.Input{
-		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: access.TargetNamespace(exp),
+		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: exp.TargetNamespace(),
 		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: s.cAdvisorMatchers,
 		CAdvisorMaxAge: s.cAdvisorMaxAge, MaxListedWorkloads: s.maxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
 	}
@@ -309,7 +309,7 @@ type workloadQuery struct {
 // (its namespace and kind defaulted), then every Deployment and StatefulSet of the target
 // namespace, as a performance report shows every service.
 func workloadQueries(exp *perfexpv1alpha1.PerfExperiment) []workloadQuery {
-	target := access.TargetNamespace(exp)
+	target := exp.TargetNamespace()
 	var out []workloadQuery
 	if exp.Spec.Analysis != nil {
 		for _, o := range exp.Spec.Analysis.Observe {

@@ -11,19 +11,12 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // experiment is a minimal valid experiment: one scenario "checkinout" of one VU for a minute.
 func experiment(ns, name string) *perfexpv1alpha1.PerfExperiment {
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	vus := int32(1)
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
-		Name:     "checkinout",
-		Script:   perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
-		VUs:      &vus,
-		Duration: &metav1.Duration{Duration: time.Minute},
-	}}
-	return exp
+	return testexp.New(ns, name, testexp.WithScenarios(testexp.Constant("checkinout", 1, time.Minute)))
 }
 
 func mustCreate(t *testing.T, c client.Client, obj client.Object) {

@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/step"
 )
@@ -32,7 +31,7 @@ func (a *PrometheusAnalyzer) CheckQueries(ctx context.Context, exp *perfexpv1alp
 		return step.Done(), nil // analysis reports the bad URL
 	}
 	now := a.clock().Now()
-	data := analysis.PrecheckData(access.TargetNamespace(exp), exp.Status.TestID, now)
+	data := analysis.PrecheckData(exp.TargetNamespace(), exp.Status.TestID, now)
 	problems, err := analysis.CheckQueries(ctx, promAPI, exp.Spec.Analysis.Queries, data, now)
 	var unavailable *analysis.UnavailableError
 	switch {

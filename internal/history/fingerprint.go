@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis/result"
 )
 
@@ -23,7 +22,7 @@ type fingerprinted struct {
 // maps a scenario to its script's text where it was read (ConfigMap scripts); a script that
 // could not be read hashes as unknown, which still matches the next run whose script is gone.
 func Fingerprint(exp *perfexpv1alpha1.PerfExperiment, scripts map[string]string) string {
-	f := fingerprinted{Namespace: access.TargetNamespace(exp), Load: result.LoadShape(exp.Spec.Load, scripts)}
+	f := fingerprinted{Namespace: exp.TargetNamespace(), Load: result.LoadShape(exp.Spec.Load, scripts)}
 	if exp.Spec.Variant != nil {
 		v := exp.Spec.Variant.DeepCopy()
 		v.Description = ""

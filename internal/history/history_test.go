@@ -15,6 +15,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -176,9 +177,9 @@ func fullExperiment() *perfexpv1alpha1.PerfExperiment {
 	for q := range 20 {
 		r.Queries = append(r.Queries, perfexpv1alpha1.QueryResult{Name: fmt.Sprintf("db-connections-%02d", q), Value: "123.456"})
 	}
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: "checkout-release-2026-11-baseline-run-01",
-		UID: "0b6f8d9e-3c1a-4a5e-9d7b-2f1e0c9a8b7c"}}
-	exp.Spec.Variant = &perfexpv1alpha1.Variant{Description: strings.Repeat("x", 256)}
+	exp := testexp.New("", "checkout-release-2026-11-baseline-run-01", testexp.WithScenarios(),
+		testexp.WithUID("0b6f8d9e-3c1a-4a5e-9d7b-2f1e0c9a8b7c"),
+		testexp.WithVariant(&perfexpv1alpha1.Variant{Description: strings.Repeat("x", 256)}))
 	exp.Status.Results = r
 	now := metav1.NewTime(t0)
 	exp.Status.Window = &perfexpv1alpha1.Window{Start: &now, End: &now, WarmUpEnd: &now}

@@ -22,6 +22,7 @@ import (
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // envtest runs an API server only: no kubelet, no Job controller, no garbage collector. The
@@ -95,11 +96,7 @@ func vusScenario(name string, vus int32, d time.Duration) perfexpv1alpha1.Scenar
 // apply) and gives it the test id the reconciler would.
 func (f *fixture) experiment(name string, scenarios []perfexpv1alpha1.Scenario, mutate ...func(*perfexpv1alpha1.PerfExperiment)) *perfexpv1alpha1.PerfExperiment {
 	f.t.Helper()
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}
-	exp.Spec.Load.Scenarios = scenarios
-	for _, m := range mutate {
-		m(exp)
-	}
+	exp := testexp.New(f.ns, name, append([]testexp.Option{testexp.WithScenarios(scenarios...)}, mutate...)...)
 	if err := f.c.Create(f.t.Context(), exp); err != nil {
 		f.t.Fatalf("creating experiment %s: %v", name, err)
 	}

@@ -14,27 +14,25 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 // exp builds an experiment that went through phases, entering the i-th at t0 + at[i] seconds.
 func exp(name string, phases []perfexpv1alpha1.Phase, at []int) *perfexpv1alpha1.PerfExperiment {
-	e := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}}
-	e.Spec.Variant = &perfexpv1alpha1.Variant{Description: "no CPU limits"}
-	e.Status.TestID = "team-" + name
+	opts := []testexp.Option{testexp.WithScenarios(), testexp.WithTestID("team-" + name),
+		testexp.WithVariant(&perfexpv1alpha1.Variant{Description: "no CPU limits"})}
 	for i, p := range phases {
-		e.Status.PhaseHistory = append(e.Status.PhaseHistory, perfexpv1alpha1.PhaseTransition{Phase: p, Time: metav1.NewTime(t0.Add(time.Duration(at[i]) * time.Second))})
-		e.Status.Phase = p
+		opts = append(opts, testexp.InPhase(p, t0.Add(time.Duration(at[i])*time.Second)))
 	}
-	return e
+	return testexp.New("team", name, opts...)
 }
 
 // step is exp with one more phase entered at t0 + sec, as a reconcile would write it.
 func step(e *perfexpv1alpha1.PerfExperiment, p perfexpv1alpha1.Phase, sec int) *perfexpv1alpha1.PerfExperiment {
 	out := e.DeepCopy()
-	out.Status.Phase = p
-	out.Status.PhaseHistory = append(out.Status.PhaseHistory, perfexpv1alpha1.PhaseTransition{Phase: p, Time: metav1.NewTime(t0.Add(time.Duration(sec) * time.Second))})
+	testexp.InPhase(p, t0.Add(time.Duration(sec)*time.Second))(out)
 	return out
 }
 

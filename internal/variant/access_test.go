@@ -24,12 +24,7 @@ var kindsOfInvalidVariants = []string{"ConfigMap", "Kafka.kafka.strimzi.io", "Wi
 // memory only: the operator's own checks must hold even where the policy is not installed.
 func experimentPastAdmission(t testing.TB, c client.Client, ns, name string, v *perfexpv1alpha1.Variant) *perfexpv1alpha1.PerfExperiment {
 	t.Helper()
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	exp.Spec.Variant = v
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
-		Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
-		Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: 60e9}, Target: 1}},
-	}}
+	exp := newExperiment(ns, name, v)
 	err := c.Create(t.Context(), exp)
 	if err == nil {
 		return exp

@@ -108,15 +108,6 @@ func New(c client.Client, opts Options) *Environment {
 // retrySoon is how soon to try again after an object changed under a write.
 const retrySoon = time.Second
 
-// targetNamespace is the namespace of the environment under test (the controllers' rule,
-// repeated here because importing the controllers package would be an import cycle).
-func targetNamespace(exp *perfexpv1alpha1.PerfExperiment) string {
-	if exp.Spec.TargetNamespace != "" {
-		return exp.Spec.TargetNamespace
-	}
-	return exp.Namespace
-}
-
 func (e *Environment) now() time.Time {
 	if e.opts.Clock != nil {
 		return e.opts.Clock.Now()

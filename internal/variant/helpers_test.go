@@ -26,6 +26,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 func init() {
@@ -164,15 +165,17 @@ func create(t testing.TB, c client.Client, objs ...client.Object) {
 	}
 }
 
+// newExperiment builds an experiment with the variant: one scenario ramping to one VU over a
+// minute.
+func newExperiment(ns, name string, v *perfexpv1alpha1.Variant) *perfexpv1alpha1.PerfExperiment {
+	return testexp.New(ns, name, testexp.WithVariant(v),
+		testexp.WithScenarios(testexp.Ramping("s", perfexpv1alpha1.Stage{Duration: metav1.Duration{Duration: time.Minute}, Target: 1})))
+}
+
 // experiment creates an experiment with the variant in ns, so it has a UID and defaults.
 func experiment(t testing.TB, c client.Client, ns, name string, v *perfexpv1alpha1.Variant) *perfexpv1alpha1.PerfExperiment {
 	t.Helper()
-	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	exp.Spec.Variant = v
-	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{
-		Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: "export default function () {}"},
-		Stages: []perfexpv1alpha1.Stage{{Duration: metav1.Duration{Duration: time.Minute}, Target: 1}},
-	}}
+	exp := newExperiment(ns, name, v)
 	create(t, c, exp)
 	return exp
 }
@@ -301,7 +304,7 @@ func restore(t testing.TB, e *Environment, c client.Client, exp *perfexpv1alpha1
 
 func drive(t testing.TB, what string, f func(context.Context, *perfexpv1alpha1.PerfExperiment) (step.Result, error), c client.Client, exp *perfexpv1alpha1.PerfExperiment) {
 	t.Helper()
-	ns := targetNamespace(exp)
+	ns := exp.TargetNamespace()
 	for i := 0; i < 10; i++ {
 		res, err := f(t.Context(), exp)
 		if err != nil {

@@ -37,7 +37,7 @@ func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 	if res, err := e.admit(ctx, exp); res != nil || err != nil {
 		return deref(res), err
 	}
-	ns := targetNamespace(exp)
+	ns := exp.TargetNamespace()
 	others, err := e.othersInNamespace(ctx, exp, ns)
 	if err != nil {
 		return step.Result{}, err

@@ -293,7 +293,7 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 	if v == nil || exp.UID == "" {
 		return refs, listed, nil
 	}
-	ns := targetNamespace(exp)
+	ns := exp.TargetNamespace()
 	if e.rules.Reserved(ns) {
 		// Prepare refuses these namespaces before any write, so nothing was patched there
 		// but what the status names. Other namespaces are listed even when their opt-in
@@ -322,7 +322,7 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 // experiment's label.
 func (e *Environment) labelled(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	ns := targetNamespace(exp)
+	ns := exp.TargetNamespace()
 	if exp.UID == "" || e.rules.Reserved(ns) {
 		return out, nil
 	}
