@@ -3,6 +3,9 @@
 // the one $PROMETHEUS names (a Prometheus 3 built by hack/prometheus3.sh: `make
 // test-prometheus3`); the flags follow its version. Tests that need it skip when no prometheus
 // binary is installed.
+//
+// One file of about 500 lines on purpose: starting the server, writing series and running k6
+// share its process and port handling, and tests read it as one harness.
 package promtest
 
 import (
