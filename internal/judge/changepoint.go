@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-
 )
 
 // ChangePointSettings tune detection.
