@@ -24,10 +24,11 @@ type ChangePointSettings struct {
 	MinSegment int
 }
 
-// candidatePValue is the looser bound a split must pass while segments are divided. A
-// segment holding two changes (up, then back down) tests weakly as a whole, so the strict
-// bound would stop the search before either is isolated; the merge step then holds every
-// point to the series' level and MinMagnitude against its neighbours.
+// candidatePValue is the looser bound a span must pass to be split while spans are divided. A
+// span holding two changes (up, then back down) tests weakly as a whole (its best single split
+// leaves half of it at the wrong level), so the strict bound would stop the search before
+// either is isolated; the merge step then holds every point to the series' level and
+// MinMagnitude against its neighbours, which is what decides.
 const candidatePValue = 0.2
 
 // Defaults for Settings.
@@ -144,9 +145,10 @@ type detector struct {
 	e       *energy
 	isFixed map[int]bool
 	cuts    []int
-	// phi is the series' AR(1) coefficient (see changepoint_signif.go), estimated once from
-	// the whole series: a span's few runs would estimate it poorly.
-	phi float64
+	// phi is the series' AR(1) coefficient (see changepoint_signif.go), estimated from the
+	// whole series (a span's few runs would estimate it poorly); phi0 is the first estimate,
+	// where every search starts.
+	phi, phi0 float64
 	// pCache holds the p-value of each span [a, b) tested.
 	pCache map[[2]int]float64
 }
@@ -166,6 +168,7 @@ func newDetector(xs []float64, fixed []int, set ChangePointSettings) *detector {
 	}
 	sort.Ints(d.cuts)
 	d.phi = upperPhi(min(d.phiAround(d.cuts, true), robustPhi(xs, d.cuts)), n)
+	d.phi0 = d.phi
 	return d
 }
 
@@ -255,6 +258,9 @@ func (d *detector) search(level float64) []int {
 // one robust to changes but noisier); then phi is estimated again around the changes found
 // (around the best split when none is) and the search repeated until the changes stay put.
 func (d *detector) detect(selected bool, level float64) []ChangePoint {
+	if d.phi != d.phi0 {
+		d.phi, d.pCache = d.phi0, map[[2]int]float64{}
+	}
 	cuts := d.cuts
 	if selected {
 		cuts = d.search(level)
