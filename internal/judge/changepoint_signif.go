@@ -42,8 +42,16 @@ import (
 // Beyond the simulation's resolution (no simulated maximum as large) the p-value is the
 // Bonferroni bound over the splits, which is close to exact that far in the tail.
 
-// maxTNullDraws is the number of simulated flat series per span length.
-const maxTNullDraws = 3999
+// maxTNullDraws is the number of simulated flat series per span length; maxTNullCoarse the
+// number a first, cheaper look uses. A span whose p-value by the coarse null is above
+// maxTNullCoarseP keeps it (most spans a search tests hold no change); the others are looked
+// up in the full null. Either p-value is a valid Monte Carlo p-value, and a p below
+// maxTNullCoarseP always comes from the full null, so the rule keeps the level.
+const (
+	maxTNullDraws   = 3999
+	maxTNullCoarse  = 199
+	maxTNullCoarseP = 0.2
+)
 
 // phiMax bounds the estimated AR(1) coefficient: nearer 1 a series is a random walk, whose
 // innovations are its differences.
@@ -51,13 +59,13 @@ const phiMax = 0.95
 
 var (
 	maxTNullMu sync.Mutex
-	maxTNulls  = map[[2]int][]float64{}
+	maxTNulls  = map[[3]int][]float64{}
 )
 
 // maxTNull is the sorted simulated null distribution of maxT for n independent standard normal
-// values with at least minSeg a side.
-func maxTNull(n, minSeg int) []float64 {
-	key := [2]int{n, minSeg}
+// values with at least minSeg a side, from draws simulated series.
+func maxTNull(n, minSeg, draws int) []float64 {
+	key := [3]int{n, minSeg, draws}
 	maxTNullMu.Lock()
 	defer maxTNullMu.Unlock()
 	if v, ok := maxTNulls[key]; ok {
@@ -65,7 +73,7 @@ func maxTNull(n, minSeg int) []float64 {
 	}
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(minSeg)))
 	xs := make([]float64, n)
-	out := make([]float64, maxTNullDraws)
+	out := make([]float64, draws)
 	for i := range out {
 		for j := range xs {
 			xs[j] = rng.NormFloat64()
@@ -265,9 +273,14 @@ func spanPValue(xs []float64, phi float64, minSeg int) float64 {
 	if math.IsInf(obs, 1) {
 		return 0
 	}
-	null := maxTNull(n, minSeg)
-	g := len(null) - sort.SearchFloat64s(null, obs)
-	p := float64(g+1) / float64(len(null)+1)
+	exceed := func(null []float64) (int, float64) {
+		g := len(null) - sort.SearchFloat64s(null, obs)
+		return g, float64(g+1) / float64(len(null)+1)
+	}
+	if _, p := exceed(maxTNull(n, minSeg, maxTNullCoarse)); p > maxTNullCoarseP {
+		return p
+	}
+	g, p := exceed(maxTNull(n, minSeg, maxTNullDraws))
 	if g == 0 {
 		p = min(p, bonferroniMaxT(e, minSeg))
 	}
