@@ -48,9 +48,10 @@ type PerfHistorySpec struct {
 	// +optional
 	MinMagnitudePercent *resource.Quantity `json:"minMagnitudePercent,omitempty"`
 
-	// maxPValue is the largest p-value of the Student t test between the segments on either side
-	// of a candidate change point for it to count. Defaults to 0.001: the candidate is the best
-	// split of the segment, so a test at the usual 0.05 would find changes in pure noise.
+	// maxPValue is the significance level of change points: the false discovery rate across the
+	// history's series (Benjamini-Hochberg), and so the chance of any false change point in a
+	// history where nothing changed. The p-values allow for the choice of the split and for
+	// autocorrelated runs (AR(1) drift). Defaults to 0.05.
 	// +optional
 	MaxPValue *resource.Quantity `json:"maxPValue,omitempty"`
 

@@ -243,7 +243,8 @@ type WorkloadResult struct {
 	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over pods.
 	// +optional
 	MemoryGrowthPerHour string `json:"memoryGrowthPerHour,omitempty"`
-	// leak is the memory-leak verdict: None, Suspected, or WindowTooShort.
+	// leak is the memory-leak verdict: None, Suspected, LevelShift (the floor stepped up once
+	// and stayed level: not a leak), or WindowTooShort.
 	// +optional
 	Leak string `json:"leak,omitempty"`
 	// restarts of the workload's containers during the window.

@@ -109,13 +109,13 @@ func TestSettingsOf(t *testing.T) {
 		spec perfexpv1alpha1.PerfHistorySpec
 		want judge.ChangePointSettings
 	}{
-		{name: "defaults", want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
+		{name: "defaults", want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
 		{name: "set", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("10"), MaxPValue: q("0.01")},
 			want: judge.ChangePointSettings{MaxPValue: 0.01, MinMagnitude: 0.10, MinSegment: 3}},
 		{name: "zero floor means none", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("0")},
-			want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: -1, MinSegment: 3}},
+			want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: -1, MinSegment: 3}},
 		{name: "p-value out of range keeps the default", spec: perfexpv1alpha1.PerfHistorySpec{MaxPValue: q("2")},
-			want: judge.ChangePointSettings{MaxPValue: 0.001, MinMagnitude: 0.05, MinSegment: 3}},
+			want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -141,19 +141,28 @@ func ackFor(acks []perfexpv1alpha1.HistoryAck, r perfexpv1alpha1.HistoryRecord, 
 
 // Changes finds the change points of every series of h with its spec's settings and acks:
 // a confirmed run starts a new segment of the series (and is listed, Confirmed, where the
-// ack names the series or the series changes there), a dismissed change is not listed. Changes are ordered by record, then by series order.
+// ack names the series or the series changes there), a dismissed change is not listed. The
+// series are searched together, with a correction across them (judge.DetectHistoryChangePoints:
+// Benjamini-Hochberg over the series at maxPValue), so a history of many metrics does not find
+// changes in some of them by chance. Changes are ordered by record, then by series order.
 func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 	set := SettingsOf(h.Spec)
 	recs := h.Status.Records
-	var out []Change
-	for _, s := range SeriesOf(recs) {
-		var fixed []int
+	all := SeriesOf(recs)
+	values := make([][]float64, len(all))
+	fixed := make([][]int, len(all))
+	for i, s := range all {
+		values[i] = s.Values
 		for j, ri := range s.Records {
 			if d, _ := ackFor(h.Spec.Acks, recs[ri], s.Key); d == perfexpv1alpha1.AckConfirmed {
-				fixed = append(fixed, j)
+				fixed[i] = append(fixed[i], j)
 			}
 		}
-		for _, p := range judge.DetectChangePoints(s.Values, fixed, set) {
+	}
+	found := judge.DetectHistoryChangePoints(values, fixed, set)
+	var out []Change
+	for i, s := range all {
+		for _, p := range found[i] {
 			r := recs[s.Records[p.Index]]
 			d, named := ackFor(h.Spec.Acks, r, s.Key)
 			switch {

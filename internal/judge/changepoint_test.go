@@ -44,6 +44,10 @@ func near(got, want []int, tol int) bool {
 
 // TestDetectKnownTruth runs 1,000 simulated series per case and counts how often exactly the
 // true change points are found (at the right index, or within tol of it), and nothing else.
+// The noise here is independent from run to run; the test allows for AR(1) noise (it is
+// built so that drift does not read as change, TestChangePointSimulation), which costs some
+// power on short series: two changes in 30 runs are both found about 6 times in 10, a 50 %
+// step in 8 runs 9 in 10.
 // Noise is the run-to-run spread of a p95 in percent. Where a run just after a 10 % step
 // happens to sit 1.5 sd low it looks like the old level, so at 3 % noise about 1 run in 10
 // is placed one index off by any method; at 2 % that is rare.
@@ -57,15 +61,15 @@ func TestDetectKnownTruth(t *testing.T) {
 		tol      int
 		minShare float64
 	}{
-		{name: "10% step amid 2% noise, right index", n: 20, sd: 2, steps: map[int]float64{10: 1.10}, want: []int{10}, minShare: 0.95},
-		{name: "10% step amid 3% noise, right index", n: 20, sd: 3, steps: map[int]float64{10: 1.10}, want: []int{10}, minShare: 0.85},
-		{name: "10% step amid 3% noise, within one run", n: 20, sd: 3, steps: map[int]float64{10: 1.10}, want: []int{10}, tol: 1, minShare: 0.95},
-		{name: "10% faster amid 2% noise", n: 20, sd: 2, steps: map[int]float64{12: 0.90}, want: []int{12}, minShare: 0.95},
-		{name: "50% step at run 5 of 8, 5% noise (the demo's shape)", n: 8, sd: 5, steps: map[int]float64{4: 1.50}, want: []int{4}, minShare: 0.95},
+		{name: "10% step amid 2% noise, right index", n: 20, sd: 2, steps: map[int]float64{10: 1.10}, want: []int{10}, minShare: 0.92},
+		{name: "10% step amid 3% noise, right index", n: 20, sd: 3, steps: map[int]float64{10: 1.10}, want: []int{10}, minShare: 0.75},
+		{name: "10% step amid 3% noise, within one run", n: 20, sd: 3, steps: map[int]float64{10: 1.10}, want: []int{10}, tol: 1, minShare: 0.85},
+		{name: "10% faster amid 2% noise", n: 20, sd: 2, steps: map[int]float64{12: 0.90}, want: []int{12}, minShare: 0.94},
+		{name: "50% step at run 5 of 8, 5% noise (the demo's shape)", n: 8, sd: 5, steps: map[int]float64{4: 1.50}, want: []int{4}, minShare: 0.85},
 		{name: "30% step at run 5 of 8, 5% noise: short histories need big steps", n: 8, sd: 5, steps: map[int]float64{4: 1.30}, want: []int{4}, minShare: 0.70},
-		{name: "two changes, up then down, 2% noise", n: 30, sd: 2, steps: map[int]float64{10: 1.10, 20: 0.90}, want: []int{10, 20}, minShare: 0.95},
-		{name: "two changes in the same direction, 2% noise", n: 30, sd: 2, steps: map[int]float64{8: 1.10, 20: 1.10}, want: []int{8, 20}, minShare: 0.90},
-		{name: "two changes, 3% noise, within one run", n: 30, sd: 3, steps: map[int]float64{10: 1.15, 20: 0.85}, want: []int{10, 20}, tol: 1, minShare: 0.95},
+		{name: "two changes, up then down, 2% noise", n: 30, sd: 2, steps: map[int]float64{10: 1.10, 20: 0.90}, want: []int{10, 20}, minShare: 0.55},
+		{name: "two changes in the same direction, 2% noise", n: 30, sd: 2, steps: map[int]float64{8: 1.10, 20: 1.10}, want: []int{8, 20}, minShare: 0.55},
+		{name: "two changes, 3% noise, within one run", n: 30, sd: 3, steps: map[int]float64{10: 1.15, 20: 0.85}, want: []int{10, 20}, tol: 1, minShare: 0.60},
 		{name: "flat, 3% noise", n: 20, sd: 3, want: []int{}, minShare: 0.95},
 		{name: "flat, 10% noise, 30 runs", n: 30, sd: 10, want: []int{}, minShare: 0.95},
 		{name: "flat, 5% noise, 8 runs", n: 8, sd: 5, want: []int{}, minShare: 0.95},

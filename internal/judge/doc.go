@@ -26,6 +26,8 @@
 //     secondary.go: Benjamini-Hochberg across the other rows.
 //   - guards.go: the bounds a busier node or CPU throttling widen a single-run interval by, and
 //     the saturated node that withdraws its claims.
-//   - leak.go: the memory-leak verdict; changepoint.go: change points of a history.
+//   - leak.go: the memory-leak verdict (trend, level shift, Holm across pods); changepoint.go:
+//     change points of a history and the correction across its series; changepoint_signif.go:
+//     their selection-valid, drift-aware significance.
 //   - bootstrap.go: the moving-block bootstrap the single-run comparison resamples with.
 package judge

@@ -52,7 +52,10 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 		rate     float64 // true growth of the floor, bytes per hour; 0 when none
 	}{
 		{
-			name: "a 15 MiB/h leak under a garbage-collection sawtooth, 45-minute soak", window: 45 * time.Minute, want: result.LeakSuspected, minRight: 0.95, rate: 15 * mib,
+			// 88 %, not 95 %: the trend test allows for a floor that wanders (its AR(1) is
+			// estimated from the block minima and taken half a standard error up, and read
+			// against Student's t), which costs a 45-minute soak some power (TestLeakSimulation).
+			name: "a 15 MiB/h leak under a garbage-collection sawtooth, 45-minute soak", window: 45 * time.Minute, want: result.LeakSuspected, minRight: 0.88, rate: 15 * mib,
 			pods: func(r *rand.Rand) map[string]map[int64]float64 {
 				m := memSim{floor: func(h float64) float64 { return 60*mib + 15*mib*h }, gcPeriod: 40 * time.Second, gcRise: 10 * mib, noise: 0.5 * mib}
 				return map[string]map[int64]float64{"a": m.series(r, start, 0, 45*time.Minute)}

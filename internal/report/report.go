@@ -192,6 +192,7 @@ func (m *markdown) comparison(c *result.Comparison) {
 		m.printf("Each workload's CPU and memory are compared by the same rule in the Services tables below; they are secondary: they never decide the headline.\n\n")
 	}
 	m.printf("| Metric | Baseline | This run | Change [95 %% interval] | n | Verdict | adjusted p |\n|---|---:|---:|---|---:|---|---:|\n")
+	var notes footnotes
 	for _, mc := range c.Metrics {
 		if mc.Workload != "" {
 			continue
@@ -202,12 +203,13 @@ func (m *markdown) comparison(c *result.Comparison) {
 		}
 		verdict := string(mc.Change)
 		if mc.Why != "" {
-			verdict += " (" + mc.Why + ")"
+			verdict += " " + notes.mark(mc.Why)
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, withUnit(mc.Baseline, mc.Unit), withUnit(mc.Value, mc.Unit),
 			changeCell(mc), samples(mc), cell(verdict), pval(mc.AdjustedP))
 	}
 	m.printf("\n")
+	notes.write(m)
 }
 
 // method is the paragraph that explains the comparison's method, δ and multiplicity control.

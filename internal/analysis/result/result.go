@@ -194,8 +194,11 @@ type SliceResult struct {
 
 // The leak verdicts.
 const (
-	LeakNone           = "None"
-	LeakSuspected      = "Suspected"
+	LeakNone      = "None"
+	LeakSuspected = "Suspected"
+	// LeakLevelShift: the floor stepped up once and stayed level either side (a cache filled
+	// once, a pool grown): not growth, and not a leak.
+	LeakLevelShift     = "LevelShift"
 	LeakWindowTooShort = "WindowTooShort"
 )
 
