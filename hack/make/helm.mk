@@ -25,7 +25,7 @@ $(HELM):
 .PHONY: helm-sync
 helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
 	cp config/crd/bases/*.yaml $(CHART)/crds/
-	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml $(CHART)/files/rbac/
+	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/rbac/
 	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
 
 # Any well-formed digest: lint only renders it.
