@@ -229,6 +229,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return mgr.Start(ctx)
 }
 
+// Leader election records its changes as core Events in the lease namespace (the reconcilers'
+// events are events.k8s.io ones).
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
 // cacheOptions says what the manager caches. A namespaced install (--watch-namespaces) caches
 // only the watched namespaces, so it lists and watches nothing its RoleBindings do not cover.
 func cacheOptions(opts Options) cache.Options {
