@@ -56,3 +56,8 @@ helm-test: ## Run the chart's tests: agreement with config/, rendering, server-s
 .PHONY: helm-rules
 helm-rules: ## Test the chart's PrometheusRule with promtool (check rules, and the alert tests of charts/testdata/rules).
 	go test ./charts/ -count=1 -run 'TestPrometheusRule' -v
+
+.PHONY: test-helm-namespaced
+test-helm-namespaced: cluster-up images helm ## On the local cluster: two namespaced releases side by side, each running an experiment; one outside its release refused; no cluster-wide write (test/e2e/helm).
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) HELM=$(HELM) go test -tags e2e -count=1 -timeout 30m -v \
+	  -run 'TestHelmNamespacedReleasesSideBySide' ./test/e2e/helm/
