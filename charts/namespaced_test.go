@@ -244,3 +244,35 @@ func TestNamespacedChartAgreesWithKustomize(t *testing.T) {
 		t.Errorf("manager options differ:\n chart:     %+v\n kustomize: %+v", gotOpts, wantOpts)
 	}
 }
+
+// The manager is told the admission policies under the names this release gives them, and
+// checks none when the chart installs none.
+func TestAdmissionPoliciesFlag(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   []string
+	}{
+		{name: "default", want: []string{"perfexp-no-escalation", "perfexp-spec-frozen"}},
+		{name: "another prefix", values: map[string]any{"fullnameOverride": "perf-b"}, want: []string{"perf-b-no-escalation", "perf-b-spec-frozen"}},
+		{name: "policies off", values: map[string]any{"admissionPolicies": map[string]any{"enabled": false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(t, tt.values)
+			var deploy *unstructured.Unstructured
+			for _, d := range got.kinds("Deployment") {
+				deploy = d
+			}
+			opts, _ := managerArgs(t, stringArgs(container(t, deploy)))
+			if !slices.Equal(opts.AdmissionPolicies, tt.want) {
+				t.Errorf("--admission-policies %v, want %v", opts.AdmissionPolicies, tt.want)
+			}
+			for _, p := range tt.want {
+				if got.find("ValidatingAdmissionPolicy", "", p) == nil || got.find("ValidatingAdmissionPolicyBinding", "", p) == nil {
+					t.Errorf("the manager requires %s, which the chart does not install and bind", p)
+				}
+			}
+		})
+	}
+}

@@ -291,7 +291,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		"scope": "namespaced", "watchNamespaces": []any{"library", "shop"},
 	}
 	want := []string{"--metrics-bind-address=:9090", "--metrics-secure", "--metrics-cert-dir=/etc/perfexp/metrics-certs",
-		"--watch-namespaces=library,shop", "--health-probe-bind-address=:9091", "--leader-elect", "--lease-namespace=perf-ops",
+		"--watch-namespaces=library,shop", "--health-probe-bind-address=:9091", "--admission-policies=perfexp-no-escalation,perfexp-spec-frozen", "--leader-elect", "--lease-namespace=perf-ops",
 		"--allowed-namespaces=library,shop", "--k6-image=registry.example.com/k6:1", "--prometheus-url=http://thanos:9090",
 		"--remote-write-url=http://prometheus:9090/api/v1/write", `--cadvisor-matchers=job="cadvisor"`,
 		"--generic-patch-kinds=ConfigMap", "--allowed-prometheus-urls=http://thanos:9090/*",

@@ -49,6 +49,9 @@ type Options struct {
 	LeaderElection    bool
 	LeaseNamespace    string
 	AllowedNamespaces []string
+	// AdmissionPolicies are the ValidatingAdmissionPolicies (config/policy) the operator
+	// refuses to start without, each enforced by a binding; empty checks none.
+	AdmissionPolicies []string
 	// WatchNamespaces, when not empty, makes a namespaced install: the operator caches and
 	// serves experiments only in these namespaces, and experiments may use no other.
 	WatchNamespaces  []string
@@ -93,6 +96,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.Func("watch-namespaces", "Comma-separated namespaces this operator works in (a namespaced install, RBAC granted by RoleBindings there): it watches experiments, sweeps and their objects only in them, and experiments may patch or read no other namespace; the listed namespaces need no perfexp.dev/allow-experiments label. Empty: every namespace.", func(s string) error {
 		o.WatchNamespaces = splitList(s)
+		return nil
+	})
+	fs.Func("admission-policies", "Comma-separated ValidatingAdmissionPolicies (config/policy's, under their installed names) that must exist and be bound with validationActions Deny; the operator refuses to start without them. Empty checks none.", func(s string) error {
+		o.AdmissionPolicies = splitList(s)
 		return nil
 	})
 	o.GenericPatchKinds = access.DefaultGenericPatchKinds
@@ -208,6 +215,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
+	if err := requirePolicies(ctx, mgr.GetAPIReader(), opts.AdmissionPolicies, policyWait); err != nil {
+		return err
+	}
 	r, err := NewReconciler(mgr, opts)
 	if err != nil {
 		return err
@@ -232,6 +242,39 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 // Leader election records its changes as core Events in the lease namespace (the reconcilers'
 // events are events.k8s.io ones).
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// policyWait is how long the operator waits at start for its admission policies: a Helm
+// install may create them after the Deployment. It stays below the liveness probe's grace.
+const policyWait = 20 * time.Second
+
+// requirePolicies waits up to wait for every admission policy of names to exist and be bound,
+// and refuses to start (an error naming each missing one) when they are not: the policies
+// check who applies an experiment, and the operator's rules alone do not.
+func requirePolicies(ctx context.Context, r client.Reader, names []string, wait time.Duration) error {
+	if len(names) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		problems, err := access.UnboundPolicies(ctx, r, names)
+		if err == nil && len(problems) == 0 {
+			ctrl.Log.Info("Found the admission policies bound", "policies", names)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("checking the admission policies %s: %w", strings.Join(names, ", "), err)
+			}
+			return fmt.Errorf("refusing to start without the admission policies perfexp relies on (--admission-policies; docs/security.md): %s", strings.Join(problems, "; "))
+		}
+		ctrl.Log.Info("Waiting for the admission policies", "problems", problems, "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
 
 // cacheOptions says what the manager caches. A namespaced install (--watch-namespaces) caches
 // only the watched namespaces, so it lists and watches nothing its RoleBindings do not cover.
