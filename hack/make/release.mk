@@ -32,3 +32,7 @@ release-check: $(HELM) ## Check dist/ before publishing (VERSION=x.y.z): checksu
 	  { echo 'make release-check: VERSION=x.y.z (semver without v), got "$(VERSION)"' >&2; exit 2; }
 	HELM=$(HELM) K6_VERSION=$(K6_VERSION) MANAGER_REPO=$(RELEASE_MANAGER_REPO) K6_REPO=$(RELEASE_K6_REPO) \
 	  hack/release-check.sh $(VERSION) $(DIST)
+
+.PHONY: release-install-check
+release-install-check: release-check ## On the local cluster, from dist/ alone: import the images, install the packaged chart (namespaced), the plugin from its archive, run one experiment.
+	KUBECONFIG=$(LOCAL_KUBECONFIG) HELM=$(HELM) K6_VERSION=$(K6_VERSION) hack/release-install-check.sh $(VERSION) $(DIST)
