@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -65,7 +66,7 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 	if !opts.MetricsSecure {
 		t.Fatal("the chart's default args do not secure the metrics")
 	}
-	startManager(t, env.User(t, "system:serviceaccount:"+releaseNamespace+":perfexp-manager",
+	logFile := startManager(t, env.User(t, "system:serviceaccount:"+releaseNamespace+":perfexp-manager",
 		"system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace), opts)
 
 	refused := experiment("team-a", "to-shop", "shop")
@@ -116,6 +117,17 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 	if len(got.Finalizers) > 0 || got.Status.Phase != "" || len(got.Status.Conditions) > 0 {
 		t.Errorf("the experiment in shop, outside the install, was touched: finalizers %v, phase %q, conditions %v",
 			got.Finalizers, got.Status.Phase, got.Status.Conditions)
+	}
+
+	// Nothing the manager did so far was refused by RBAC: no read, write or Event retried in vain.
+	if log, _ := os.ReadFile(logFile); strings.Contains(string(log), "forbidden") {
+		var lines []string
+		for _, l := range strings.Split(string(log), "\n") {
+			if strings.Contains(l, "forbidden") {
+				lines = append(lines, l)
+			}
+		}
+		t.Errorf("the manager was refused by RBAC %d times, first: %s", len(lines), lines[0])
 	}
 
 	t.Run("secured metrics", func(t *testing.T) {
@@ -182,14 +194,16 @@ func ptrTo[T any](v T) *T { return &v }
 
 // startManager runs the operator with cfg's rights until the test ends; its log is shown when
 // the test fails.
-func startManager(t *testing.T, cfg *rest.Config, opts manager.Options) {
+func startManager(t *testing.T, cfg *rest.Config, opts manager.Options) (logFile string) {
 	t.Helper()
-	logFile := filepath.Join(t.TempDir(), "manager.log")
+	logFile = filepath.Join(t.TempDir(), "manager.log")
 	f, err := os.Create(logFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
+	logger := zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go's own complaints (a refused Event) land in the same log
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- manager.Run(ctx, cfg, opts) }()
@@ -209,6 +223,7 @@ func startManager(t *testing.T, cfg *rest.Config, opts manager.Options) {
 			t.Logf("manager log:\n%s", log)
 		}
 	})
+	return logFile
 }
 
 func freePort(t *testing.T) int {
