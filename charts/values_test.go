@@ -87,6 +87,9 @@ func TestTwoReleasesDoNotCollide(t *testing.T) {
 		{name: "both bind the same namespace", a: [2]string{"perf-a", "perf-a"}, b: [2]string{"perf-b", "perf-b"}, values: both},
 		{name: "fullnameOverride", a: [2]string{"perfexp", "perf-a"}, b: [2]string{"perfexp", "perf-b"},
 			bOnly: map[string]any{"fullnameOverride": "perf-b"}},
+		{name: "namespaced, side by side", a: [2]string{"perf-a", "perf-a-system"}, b: [2]string{"perf-b", "perf-b-system"},
+			values: map[string]any{"scope": "namespaced", "watchNamespaces": []any{"team-a"}},
+			bOnly:  map[string]any{"scope": "namespaced", "watchNamespaces": []any{"team-b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
