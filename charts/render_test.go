@@ -227,7 +227,8 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 	got := render(t, nil)
 	want := configObjects(t, "crd/bases/perfexp.dev_perfexperiments.yaml", "crd/bases/perfexp.dev_perfsweeps.yaml",
 		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "rbac/service_account.yaml",
-		"rbac/cluster-wide/cluster_role_binding.yaml", "policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
+		"rbac/cluster-wide/cluster_role_binding.yaml", "rbac/metrics_auth_role.yaml", "rbac/metrics_auth_role_binding.yaml", "rbac/metrics_reader_role.yaml",
+		"policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
 
 	for _, w := range want.objects {
 		if w.GetKind() == "Namespace" || w.GetKind() == "Deployment" {
@@ -286,9 +287,11 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 			"allowedPrometheusURLs": []any{"http://thanos:9090/*"}, "allowedRunnerServiceAccounts": []any{"k6"},
 			"allowedRunnerImages": []any{"grafana/k6:*"}, "runnerServiceAccount": "perf-runner",
 		},
-		"metrics": map[string]any{"port": 9090}, "healthProbePort": 9091,
+		"metrics": map[string]any{"port": 9090, "secure": true, "certSecret": "perfexp-metrics-tls"}, "healthProbePort": 9091,
+		"scope": "namespaced", "watchNamespaces": []any{"library", "shop"},
 	}
-	want := []string{"--metrics-bind-address=:9090", "--health-probe-bind-address=:9091", "--leader-elect", "--lease-namespace=perf-ops",
+	want := []string{"--metrics-bind-address=:9090", "--metrics-secure", "--metrics-cert-dir=/etc/perfexp/metrics-certs",
+		"--watch-namespaces=library,shop", "--health-probe-bind-address=:9091", "--admission-policies=perfexp-no-escalation,perfexp-spec-frozen", "--leader-elect", "--lease-namespace=perf-ops",
 		"--allowed-namespaces=library,shop", "--k6-image=registry.example.com/k6:1", "--prometheus-url=http://thanos:9090",
 		"--remote-write-url=http://prometheus:9090/api/v1/write", `--cadvisor-matchers=job="cadvisor"`,
 		"--generic-patch-kinds=ConfigMap", "--allowed-prometheus-urls=http://thanos:9090/*",

@@ -87,6 +87,9 @@ func TestTwoReleasesDoNotCollide(t *testing.T) {
 		{name: "both bind the same namespace", a: [2]string{"perf-a", "perf-a"}, b: [2]string{"perf-b", "perf-b"}, values: both},
 		{name: "fullnameOverride", a: [2]string{"perfexp", "perf-a"}, b: [2]string{"perfexp", "perf-b"},
 			bOnly: map[string]any{"fullnameOverride": "perf-b"}},
+		{name: "namespaced, side by side", a: [2]string{"perf-a", "perf-a-system"}, b: [2]string{"perf-b", "perf-b-system"},
+			values: map[string]any{"scope": "namespaced", "watchNamespaces": []any{"team-a"}},
+			bOnly:  map[string]any{"scope": "namespaced", "watchNamespaces": []any{"team-b"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,9 +297,15 @@ func TestPlatformBlocks(t *testing.T) {
 			t.Errorf("the test pod's hook %q", pod.GetAnnotations()["helm.sh/hook"])
 		}
 		script, _, _ := unstructured.NestedString(cm.Object, "data", "metrics.js")
+		// Secured metrics by default: HTTPS, read with the test's own token.
 		if svc := got.find("Service", releaseNamespace, "perfexp-manager-metrics"); svc == nil ||
-			!strings.Contains(script, "http://perfexp-manager-metrics."+releaseNamespace+".svc:8080/metrics") {
+			!strings.Contains(script, "https://perfexp-manager-metrics."+releaseNamespace+".svc:8080/metrics") {
 			t.Errorf("the test script does not read the metrics Service:\n%s", script)
+		}
+		plain := render(t, set(t, "metrics.secure=false"))
+		plainScript, _, _ := unstructured.NestedString(findIn(plain.hooks, "ConfigMap").Object, "data", "metrics.js")
+		if !strings.Contains(plainScript, "http://perfexp-manager-metrics."+releaseNamespace+".svc:8080/metrics") {
+			t.Errorf("with metrics.secure=false the test script does not read the plain metrics Service:\n%s", plainScript)
 		}
 		off := render(t, set(t, "metrics.port=0"))
 		if len(off.hooks) != 0 {

@@ -2,7 +2,8 @@
 // image, ready for `ctr -n k8s.io images import`. The local cluster has no image registry and no
 // Docker engine, so every image it runs is assembled here from files built on the host.
 //
-// Usage (a docker-archive for the local cluster; `images oci` writes a release's OCI archive, oci.go):
+// Usage (a docker-archive for the local cluster; `images oci` writes a release's OCI archive,
+// oci.go, and `images verify` checks one, verify.go):
 //
 //	go run . -tag perfexp/k6:v1.8.1 -out bin/images/k6.tar -file bin/k6:/k6 -entrypoint /k6
 //
@@ -56,6 +57,9 @@ func main() {
 	args := os.Args[1:]
 	if len(args) > 0 && args[0] == "oci" {
 		runner, args = runOCI, args[1:]
+	}
+	if len(args) > 0 && args[0] == "verify" {
+		runner, args = runVerify, args[1:]
 	}
 	if err := runner(args); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)

@@ -197,9 +197,11 @@ EOF
     done
     cat <<EOF
 # The operator's metrics Service: controller-runtime serves it over HTTPS and authorizes the
-# caller with a TokenReview and SubjectAccessReview, hence the service account token.
+# caller with a TokenReview and SubjectAccessReview, hence the service account token. Its
+# series carry the experiment's own namespace label, kept over the target's (honor_labels).
 - job_name: perfexp-operator
   scheme: https
+  honor_labels: true
   tls_config:
     insecure_skip_verify: true
   authorization:

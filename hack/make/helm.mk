@@ -25,15 +25,19 @@ $(HELM):
 .PHONY: helm-sync
 helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
 	cp config/crd/bases/*.yaml $(CHART)/crds/
-	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml $(CHART)/files/rbac/
+	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/rbac/
 	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
 
 # Any well-formed digest: lint only renders it.
 HELM_LINT_DIGEST := 0000000000000000000000000000000000000000000000000000000000000000
 
 .PHONY: helm-lint
-helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the shared-cluster form, every optional block).
+helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the shared-cluster and namespaced forms, every optional block).
 	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --set scope=namespaced --set 'watchNamespaces={perfexp-demo,team-b}' \
+	  --set grafana.dashboards.enabled=true --set grafana.dashboards.namespace=monitoring
+	$(HELM) lint --strict $(CHART) --set metrics.secure=false --set metrics.certSecret=unused
+	$(HELM) lint --strict $(CHART) --set metrics.certSecret=perfexp-metrics-tls --set 'metrics.serviceMonitor.tlsConfig.serverName=perfexp-manager-metrics.perfexp-system.svc'
 	$(HELM) lint --strict $(CHART) --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}'
 	$(HELM) lint --strict $(CHART) --set fullnameOverride=perf-b --set image.digest=sha256:$(HELM_LINT_DIGEST) \
 	  --set serviceAccount.create=false --set serviceAccount.name=perf-b --set replicas=2 \
@@ -42,6 +46,8 @@ helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the share
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --include-crds >/dev/null
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
 	  --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}' >/dev/null
+	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
+	  --set scope=namespaced --set 'watchNamespaces={perfexp-demo}' >/dev/null
 
 .PHONY: helm-test
 helm-test: ## Run the chart's tests: agreement with config/, rendering, server-side dry run (envtest).
@@ -50,3 +56,8 @@ helm-test: ## Run the chart's tests: agreement with config/, rendering, server-s
 .PHONY: helm-rules
 helm-rules: ## Test the chart's PrometheusRule with promtool (check rules, and the alert tests of charts/testdata/rules).
 	go test ./charts/ -count=1 -run 'TestPrometheusRule' -v
+
+.PHONY: test-helm-namespaced
+test-helm-namespaced: cluster-up images helm ## On the local cluster: two namespaced releases side by side, each running an experiment; one outside its release refused; no cluster-wide write (test/e2e/helm).
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) HELM=$(HELM) go test -tags e2e -count=1 -timeout 30m -v \
+	  -run 'TestHelmNamespacedReleasesSideBySide' ./test/e2e/helm/

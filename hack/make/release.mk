@@ -25,3 +25,14 @@ release: $(HELM) ## Build the release's artifacts into dist/ (VERSION=x.y.z): im
 .PHONY: release-tools-test
 release-tools-test: ## Test the release's image writer (hack/images: reproducible multi-platform OCI archives).
 	cd hack/images && GOFLAGS=-mod=mod go test . -count=1
+
+.PHONY: release-check
+release-check: $(HELM) ## Check dist/ before publishing (VERSION=x.y.z): checksums, image archives against their digests, the chart, the CRDs, the krew manifest and plugin archives.
+	@echo '$(VERSION)' | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+	  { echo 'make release-check: VERSION=x.y.z (semver without v), got "$(VERSION)"' >&2; exit 2; }
+	HELM=$(HELM) K6_VERSION=$(K6_VERSION) MANAGER_REPO=$(RELEASE_MANAGER_REPO) K6_REPO=$(RELEASE_K6_REPO) \
+	  hack/release-check.sh $(VERSION) $(DIST)
+
+.PHONY: release-install-check
+release-install-check: release-check ## On the local cluster, from dist/ alone: import the images, install the packaged chart (namespaced), the plugin from its archive, run one experiment.
+	KUBECONFIG=$(LOCAL_KUBECONFIG) HELM=$(HELM) K6_VERSION=$(K6_VERSION) hack/release-install-check.sh $(VERSION) $(DIST)

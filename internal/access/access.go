@@ -48,6 +48,10 @@ type Rules struct {
 	AllowedNamespaces []string
 	// OperatorNamespaces are the operator's own (its Leases, its service account): never used.
 	OperatorNamespaces []string
+	// WatchedNamespaces, when not empty, are the only namespaces an experiment may use: the
+	// operator is installed for them alone (--watch-namespaces, a namespaced install), holds
+	// rights nowhere else and may not read Namespaces, so being listed is their opt-in.
+	WatchedNamespaces []string
 	// GenericPatchKinds are the kinds variant.patches may target, as Kind.group (Kind alone
 	// for the core group).
 	GenericPatchKinds []string
@@ -97,6 +101,13 @@ func (r *Rules) Namespace(ctx context.Context, ns, use string) (*Refusal, error)
 		return refuse(perfexpv1alpha1.ReasonNamespaceNotAllowed, "perfexp may not %s namespace %s: kube-system, kube-public and kube-node-lease are never used for experiments", use, ns), nil
 	case slices.Contains(r.OperatorNamespaces, ns):
 		return refuse(perfexpv1alpha1.ReasonNamespaceNotAllowed, "perfexp may not %s namespace %s: it is the operator's own namespace", use, ns), nil
+	case len(r.WatchedNamespaces) > 0:
+		if slices.Contains(r.WatchedNamespaces, ns) {
+			return nil, nil
+		}
+		return refuse(perfexpv1alpha1.ReasonNamespaceNotAllowed,
+			"perfexp may not %s namespace %s: this operator is installed for namespaces %s only (its --watch-namespaces) and holds no rights elsewhere",
+			use, ns, strings.Join(r.WatchedNamespaces, ", ")), nil
 	case slices.Contains(r.AllowedNamespaces, ns):
 		return nil, nil
 	}

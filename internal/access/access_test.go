@@ -1,11 +1,13 @@
 package access_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -120,4 +122,69 @@ func TestRulesReserved(t *testing.T) {
 			t.Errorf("Reserved(%s) = %v, want %v", ns, got, want)
 		}
 	}
+}
+
+// A namespaced install (--watch-namespaces): the listed namespaces are the only ones an
+// experiment may use, without the opt-in label and without reading any Namespace (the
+// operator holds no cluster-wide read of them); every other namespace is refused, opted in or
+// not, and the cluster's and the operator's own stay refused even when listed.
+func TestRulesWatchedNamespaces(t *testing.T) {
+	rules := &access.Rules{
+		Reader:             noReads{t},
+		WatchedNamespaces:  []string{"team-a", "team-b", "kube-system", "perfexp-system"},
+		AllowedNamespaces:  []string{"library"},
+		OperatorNamespaces: []string{"perfexp-system"},
+		GenericPatchKinds:  access.DefaultGenericPatchKinds,
+	}
+	tests := []struct {
+		name   string
+		ns     string
+		target string
+		observ string
+		says   string // empty: allowed
+	}{
+		{name: "its own namespace, watched, no label", ns: "team-a"},
+		{name: "a target in another watched namespace", ns: "team-a", target: "team-b"},
+		{name: "a target outside the watched set", ns: "team-a", target: "shop",
+			says: "may not patch or read namespace shop: this operator is installed for namespaces team-a, team-b, kube-system, perfexp-system only"},
+		{name: "allowed-namespaces does not widen the set", ns: "team-a", target: "library", says: "namespace library: this operator is installed for"},
+		{name: "observe outside the watched set", ns: "team-a", observ: "db", says: "read workloads (analysis.observe) in namespace db: this operator is installed for"},
+		{name: "kube-system even when watched", ns: "team-a", target: "kube-system", says: "never used for experiments"},
+		{name: "the operator's namespace even when watched", ns: "team-a", target: "perfexp-system", says: "it is the operator's own namespace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: tt.ns, Name: "e"}}
+			exp.Spec.TargetNamespace = tt.target
+			if tt.observ != "" {
+				exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Observe: []perfexpv1alpha1.ObservedWorkloads{{Namespace: tt.observ}}}
+			}
+			got, err := rules.Experiment(t.Context(), exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.says == "" {
+				if got != nil {
+					t.Fatalf("refused: %s: %s", got.Reason, got.Message)
+				}
+				return
+			}
+			if got == nil || got.Reason != perfexpv1alpha1.ReasonNamespaceNotAllowed || !strings.Contains(got.Message, tt.says) {
+				t.Fatalf("got %+v; want %s saying %q", got, perfexpv1alpha1.ReasonNamespaceNotAllowed, tt.says)
+			}
+		})
+	}
+}
+
+// noReads is a reader that fails the test on any read.
+type noReads struct{ t *testing.T }
+
+func (r noReads) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	r.t.Errorf("read %T %s: a namespaced install reads no Namespace", obj, key)
+	return nil
+}
+
+func (r noReads) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	r.t.Errorf("listed %T: a namespaced install lists nothing here", list)
+	return nil
 }

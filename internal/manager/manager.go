@@ -4,6 +4,7 @@ package manager
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -36,15 +38,27 @@ import (
 
 // Options configure the operator. Every option has a flag.
 type Options struct {
-	MetricsAddr       string
+	MetricsAddr string
+	// MetricsSecure serves the metrics over HTTPS and lets only callers the API server
+	// authenticates (TokenReview) and authorizes (SubjectAccessReview, get on /metrics) read them.
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for the metrics endpoint; empty: a self-signed
+	// certificate generated at start.
+	MetricsCertDir    string
 	ProbeAddr         string
 	LeaderElection    bool
 	LeaseNamespace    string
 	AllowedNamespaces []string
-	K6Image           string
-	PrometheusURL     string
-	RemoteWriteURL    string
-	CAdvisorMatchers  string
+	// AdmissionPolicies are the ValidatingAdmissionPolicies (config/policy) the operator
+	// refuses to start without, each enforced by a binding; empty checks none.
+	AdmissionPolicies []string
+	// WatchNamespaces, when not empty, makes a namespaced install: the operator caches and
+	// serves experiments only in these namespaces, and experiments may use no other.
+	WatchNamespaces  []string
+	K6Image          string
+	PrometheusURL    string
+	RemoteWriteURL   string
+	CAdvisorMatchers string
 	// MaxConcurrentReconciles is how many experiments are reconciled at once.
 	MaxConcurrentReconciles int
 	// AnalysisAttemptTimeout bounds one call into the analysis.
@@ -71,11 +85,21 @@ type Options struct {
 // BindFlags registers the options' flags on fs with their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; \"0\" disables it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", false, "Serve the metrics over HTTPS, to callers the API server authenticates and authorizes for get on the non-resource URL /metrics (needs create on tokenreviews and subjectaccessreviews); false serves plain HTTP to anyone.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "Directory with tls.crt and tls.key for --metrics-secure; empty generates a self-signed certificate at start.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address the health probes bind to.")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", envOr("POD_NAMESPACE", "perfexp-system"), "Namespace of the queue locks (Leases) and of the leader-election lock.")
 	fs.Func("allowed-namespaces", "Comma-separated namespaces experiments may patch and read without the perfexp.dev/allow-experiments=true label; every other namespace needs the label. kube-system, kube-public, kube-node-lease and the operator's own namespace are refused whatever this says.", func(s string) error {
 		o.AllowedNamespaces = splitList(s)
+		return nil
+	})
+	fs.Func("watch-namespaces", "Comma-separated namespaces this operator works in (a namespaced install, RBAC granted by RoleBindings there): it watches experiments, sweeps and their objects only in them, and experiments may patch or read no other namespace; the listed namespaces need no perfexp.dev/allow-experiments label. Empty: every namespace.", func(s string) error {
+		o.WatchNamespaces = splitList(s)
+		return nil
+	})
+	fs.Func("admission-policies", "Comma-separated ValidatingAdmissionPolicies (config/policy's, under their installed names) that must exist and be bound with validationActions Deny; the operator refuses to start without them. Empty checks none.", func(s string) error {
+		o.AdmissionPolicies = splitList(s)
 		return nil
 	})
 	o.GenericPatchKinds = access.DefaultGenericPatchKinds
@@ -176,25 +200,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	opts.complete()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "perfexp-manager",
 		LeaderElectionNamespace: opts.LeaseNamespace,
-		Cache: cache.Options{
-			// No reader of the cache needs managedFields (drift reads them from uncached
-			// objects); they are a good part of every cached experiment.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				// Only the load runner reads Pods and Jobs through the cache, and only its own;
-				// without a selector the manager would hold every Pod of the cluster in memory.
-				&corev1.Pod{}:  {Label: load.OwnSelector()},
-				&batchv1.Job{}: {Label: load.OwnSelector()},
-				// Waiting experiments read their queue's Lease from the cache (queue.Lock.Cache):
-				// only the operator's own namespace, not every node's heartbeat Lease.
-				&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
-			},
-		},
+		Cache:                   cacheOptions(opts),
 		Client: client.Options{Cache: &client.CacheOptions{
 			// Decisions on queue locks read straight from the API server (queue.Lock.Reader);
 			// only the holder a waiting experiment shows comes from the cache.
@@ -203,6 +214,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := requirePolicies(ctx, mgr.GetAPIReader(), opts.AdmissionPolicies, policyWait); err != nil {
+		return err
 	}
 	r, err := NewReconciler(mgr, opts)
 	if err != nil {
@@ -221,8 +235,99 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Started perfexp", "leaseNamespace", opts.LeaseNamespace, "prometheus", opts.PrometheusURL, "k6Image", opts.K6Image)
+	ctrl.Log.Info("Started perfexp", "watchNamespaces", opts.WatchNamespaces, "metricsSecure", opts.MetricsSecure, "leaseNamespace", opts.LeaseNamespace, "prometheus", opts.PrometheusURL, "k6Image", opts.K6Image)
 	return mgr.Start(ctx)
+}
+
+// Leader election records its changes as core Events in the lease namespace (the reconcilers'
+// events are events.k8s.io ones).
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// policyWait is how long the operator waits at start for its admission policies: a Helm
+// install may create them after the Deployment. It stays below the liveness probe's grace.
+const policyWait = 20 * time.Second
+
+// requirePolicies waits up to wait for every admission policy of names to exist and be bound,
+// and refuses to start (an error naming each missing one) when they are not: the policies
+// check who applies an experiment, and the operator's rules alone do not.
+func requirePolicies(ctx context.Context, r client.Reader, names []string, wait time.Duration) error {
+	if len(names) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		problems, err := access.UnboundPolicies(ctx, r, names)
+		if err == nil && len(problems) == 0 {
+			ctrl.Log.Info("Found the admission policies bound", "policies", names)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("checking the admission policies %s: %w", strings.Join(names, ", "), err)
+			}
+			return fmt.Errorf("refusing to start without the admission policies perfexp relies on (--admission-policies; docs/security.md): %s", strings.Join(problems, "; "))
+		}
+		ctrl.Log.Info("Waiting for the admission policies", "problems", problems, "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// cacheOptions says what the manager caches. A namespaced install (--watch-namespaces) caches
+// only the watched namespaces, so it lists and watches nothing its RoleBindings do not cover.
+func cacheOptions(opts Options) cache.Options {
+	o := cache.Options{
+		// No reader of the cache needs managedFields (drift reads them from uncached
+		// objects); they are a good part of every cached experiment.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			// Only the load runner reads Pods and Jobs through the cache, and only its own;
+			// without a selector the manager would hold every Pod of the cluster in memory.
+			&corev1.Pod{}:  {Label: load.OwnSelector()},
+			&batchv1.Job{}: {Label: load.OwnSelector()},
+			// Waiting experiments read their queue's Lease from the cache (queue.Lock.Cache):
+			// only the operator's own namespace, not every node's heartbeat Lease.
+			&coordinationv1.Lease{}: {Namespaces: map[string]cache.Config{opts.LeaseNamespace: {}}},
+		},
+	}
+	if len(opts.WatchNamespaces) == 0 {
+		return o
+	}
+	o.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range opts.WatchNamespaces {
+		o.DefaultNamespaces[ns] = cache.Config{}
+	}
+	// Dashboard ConfigMaps may go to a namespace of their own (Grafana's), where the operator
+	// holds rights on ConfigMaps only: cache ConfigMaps there, and nothing else.
+	if ns := opts.Dashboards.Namespace; opts.Dashboards.Enabled && ns != "" {
+		if _, watched := o.DefaultNamespaces[ns]; !watched {
+			configMaps := map[string]cache.Config{ns: {}}
+			for w := range o.DefaultNamespaces {
+				configMaps[w] = cache.Config{}
+			}
+			o.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: configMaps}
+		}
+	}
+	return o
+}
+
+// metricsOptions configure the metrics endpoint: plain HTTP, or HTTPS with every request
+// authenticated and authorized by the API server (controller-runtime's filters).
+func metricsOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if !opts.MetricsSecure || opts.MetricsAddr == "0" {
+		return o
+	}
+	o.SecureServing = true
+	o.CertDir = opts.MetricsCertDir
+	o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	// HTTP/1.1 only: HTTP/2's stream resets (CVE-2023-44487, CVE-2023-39325) would let any
+	// client that reaches the port load the manager before it is authenticated.
+	o.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	return o
 }
 
 // The reconciler finds the analyzer's query check by a type assertion: this fails to compile,
@@ -253,6 +358,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		Environment: variant.New(c, variant.Options{
 			AllowedNamespaces:     opts.AllowedNamespaces,
 			OperatorNamespaces:    opts.operatorNamespaces(),
+			WatchedNamespaces:     opts.WatchNamespaces,
 			GenericPatchKinds:     opts.GenericPatchKinds,
 			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
@@ -284,6 +390,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,
 				OperatorNamespaces: opts.operatorNamespaces(),
+				WatchedNamespaces:  opts.WatchNamespaces,
 			},
 		},
 	}, nil

@@ -32,6 +32,8 @@ type Env struct {
 	Config *rest.Config
 	Client client.Client
 	Scheme *k8sruntime.Scheme
+
+	env *envtest.Environment
 }
 
 // Root is the module's root directory.
@@ -84,7 +86,7 @@ func Start(t testing.TB, extraCRDDirs ...string) *Env {
 	if err != nil {
 		t.Fatalf("creating client: %v", err)
 	}
-	e := &Env{Config: cfg, Client: c, Scheme: env.Scheme}
+	e := &Env{Config: cfg, Client: c, Scheme: env.Scheme, env: env}
 	e.installPolicies(t)
 	return e
 }
@@ -193,6 +195,19 @@ func waitForPolicy(t testing.TB, c client.Client) {
 	if err := c.Delete(ctx, probe); err != nil {
 		t.Fatalf("deleting policy probe: %v", err)
 	}
+}
+
+// User returns a client configuration authenticated as the user name in groups, who holds
+// only the rights RBAC grants that user: code run with it meets the API server's authorizer.
+// A service account is the user system:serviceaccount:<namespace>:<name> in the groups
+// system:serviceaccounts and system:serviceaccounts:<namespace>.
+func (e *Env) User(t testing.TB, name string, groups ...string) *rest.Config {
+	t.Helper()
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, e.Config)
+	if err != nil {
+		t.Fatalf("adding user %s: %v", name, err)
+	}
+	return u.Config()
 }
 
 // Namespace creates a namespace for one test, opted in to experiments with the

@@ -19,6 +19,7 @@ func rulesOf(opts Options, reader access.Reader) *access.Rules {
 		Reader:                reader,
 		AllowedNamespaces:     opts.AllowedNamespaces,
 		OperatorNamespaces:    opts.OperatorNamespaces,
+		WatchedNamespaces:     opts.WatchedNamespaces,
 		GenericPatchKinds:     kinds,
 		RunnerServiceAccount:  opts.RunnerServiceAccount,
 		RunnerServiceAccounts: opts.RunnerServiceAccounts,

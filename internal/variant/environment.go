@@ -40,6 +40,9 @@ type Options struct {
 	AllowedNamespaces []string
 	// OperatorNamespaces are the operator's own namespaces, never patched.
 	OperatorNamespaces []string
+	// WatchedNamespaces, when not empty, are the only namespaces an experiment may use (a
+	// namespaced install; see internal/access).
+	WatchedNamespaces []string
 	// GenericPatchKinds are the kinds variant.patches may target (Kind.group); nil means
 	// access.DefaultGenericPatchKinds.
 	GenericPatchKinds []string

@@ -127,3 +127,27 @@ app.kubernetes.io/name: perfexp
 app.kubernetes.io/component: chart-test
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+
+{{/* Whether this is a namespaced install (scope: namespaced), checked against watchNamespaces. */}}
+{{- define "perfexp.namespaced" -}}
+{{- if eq .Values.scope "namespaced" -}}
+{{- if not .Values.watchNamespaces -}}
+{{- fail "scope: namespaced needs watchNamespaces, the namespaces the operator works in" -}}
+{{- end -}}
+true
+{{- else if .Values.watchNamespaces -}}
+{{- fail "watchNamespaces is only for scope: namespaced; set scope: namespaced (or empty watchNamespaces)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The namespace of the operator's Leases: leaseNamespace or the release's. */}}
+{{- define "perfexp.leaseNamespace" -}}
+{{- .Values.leaseNamespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{/* Whether the metrics endpoint is served over HTTPS with authentication. */}}
+{{- define "perfexp.metricsSecure" -}}
+{{- if and .Values.metrics.secure (ne (toString .Values.metrics.port) "0") -}}
+true
+{{- end -}}
+{{- end -}}

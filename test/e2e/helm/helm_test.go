@@ -73,6 +73,7 @@ var kustomizeObjects = [][]string{
 	{"-n", namespace, "serviceaccount", "perfexp-manager"},
 	{"clusterrole", "perfexp-manager"}, {"clusterrole", "perfexp-environment-patch"},
 	{"clusterrolebinding", "perfexp-manager"}, {"clusterrolebinding", "perfexp-environment-patch"},
+	{"clusterrole", "perfexp-metrics-auth"}, {"clusterrolebinding", "perfexp-metrics-auth"}, {"clusterrole", "perfexp-metrics-reader"},
 	{"validatingadmissionpolicy", "perfexp-no-escalation"}, {"validatingadmissionpolicybinding", "perfexp-no-escalation"},
 	{"validatingadmissionpolicy", "perfexp-spec-frozen"}, {"validatingadmissionpolicybinding", "perfexp-spec-frozen"},
 }
@@ -137,27 +138,44 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	t.Logf("helm install took %s", took)
 
-	// The operator serves its own metrics (docs/metrics.md) on the Service the chart made.
-	framework.Eventually(t, 60*time.Second, 2*time.Second, "perfexp_ metrics served", func() error {
-		out, err := framework.KubectlErr("get", "--raw", "/api/v1/namespaces/"+namespace+"/services/perfexp-manager-metrics:metrics/proxy/metrics")
+	// The operator serves its own metrics (docs/metrics.md) on the Service the chart made, over
+	// HTTPS to authorized callers only: helm test reads them with a reader's token and checks
+	// that a request without one is refused. (The API server's service proxy passes no token,
+	// so it cannot read them any more.)
+	out, took = helm(t, "test", release, "-n", namespace, "--logs", "--timeout", "3m")
+	if !strings.Contains(out, "Succeeded") {
+		t.Errorf("helm test:\n%s", out)
+	}
+	t.Logf("helm test took %s", took)
+	// The cluster's Prometheus scrapes them over HTTPS with its own token.
+	framework.Eventually(t, 2*time.Minute, 5*time.Second, "the manager scraped over HTTPS", func() error {
+		s, err := framework.Query(`up{job="perfexp-manager-metrics",namespace="` + namespace + `"}`)
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(out, "controller_runtime_reconcile_total") {
-			return fmt.Errorf("no controller-runtime metrics in %d bytes", len(out))
+		if len(s) == 0 || s[0].Float() != 1 {
+			return fmt.Errorf("up: %v", s)
 		}
 		return nil
 	})
 
 	if os.Getenv("E2E_HELM_DEMO") == "1" {
 		runDemo(t)
-		// perfexp's own series (docs/metrics.md) exist once the operator reconciled experiments.
-		out := framework.Kubectl(t, "get", "--raw", "/api/v1/namespaces/"+namespace+"/services/perfexp-manager-metrics:metrics/proxy/metrics")
-		for _, name := range []string{"perfexp_experiments{", "perfexp_experiment_phase_duration_seconds_count{", "perfexp_restores_total{"} {
-			if !strings.Contains(out, name) {
-				t.Errorf("the operator's metrics have no %s series after the demo", strings.TrimSuffix(name, "{"))
+		// perfexp's own series (docs/metrics.md) exist once the operator reconciled experiments,
+		// and perfexp_experiment_info keeps the experiment's namespace (honorLabels).
+		framework.Eventually(t, 2*time.Minute, 5*time.Second, "perfexp's series scraped", func() error {
+			for _, q := range []string{"perfexp_experiments", "perfexp_experiment_phase_duration_seconds_count", "perfexp_restores_total",
+				`last_over_time(perfexp_experiment_info{namespace="` + demoNS + `"}[3h])`} {
+				s, err := framework.Query(q)
+				if err != nil {
+					return err
+				}
+				if len(s) == 0 {
+					return fmt.Errorf("no %s series after the demo", q)
+				}
 			}
-		}
+			return nil
+		})
 	}
 
 	// The upgrade binds patch rights in the demo's namespace, which a fresh cluster (CI) may not
