@@ -240,8 +240,8 @@ const (
 	// anything is patched (Ready=False).
 
 	// ReasonNamespaceNotAllowed (Ready=False): the target namespace is a system namespace, the
-	// operator's own, missing, or neither in --allowed-namespaces nor labelled
-	// perfexp.dev/allow-experiments=true.
+	// operator's own, missing, outside --watch-namespaces (a namespaced install), or neither in
+	// --allowed-namespaces nor labelled perfexp.dev/allow-experiments=true.
 	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	// ReasonPatchKindNotAllowed (Ready=False): a generic patch targets a kind outside the
 	// operator's --generic-patch-kinds.
