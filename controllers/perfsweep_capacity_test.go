@@ -3,6 +3,8 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +13,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -183,6 +188,31 @@ func TestCapacitySearch(t *testing.T) {
 		}
 		if n := len(runsOf(t, c, ns)); n != 0 {
 			t.Errorf("%d runs created for a refused search", n)
+		}
+	})
+
+	t.Run("the demo's capacity searches are accepted by the API server and planned", func(t *testing.T) {
+		ns := env.Namespace(t, "capacity-demo")
+		for _, file := range []string{"capacity.yaml", "capacity-no-cpu-limit.yaml"} {
+			data, err := os.ReadFile(filepath.Join(testenv.Root(), "scenarios", "demo-capacity", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetNamespace(ns)
+			if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
+				t.Fatalf("%s was refused: %v", file, err)
+			}
+			sw := &perfexpv1alpha1.PerfSweep{}
+			if err := yaml.UnmarshalStrict(data, sw); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sweep.NewCapacityPlan(sw); err != nil {
+				t.Errorf("%s cannot be planned: %v", file, err)
+			}
 		}
 	})
 }
