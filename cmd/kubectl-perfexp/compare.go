@@ -239,6 +239,9 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepMarkdown], "\n")+"\n")
 		return err
 	}
+	if sw.Spec.Capacity != nil {
+		return printCapacity(out, cm.Data[report.KeySweepJSON])
+	}
 	res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
 	if err != nil {
 		return err

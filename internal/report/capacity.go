@@ -204,3 +204,12 @@ func pct(v *float64) string {
 	}
 	return num(v, 2) + " %"
 }
+
+// ParseCapacityJSON reads results rendered by CapacityJSON.
+func ParseCapacityJSON(b []byte) (*CapacityResult, error) {
+	r := &CapacityResult{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("reading the capacity results: %w", err)
+	}
+	return r, nil
+}
