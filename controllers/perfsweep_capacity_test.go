@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,15 @@ type kneeLab struct {
 	*lab
 	t *testing.T
 	c client.Client
+	// holdFrom, when set, keeps the load of every probe at or above it running until released.
+	mu       sync.Mutex
+	holdFrom int32
+}
+
+func (k *kneeLab) hold(from int32) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.holdFrom = from
 }
 
 func kneeP95(vus int32) float64 {
@@ -45,7 +55,12 @@ func kneeP95(vus int32) float64 {
 	return 100 / (1 - float64(vus)/60)
 }
 
-func (k *kneeLab) Run(_ context.Context, _ *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+func (k *kneeLab) Run(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.holdFrom > 0 && *exp.Spec.Load.Scenarios[0].VUs >= k.holdFrom {
+		return step.Wait(200*time.Millisecond, "the test to release the load"), nil
+	}
 	return step.Done(), nil
 }
 
@@ -59,7 +74,7 @@ func (k *kneeLab) Analyze(ctx context.Context, exp, _ *perfexpv1alpha1.PerfExper
 	return step.Done(), nil
 }
 
-func startCapacityOperator(t *testing.T, env *testenv.Env, k *kneeLab) {
+func startCapacityOperator(t *testing.T, env *testenv.Env, k *kneeLab) *operator {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
@@ -83,6 +98,7 @@ func startCapacityOperator(t *testing.T, env *testenv.Env, k *kneeLab) {
 	op := &operator{cancel: cancel, done: make(chan error, 1)}
 	go func() { op.done <- mgr.Start(ctx) }()
 	t.Cleanup(op.stop)
+	return op
 }
 
 func newCapacitySweep(ns, name string) *perfexpv1alpha1.PerfSweep {
@@ -189,6 +205,60 @@ func TestCapacitySearch(t *testing.T) {
 		if n := len(runsOf(t, c, ns)); n != 0 {
 			t.Errorf("%d runs created for a refused search", n)
 		}
+	})
+
+	t.Run("a restart that lost the search's status replays its decisions from the runs, and an abort stops it", func(t *testing.T) {
+		ns := env.Namespace(t, "capacity-restart")
+		k := &kneeLab{lab: newLab(), t: t, c: c}
+		k.hold(20)
+		op := startCapacityOperator(t, env, k)
+		mustCreate(t, c, newCapacitySweep(ns, "cap"))
+		eventually(t, 60*time.Second, "the probe at 20 VUs runs", func() error {
+			if s := getSweep(t, c, ns, "cap"); s.Status.CurrentExperiment != "cap-vus-20-1" {
+				return fmt.Errorf("current %q: %s", s.Status.CurrentExperiment, s.Status.Message)
+			}
+			return nil
+		})
+		uids := map[string]string{}
+		for name, exp := range runsOf(t, c, ns) {
+			uids[name] = string(exp.UID)
+		}
+		op.stop()
+		s := getSweep(t, c, ns, "cap")
+		s.Status = perfexpv1alpha1.PerfSweepStatus{}
+		if err := c.Status().Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		startCapacityOperator(t, env, k)
+		eventually(t, 60*time.Second, "the restarted search is back at the probe at 20 VUs", func() error {
+			s := getSweep(t, c, ns, "cap")
+			if st := s.Status.Capacity; st == nil || len(st.Probes) != 3 || st.Probes[2].Load != 20 {
+				return fmt.Errorf("capacity %+v", st)
+			}
+			return nil
+		})
+		for name, exp := range runsOf(t, c, ns) {
+			if uids[name] != string(exp.UID) {
+				t.Errorf("run %s was created again", name)
+			}
+		}
+		if n := len(runsOf(t, c, ns)); n != 3 {
+			t.Errorf("%d runs after the restart, want 3", n)
+		}
+
+		s = getSweep(t, c, ns, "cap")
+		s.Spec.Abort = true
+		if err := c.Update(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		aborted := waitSweepPhase(t, c, ns, "cap", perfexpv1alpha1.SweepAborted)
+		if n := len(runsOf(t, c, ns)); n != 3 {
+			t.Errorf("%d runs after the abort, want 3", n)
+		}
+		if run := get(t, c, ns, "cap-vus-20-1"); run.Status.Phase != perfexpv1alpha1.PhaseAborted || k.restores("cap-vus-20-1") == 0 {
+			t.Errorf("the running probe ended %s with %d restores; want Aborted and restored", run.Status.Phase, k.restores("cap-vus-20-1"))
+		}
+		t.Logf("aborted: %s", aborted.Status.Message)
 	})
 
 	t.Run("the demo's capacity searches are accepted by the API server and planned", func(t *testing.T) {
