@@ -120,17 +120,5 @@ func (r *PerfSweepReconciler) publishCapacityReport(ctx context.Context, sw *per
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]string{report.KeySweepMarkdown: report.CapacityMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page}
-	size := 0
-	for _, v := range data {
-		size += len(v)
-	}
-	if size > report.MaxConfigMapBytes {
-		return nil, fmt.Errorf("the capacity report is %d bytes, more than a ConfigMap holds", size)
-	}
-	return publish.ConfigMap(ctx, r.Client, publish.SweepReport(sw), func(cm *corev1.ConfigMap) error {
-		cm.Labels[perfexpv1alpha1.LabelSweep] = sweepLabel(sw)
-		cm.Data = data
-		return nil
-	})
+	return r.publishSweepData(ctx, sw, "capacity report", map[string]string{report.KeySweepMarkdown: report.CapacityMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page})
 }

@@ -221,9 +221,9 @@ func CapacityObjectives(specs []perfexpv1alpha1.Objective) error {
 	return nil
 }
 
-// JudgeProbe decides a probe from its runs' results (nil for a run that left none) at the given
+// DecideProbe decides a probe from its runs' results (nil for a run that left none) at the given
 // look (run k of at most MaxRepeats): Pending asks for another run.
-func JudgeProbe(specs []perfexpv1alpha1.Objective, runs []*result.Result, look Look) ProbeJudgement {
+func DecideProbe(specs []perfexpv1alpha1.Objective, runs []*result.Result, look Look) ProbeJudgement {
 	var usable []*result.Result
 	for _, r := range runs {
 		if r != nil && r.Validity != perfexpv1alpha1.Invalid {

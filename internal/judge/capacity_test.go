@@ -72,7 +72,7 @@ func runAt(p95, errPct float64) *result.Result {
 	return &result.Result{Validity: perfexpv1alpha1.Valid, Total: result.RequestStats{P95: ptr(p95), ErrorPercent: ptr(errPct), Rate: ptr(50)}}
 }
 
-func TestJudgeProbe(t *testing.T) {
+func TestDecideProbe(t *testing.T) {
 	specs := []perfexpv1alpha1.Objective{maxObjective(perfexpv1alpha1.MetricP95, "300"), maxObjective(perfexpv1alpha1.MetricErrorRate, "1")}
 	tests := []struct {
 		name     string
@@ -92,7 +92,7 @@ func TestJudgeProbe(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j := JudgeProbe(specs, tc.runs, tc.look)
+			j := DecideProbe(specs, tc.runs, tc.look)
 			if j.Outcome != tc.want {
 				t.Fatalf("outcome %q (%s), want %q", j.Outcome, j.Why, tc.want)
 			}
@@ -161,7 +161,7 @@ func simulateSearch(s CapacitySearch, sys kneeSystem, rng *rand.Rand) (Bracket, 
 		for k := 1; ; k++ {
 			rs = append(rs, sys.run(rng, float64(st.Next)))
 			runs++
-			j := JudgeProbe(specs, rs, Look{K: k, Max: s.MaxRepeats})
+			j := DecideProbe(specs, rs, Look{K: k, Max: s.MaxRepeats})
 			if j.Outcome != ProbePending {
 				probes = append(probes, Probe{Load: st.Next, Outcome: j.Outcome})
 				break

@@ -107,7 +107,7 @@ func AdvanceCapacity(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]
 	st := s.Status.Capacity
 	if n := len(st.Probes); n > 0 && st.Probes[n-1].Outcome == "" {
 		pr := &st.Probes[n-1]
-		j := judge.JudgeProbe(s.Spec.Template.Analysis.Objectives, probeResults(p, ProbeArm(s.Spec.Capacity.Parameter, pr.Load), outcomes),
+		j := judge.DecideProbe(s.Spec.Template.Analysis.Objectives, probeResults(p, ProbeArm(s.Spec.Capacity.Parameter, pr.Load), outcomes),
 			judge.Look{K: int(pr.Runs), Max: search.MaxRepeats})
 		if j.Outcome == judge.ProbePending {
 			pr.Runs++
@@ -206,7 +206,7 @@ func CapacityReport(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]O
 		}
 		probe.Succeeded = len(used)
 		probe.Scenarios = scenarioMeans(used)
-		j := judge.JudgeProbe(s.Spec.Template.Analysis.Objectives, rs, judge.Look{K: len(rs), Max: search.MaxRepeats})
+		j := judge.DecideProbe(s.Spec.Template.Analysis.Objectives, rs, judge.Look{K: len(rs), Max: search.MaxRepeats})
 		probe.Objectives, probe.Limiting = j.Objectives, j.Limiting
 		if st.FirstBroken != nil && pr.Load == *st.FirstBroken {
 			brokeResults = used
