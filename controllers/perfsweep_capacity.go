@@ -17,10 +17,14 @@ import (
 	"github.com/perfexp/perfexp/internal/text"
 )
 
-// newSweepPlan is a sweep's plan: its declared arms, or a capacity search's probes so far.
+// newSweepPlan is a sweep's plan: its declared arms, a capacity search's probes so far, or a
+// bisect's steps so far.
 func newSweepPlan(sw *perfexpv1alpha1.PerfSweep) (*sweep.Plan, error) {
 	if sw.Spec.Capacity != nil {
 		return sweep.NewCapacityPlan(sw)
+	}
+	if sw.Spec.Bisect != nil {
+		return sweep.NewBisectPlan(sw), nil
 	}
 	return sweep.NewPlan(sw)
 }

@@ -76,6 +76,13 @@ func (k *kneeLab) Analyze(ctx context.Context, exp, _ *perfexpv1alpha1.PerfExper
 
 func startCapacityOperator(t *testing.T, env *testenv.Env, k *kneeLab) *operator {
 	t.Helper()
+	return startOperatorWithAnalyzer(t, env, k, k)
+}
+
+// startOperatorWithAnalyzer runs the experiment and sweep reconcilers with the lab's
+// environment, k's load and the given analyzer.
+func startOperatorWithAnalyzer(t *testing.T, env *testenv.Env, k *kneeLab, analyzer controllers.Analyzer) *operator {
+	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +90,7 @@ func startCapacityOperator(t *testing.T, env *testenv.Env, k *kneeLab) *operator
 	experiments := &controllers.PerfExperimentReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), Clock: clock.RealClock{},
 		Lock:        &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
-		Environment: k.lab, Load: k, Analyzer: k, SkipNameValidation: true,
+		Environment: k.lab, Load: k, Analyzer: analyzer, SkipNameValidation: true,
 	}
 	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), SkipNameValidation: true}
 	ctx, cancel := context.WithCancel(context.Background())

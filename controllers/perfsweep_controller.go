@@ -123,6 +123,9 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if sw.Spec.Capacity != nil {
 		return r.reconcileCapacity(ctx, s)
 	}
+	if sw.Spec.Bisect != nil {
+		return r.reconcileBisect(ctx, s)
+	}
 	if err := r.createRuns(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
