@@ -146,13 +146,13 @@ func bisectStep(c simCell, rng *rand.Rand, id string, ratio float64) (BisectOutc
 // baseline runs (CompareRuns, paired in blocks, 3 to 10 repeats, each look spending its share
 // of the error rate, bisectStep), between-run sd 3 %. The culprits must be named exactly in at least 90 %
 // of searches. A step here stops as soon as BisectOutcomeOf decides (bisectStep).
-// PERFEXP_BISECT_N sets the searches per row (default 60; the figures in the docs
+// PERFEXP_BISECT_N sets the searches per row (default 20; the figures in the docs
 // are from 200).
 func TestBisectSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates thousands of runs")
 	}
-	n := 60
+	n := 20
 	if v := os.Getenv("PERFEXP_BISECT_N"); v != "" {
 		if _, err := fmt.Sscan(v, &n); err != nil {
 			t.Fatal(err)
