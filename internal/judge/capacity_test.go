@@ -257,3 +257,32 @@ func TestCapacitySimulation(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacitySearchBeatsTheGrid compares the search with the 1-2-5 grid a person would probe
+// by hand (5, 10, 20, 50, ... 1000: one run each), at that grid's resolution: with
+// resolutionPercent 100 the search brackets the knee within one grid step (the reported
+// capacity at least knee/2.5, never above it) in fewer runs than the grid has points.
+func TestCapacitySearchBeatsTheGrid(t *testing.T) {
+	s := CapacitySearch{Min: 5, Max: 1000, ResolutionPercent: 100, MaxProbes: 12, MaxRepeats: 3}
+	for _, sd := range []float64{0, 0.05} {
+		rng := rand.New(rand.NewPCG(7, 26))
+		n, found, over, runs := 1000, 0, 0, 0
+		for range n {
+			knee := 10 * math.Exp(rng.Float64()*math.Log(50))
+			b, r := simulateSearch(s, kneeSystem{base: 100, bound: 300, knee: knee, sd: sd}, rng)
+			runs += r
+			switch {
+			case b.Held != nil && float64(b.Held.Load) > knee:
+				over++
+			case b.Held != nil && float64(b.Held.Load) >= knee/2.5:
+				found++
+			}
+		}
+		mean := float64(runs) / float64(n)
+		t.Logf("sd %g %%: within one grid step in %.1f %%, above the knee in %.1f %%, %.1f runs on average against %d grid points",
+			100*sd, 100*float64(found)/float64(n), 100*float64(over)/float64(n), mean, gridPoints(s.Min, s.Max))
+		if float64(found) < 0.9*float64(n) || float64(over) > 0.05*float64(n) || mean >= float64(gridPoints(s.Min, s.Max)) {
+			t.Errorf("sd %g: found %d, over %d of %d, %.1f runs", sd, found, over, n, mean)
+		}
+	}
+}
