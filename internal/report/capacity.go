@@ -67,6 +67,19 @@ func (r *CapacityResult) LimitingFactor() string {
 	return strings.Join(parts, "; ")
 }
 
+// probeAt is the probe at a load, nil when there is none.
+func (r *CapacityResult) probeAt(load *int32) *CapacityProbe {
+	if load == nil {
+		return nil
+	}
+	for i := range r.Probes {
+		if r.Probes[i].Load == int64(*load) {
+			return &r.Probes[i]
+		}
+	}
+	return nil
+}
+
 // CapacityJSON renders a search's results.
 func CapacityJSON(r *CapacityResult) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
 
@@ -88,6 +101,17 @@ func CapacityMarkdown(r *CapacityResult) string {
 		fmt.Fprintf(&b, " — the objectives did not hold at the lowest load of the range.")
 	}
 	b.WriteString("\n\n")
+	for _, bound := range []struct {
+		what string
+		load *int32
+	}{{"Last load that held", r.LastHeld}, {"First load that did not", r.FirstBroken}} {
+		if p := r.probeAt(bound.load); p != nil {
+			fmt.Fprintf(&b, "- %s: %d %s, %s — %s\n", bound.what, p.Load, r.Parameter, orDash(p.Outcome), p.Why)
+		}
+	}
+	if r.LastHeld != nil || r.FirstBroken != nil {
+		b.WriteString("\n")
+	}
 	if f := r.LimitingFactor(); f != "" {
 		fmt.Fprintf(&b, "Limiting factor: %s.\n\n", f)
 	}

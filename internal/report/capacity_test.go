@@ -29,6 +29,7 @@ func TestCapacityMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"**Capacity: 37-38 VUs** — the objectives held at 37 VUs and did not at 38.",
 		"Limiting factor: first objective to break: checkinout P95 <= 300 ms; most constrained workload: Deployment/circulation: 42 % of its CPU periods throttled.",
+		"- First load that did not: 38 VUs, Undecided — every objective within its bound",
 		"| 38 | Undecided | 1/1 | 290.0 | 76.0 | 0.00 % | checkinout P95 <= 300 ms: 290.0 [261.0, 319.0] ms |",
 	} {
 		if !strings.Contains(md, want) {
