@@ -93,7 +93,7 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		original.Finalizers, original.ResourceVersion = sw.Finalizers, sw.ResourceVersion
 	}
 
-	plan, err := sweep.NewPlan(sw)
+	plan, err := newSweepPlan(sw)
 	if err != nil {
 		// Refused: nothing is created; a corrected spec is a new generation and a new reconcile.
 		sw.Status.Phase = perfexpv1alpha1.SweepFailed
@@ -119,6 +119,12 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	if sw.Spec.Abort {
 		return r.reconcileSweepAbort(ctx, s)
+	}
+	if sw.Spec.Capacity != nil {
+		return r.reconcileCapacity(ctx, s)
+	}
+	if sw.Spec.Bisect != nil {
+		return r.reconcileBisect(ctx, s)
 	}
 	if err := r.createRuns(ctx, s); err != nil {
 		return ctrl.Result{}, err

@@ -107,13 +107,18 @@ func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfex
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]string{report.KeySweepMarkdown: report.SweepMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page}
+	return r.publishSweepData(ctx, sw, "sweep report", map[string]string{report.KeySweepMarkdown: report.SweepMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page})
+}
+
+// publishSweepData writes a sweep's report ConfigMap with the given keys, refusing one larger
+// than a ConfigMap holds.
+func (r *PerfSweepReconciler) publishSweepData(ctx context.Context, sw *perfexpv1alpha1.PerfSweep, what string, data map[string]string) (*corev1.ConfigMap, error) {
 	size := 0
 	for _, v := range data {
 		size += len(v)
 	}
 	if size > report.MaxConfigMapBytes {
-		return nil, fmt.Errorf("the sweep report is %d bytes, more than a ConfigMap holds", size)
+		return nil, fmt.Errorf("the %s is %d bytes, more than a ConfigMap holds", what, size)
 	}
 	return publish.ConfigMap(ctx, r.Client, publish.SweepReport(sw), func(cm *corev1.ConfigMap) error {
 		cm.Labels[perfexpv1alpha1.LabelSweep] = sweepLabel(sw)

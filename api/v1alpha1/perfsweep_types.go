@@ -8,7 +8,11 @@ import (
 
 // PerfSweepSpec declares a whole study: one template of the runs, a baseline, and the arms
 // (variants) to compare with it, each run `repeats` times in an interleaved order.
-// +kubebuilder:validation:XValidation:rule="(has(self.arms) && size(self.arms) > 0) || (has(self.matrix) && size(self.matrix) > 0)",message="a sweep needs something to compare with the baseline: set arms, matrix or both"
+// +kubebuilder:validation:XValidation:rule="has(self.capacity) || has(self.bisect) || (has(self.arms) && size(self.arms) > 0) || (has(self.matrix) && size(self.matrix) > 0)",message="a sweep needs something to compare with the baseline: set arms, matrix or both (or capacity for a capacity search, bisect for a bisect)"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((!has(self.arms) || size(self.arms) == 0) && (!has(self.matrix) || size(self.matrix) == 0))",message="a capacity search probes the template's load at levels it chooses: arms and matrix are not allowed with capacity"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.sequential)",message="a capacity search repeats each probe until it is decided (capacity.maxRepeats): sequential is not allowed with capacity"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.baseline)",message="a capacity search has no baseline: put the variant every probe runs with under capacity.variant"
+// +kubebuilder:validation:XValidation:rule="!has(self.bisect) || (!has(self.capacity) && !has(self.baseline) && !has(self.sequential) && (!has(self.arms) || size(self.arms) == 0) && (!has(self.matrix) || size(self.matrix) == 0))",message="a bisect chooses its own steps and baselines (the services' baseline images): capacity, baseline, sequential, arms and matrix are not allowed with bisect"
 // +kubebuilder:validation:XValidation:rule="!has(self.sequential) || !has(self.repeats) || self.repeats <= self.sequential.maxRepeats",message="sequential.maxRepeats must be at least repeats (the repeats of the first look)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, b.name == a.name))",message="arm names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix) || self.matrix.all(d, self.matrix.exists_one(e, e.name == d.name))",message="matrix dimension names must be unique"
@@ -76,6 +80,20 @@ type PerfSweepSpec struct {
 	// (docs/comparison.md). Without it the sweep runs exactly `repeats` repeats.
 	// +optional
 	Sequential *SweepSequential `json:"sequential,omitempty"`
+
+	// capacity makes the sweep a capacity search: it probes the template's load at levels it
+	// chooses (doubling from capacity.min until the objectives of template.analysis break,
+	// then bisecting) and reports the highest load at which they held (docs/capacity.md).
+	// Not with arms, matrix, baseline or sequential.
+	// +optional
+	Capacity *SweepCapacity `json:"capacity,omitempty"`
+
+	// bisect makes the sweep a performance bisect: given each changed service's old and new
+	// image, it finds the service (or the smallest set) whose new image makes the system slower
+	// than the old release (docs/bisect.md). Not with arms, matrix, baseline, sequential or
+	// capacity.
+	// +optional
+	Bisect *SweepBisect `json:"bisect,omitempty"`
 
 	// minMeaningfulChangePercent is the smallest relative change that matters: an arm is
 	// Regressed or Improved only when the whole interval of a change lies beyond it.
@@ -487,6 +505,14 @@ type PerfSweepStatus struct {
 	Sequential *SweepSequentialStatus `json:"sequential,omitempty"`
 	BestArm    string                 `json:"bestArm,omitempty"`
 
+	// capacity is a capacity search's probes and answer.
+	// +optional
+	Capacity *SweepCapacityStatus `json:"capacity,omitempty"`
+
+	// bisect is a bisect's steps and answer.
+	// +optional
+	Bisect *SweepBisectStatus `json:"bisect,omitempty"`
+
 	// arms holds each arm's progress and outcome, the baseline first.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
@@ -519,6 +545,8 @@ type PerfSweepStatus struct {
 // +kubebuilder:printcolumn:name="Done",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentArm`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.bestArm`
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacity.summary`
+// +kubebuilder:printcolumn:name="Culprit",type=string,JSONPath=`.status.bisect.summary`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PerfSweep struct {

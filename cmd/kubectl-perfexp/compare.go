@@ -253,6 +253,13 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepMarkdown], "\n")+"\n")
 		return err
 	}
+	if sw.Spec.Capacity != nil {
+		return printCapacity(out, cm.Data[report.KeySweepJSON])
+	}
+	if sw.Spec.Bisect != nil { // the steps' table is the report's own
+		_, err := io.WriteString(out, strings.TrimRight(cm.Data[report.KeySweepMarkdown], "\n")+"\n")
+		return err
+	}
 	res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
 	if err != nil {
 		return err

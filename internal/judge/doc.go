@@ -22,6 +22,9 @@
 //     assumed default), and the widening for bounded biases.
 //   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms.
 //   - sequential.go: what each look of a sequential sweep spends of the error rate.
+//   - capacity.go: a capacity search's moves (bracket by doubling, bisect) and whether a probe's
+//     objectives held over its runs; bisect.go: a performance bisect's next set of services
+//     and what a step's comparison means for it.
 //   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change;
 //     secondary.go: Benjamini-Hochberg across the other rows.
 //   - guards.go: the bounds a busier node or CPU throttling widen a single-run interval by, and
