@@ -201,6 +201,12 @@ const (
 	// ReasonRunsInProgress (Reported=False, sweep Ready=Unknown): some runs of the sweep have
 	// not ended yet.
 	ReasonRunsInProgress = "RunsInProgress"
+	// ReasonProbing (Reported=False, sweep Ready=Unknown): a capacity search is running a
+	// probe; the message names its load and run.
+	ReasonProbing = "Probing"
+	// ReasonBisecting (Reported=False, sweep Ready=Unknown): a bisect is running a step; the
+	// message names the services whose new images the step applies.
+	ReasonBisecting = "Bisecting"
 	// ReasonReportFailed (Reported=False, sweep Ready=False): the sweep report could not be
 	// written; the message quotes the error.
 	ReasonReportFailed = "ReportFailed"

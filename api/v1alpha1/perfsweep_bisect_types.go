@@ -121,9 +121,3 @@ type SweepBisectStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	StopReason string `json:"stopReason,omitempty"`
 }
-
-// Condition reasons of a bisect.
-const (
-	// ReasonBisecting: the bisect is running a step.
-	ReasonBisecting = "Bisecting"
-)

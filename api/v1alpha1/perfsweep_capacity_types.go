@@ -113,9 +113,3 @@ type SweepCapacityStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	StopReason string `json:"stopReason,omitempty"`
 }
-
-// Condition reasons of a capacity search.
-const (
-	// ReasonProbing: the search is running a probe.
-	ReasonProbing = "Probing"
-)
