@@ -47,6 +47,8 @@ type Options struct {
 	CAdvisorMatchers  string
 	// MaxConcurrentReconciles is how many experiments are reconciled at once.
 	MaxConcurrentReconciles int
+	// AnalysisWorkers is how many analyses query Prometheus at once, apart from the reconciles.
+	AnalysisWorkers int
 	// AnalysisAttemptTimeout bounds one call into the analysis.
 	AnalysisAttemptTimeout time.Duration
 	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
@@ -100,6 +102,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
+	fs.IntVar(&o.AnalysisWorkers, "analysis-workers", controllers.DefaultAnalysisWorkers, "How many analyses query Prometheus at once. They run apart from the reconcile workers, so a slow or hung Prometheus never delays another experiment's restore or queue admission. At least 1.")
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
@@ -131,6 +134,9 @@ func (o *Options) complete() {
 	}
 	if o.MaxConcurrentReconciles < 1 {
 		o.MaxConcurrentReconciles = 1
+	}
+	if o.AnalysisWorkers < 1 {
+		o.AnalysisWorkers = controllers.DefaultAnalysisWorkers
 	}
 	if o.AnalysisAttemptTimeout <= 0 {
 		o.AnalysisAttemptTimeout = controllers.DefaultAnalysisAttemptTimeout
@@ -245,6 +251,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		Clock:                   clock.RealClock{},
 		Lock:                    &queue.Lock{Client: c, Reader: mgr.GetAPIReader(), Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		AnalysisWorkers:         opts.AnalysisWorkers,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
