@@ -122,7 +122,7 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments/finalizers,verbs=update
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile gets the experiment and runs the function of its phase. The status is written once,
