@@ -64,6 +64,7 @@ type Options struct {
 	RunnerServiceAccount  string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
+	RunnerPlacement       access.Placement
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
 	Dashboards analyzer.GrafanaDashboards
 	// FailOnRegression is the default of spec.analysis.failOnRegression.
@@ -92,6 +93,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.RunnerServiceAccount, "runner-service-account", access.DefaultRunnerServiceAccount, "Service account setup, teardown and load pods run as when the experiment names none; perfexp creates it in the experiment's namespace when it is missing, and mounts no token.")
 	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts, besides --runner-service-account, that setup, teardown and load pods may name (an entry ending in * matches by prefix; * allows any); empty allows none.", func(s string) error {
 		o.RunnerServiceAccounts = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-runner-tolerations", "Comma-separated tolerations load pods may carry (spec.load.pod.tolerations), each key, key=value, key:Effect or key=value:Effect (no value: any value; no effect: any effect); * allows any. Empty allows none: a toleration lets a pod onto tainted nodes (the control plane, another team's dedicated nodes).", func(s string) error {
+		o.RunnerPlacement.Tolerations = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-runner-node-selectors", "Comma-separated node selector terms load pods may use (spec.load.pod.nodeSelector), each key=value, key=* or key; empty allows any (a node selector only narrows where a pod may go; without a toleration it reaches no tainted node).", func(s string) error {
+		o.RunnerPlacement.NodeSelectors = splitList(s)
 		return nil
 	})
 	fs.Func("allowed-runner-images", "Comma-separated images setup and load pods may run (an entry ending in * matches by prefix; --k6-image is always allowed); empty allows any.", func(s string) error {
@@ -264,6 +273,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
 			RunnerImages:          opts.RunnerImages,
+			RunnerPlacement:       opts.RunnerPlacement,
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
@@ -275,7 +285,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 			Pods: access.RunnerPods{
 				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
-				Images: opts.RunnerImages, DefaultImage: opts.K6Image,
+				Images: opts.RunnerImages, DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
