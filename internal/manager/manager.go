@@ -49,6 +49,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// AnalysisWorkers is how many analyses query Prometheus at once, apart from the reconciles.
 	AnalysisWorkers int
+	// OrphanInterval is how often objects patched for experiments that are gone are looked for.
+	OrphanInterval time.Duration
 	// AnalysisAttemptTimeout bounds one call into the analysis.
 	AnalysisAttemptTimeout time.Duration
 	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
@@ -112,6 +114,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
 	fs.IntVar(&o.AnalysisWorkers, "analysis-workers", controllers.DefaultAnalysisWorkers, "How many analyses query Prometheus at once. They run apart from the reconcile workers, so a slow or hung Prometheus never delays another experiment's restore or queue admission. At least 1.")
+	fs.DurationVar(&o.OrphanInterval, "orphan-interval", controllers.DefaultOrphanInterval, "How often the operator looks for objects still patched for an experiment that no longer exists (its finalizer removed by force) and puts them back from their snapshot; it also looks at start-up.")
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
@@ -225,6 +228,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
+	}
+	if recoverer, ok := r.Environment.(controllers.OrphanRecoverer); ok {
+		janitor := &controllers.OrphanJanitor{Environment: recoverer, Reader: mgr.GetAPIReader(), Recorder: r.Recorder, Lock: r.Lock, Interval: opts.OrphanInterval}
+		if err := mgr.Add(janitor); err != nil {
+			return fmt.Errorf("adding the orphan janitor: %w", err)
+		}
 	}
 	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
 	if err := sweeps.SetupWithManager(mgr); err != nil {

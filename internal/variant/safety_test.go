@@ -43,6 +43,7 @@ func TestSafetyStories(t *testing.T) {
 		{"a target perfexp may not read fails at once and never blocks restore", storyForbiddenTarget},
 		{"an unreadable snapshot blocks instead of counting as restored", storyCorruptedSnapshot},
 		{"a snapshot annotation removed mid-run is restored from the status", storyRemovedSnapshot},
+		{"objects of an experiment gone without restoring are put back from their snapshot", storyOrphans},
 		{"one object named under two API versions is one target", storyTwoVersions},
 		{"a baseline waits while another experiment's variant is in force", storyOtherExperimentInNamespace},
 	}
