@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-		"sync/atomic"
+	"sync/atomic"
 	"testing"
 	"time"
 

@@ -110,7 +110,7 @@ func runnerPods(t *testing.T, env *testenv.Env) {
 			{name: "load pods onto the control plane", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{Tolerations: controlPlane}
 			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
-				job: func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
+				job:  func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
 				says: `may not tolerate "node-role.kubernetes.io/control-plane:NoSchedule"`},
 			{name: "TestRun pods onto the control plane", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Load.Runner = perfexpv1alpha1.RunnerK6Operator
@@ -120,7 +120,7 @@ func runnerPods(t *testing.T, env *testenv.Env) {
 			{name: "load pods onto a node by name", edit: func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{NodeSelector: map[string]string{"kubernetes.io/hostname": "billing-db-0"}}
 			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
-				job: func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
+				job:  func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
 				says: "may not select nodes by kubernetes.io/hostname=billing-db-0"},
 		}
 		for i, tt := range tests {
