@@ -92,6 +92,9 @@ func newAnalysisRunner(base context.Context, a Analyzer, clk clock.PassiveClock,
 	}
 }
 
+// analysisErrorRetry is how long after an attempt that ended in an error the next may start.
+const analysisErrorRetry = 5 * time.Second
+
 // analysisRuns is what a reconcile waits for while an attempt is under way; the attempt's end
 // enqueues the experiment, so the requeue below is only a safety net.
 const analysisRuns = "the analysis attempt under way to answer"
@@ -106,7 +109,7 @@ func (ar *analysisRunner) poll(ctx context.Context, exp, baseline *perfexpv1alph
 	now := ar.clock.Now()
 	a := ar.attempts[exp.UID]
 	switch {
-	case a == nil || (a.ended && !a.res.Done && a.res.Failure == nil && !now.Before(a.notBefore)):
+	case a == nil || (a.ended && (a.err != nil || (!a.res.Done && a.res.Failure == nil)) && !now.Before(a.notBefore)):
 		ar.startLocked(ctx, exp, baseline)
 		return step.Wait(ar.timeout, analysisRuns), false, nil
 	case !a.ended:
@@ -197,8 +200,14 @@ func (ar *analysisRunner) run(ctx context.Context, a *analysisAttempt, exp, base
 	}
 	a.ended, a.res, a.err, a.ranOut, a.after = true, res, err, ranOut, exp.Status.DeepCopy()
 	a.notBefore = ar.clock.Now()
-	// An attempt that ran out already waited its whole allowance: the next one may start now.
-	if !ranOut && !res.Done && res.Failure == nil && err == nil {
+	switch {
+	case err != nil:
+		// Reported by the reconciles until then (the controller backs off), never retried
+		// in a tight loop.
+		a.notBefore = a.notBefore.Add(analysisErrorRetry)
+	case ranOut:
+		// It already waited its whole allowance: the next one may start now.
+	case !res.Done && res.Failure == nil:
 		a.notBefore = a.notBefore.Add(orDefault(res.RequeueAfter))
 	}
 	ar.mu.Unlock()
