@@ -60,6 +60,10 @@ type urlSlots struct {
 // analysisAttempt is one call into the Analyzer for one experiment.
 type analysisAttempt struct {
 	number uint64
+	// first says no attempt of this experiment came before it (in this process); started is
+	// when it was started.
+	first   bool
+	started time.Time
 	key    types.NamespacedName
 	cancel context.CancelFunc
 
@@ -99,36 +103,48 @@ const analysisErrorRetry = 5 * time.Second
 // enqueues the experiment, so the requeue below is only a safety net.
 const analysisRuns = "the analysis attempt under way to answer"
 
+// analysisPoll is what a reconcile learns of an experiment's analysis.
+type analysisPoll struct {
+	res step.Result
+	// ranOut says the last attempt got no answer within its allowance.
+	ranOut bool
+	// firstStarted is when the experiment's first attempt (in this process) was started, while
+	// it is under way; zero otherwise.
+	firstStarted time.Time
+}
+
 // poll returns the outcome of exp's analysis so far, starting an attempt when none runs and
 // the last one asked for no wait that is still pending. It never blocks on the Analyzer.
-// An ended attempt's records are copied into exp; ranOut says it got no answer within its
-// allowance.
-func (ar *analysisRunner) poll(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (res step.Result, ranOut bool, err error) {
+// An ended attempt's records are copied into exp.
+func (ar *analysisRunner) poll(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (analysisPoll, error) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	now := ar.clock.Now()
 	a := ar.attempts[exp.UID]
-	switch {
-	case a == nil || (a.ended && (a.err != nil || (!a.res.Done && a.res.Failure == nil)) && !now.Before(a.notBefore)):
-		ar.startLocked(ctx, exp, baseline)
-		return step.Wait(ar.timeout, analysisRuns), false, nil
-	case !a.ended:
-		return step.Wait(ar.timeout, analysisRuns), false, nil
+	if a == nil || (a.ended && (a.err != nil || (!a.res.Done && a.res.Failure == nil)) && !now.Before(a.notBefore)) {
+		a = ar.startLocked(ctx, exp, baseline, a == nil)
+	}
+	if !a.ended {
+		p := analysisPoll{res: step.Wait(ar.timeout, analysisRuns)}
+		if a.first {
+			p.firstStarted = a.started
+		}
+		return p, nil
 	}
 	// An ended attempt is read at every reconcile until the experiment moves on, so a status
 	// write that conflicted loses nothing.
 	applyAnalysis(exp, a.before, a.after)
 	if a.err != nil {
-		return step.Result{}, false, a.err
+		return analysisPoll{}, a.err
 	}
-	res = a.res
+	res := a.res
 	if !res.Done && res.Failure == nil {
 		res.RequeueAfter = a.notBefore.Sub(now)
 	}
-	return res, a.ranOut, nil
+	return analysisPoll{res: res, ranOut: a.ranOut}, nil
 }
 
-func (ar *analysisRunner) startLocked(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) {
+func (ar *analysisRunner) startLocked(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment, first bool) *analysisAttempt {
 	ar.count++
 	work := exp.DeepCopy()
 	var base *perfexpv1alpha1.PerfExperiment
@@ -137,9 +153,10 @@ func (ar *analysisRunner) startLocked(ctx context.Context, exp, baseline *perfex
 	}
 	logger := log.FromContext(ctx).WithValues("analysisAttempt", ar.count)
 	attemptCtx, cancel := context.WithCancel(log.IntoContext(ar.base, logger))
-	a := &analysisAttempt{number: ar.count, key: client.ObjectKeyFromObject(exp), cancel: cancel, before: exp.Status.DeepCopy()}
+	a := &analysisAttempt{number: ar.count, first: first, started: ar.clock.Now(), key: client.ObjectKeyFromObject(exp), cancel: cancel, before: exp.Status.DeepCopy()}
 	ar.attempts[exp.UID] = a
 	go ar.run(attemptCtx, a, work, base, ar.slotsLocked(prometheusOf(exp)))
+	return a
 }
 
 func prometheusOf(exp *perfexpv1alpha1.PerfExperiment) string {

@@ -50,14 +50,16 @@ func TestAnalysisRunnerPolls(t *testing.T) {
 			clk := clocktesting.NewFakeClock(time.Now())
 			ar := newAnalysisRunner(t.Context(), tt.analyzer, clk, 1, time.Minute)
 			exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "x", UID: "u1"}}
-			if res, _, err := ar.poll(t.Context(), exp, nil); err != nil || res.Waiting != analysisRuns {
-				t.Fatalf("first poll = %+v, %v; want the attempt started", res, err)
+			if p, err := ar.poll(t.Context(), exp, nil); err != nil || p.res.Waiting != analysisRuns || p.firstStarted.IsZero() {
+				t.Fatalf("first poll = %+v, %v; want the first attempt started", p, err)
 			}
 			var res step.Result
 			var err error
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				res, _, err = ar.poll(t.Context(), exp.DeepCopy(), nil)
+				var p analysisPoll
+				p, err = ar.poll(t.Context(), exp.DeepCopy(), nil)
+				res = p.res
 				if res.Waiting != analysisRuns || time.Now().After(deadline) {
 					break
 				}
@@ -65,7 +67,9 @@ func TestAnalysisRunnerPolls(t *testing.T) {
 			}
 			for range 20 { // polls before the pause is over start nothing
 				got := exp.DeepCopy()
-				res, _, err = ar.poll(t.Context(), got, nil)
+				var p analysisPoll
+				p, err = ar.poll(t.Context(), got, nil)
+				res = p.res
 				if tt.wantDone && got.Status.Verdict != perfexpv1alpha1.VerdictPass {
 					t.Fatalf("the verdict the Analyzer wrote was not copied: %+v", got.Status)
 				}
@@ -80,8 +84,8 @@ func TestAnalysisRunnerPolls(t *testing.T) {
 				return
 			}
 			clk.Step(tt.nextAfter)
-			if res, _, _ := ar.poll(t.Context(), exp, nil); res.Waiting != analysisRuns {
-				t.Fatalf("after %s: %+v, want a new attempt", tt.nextAfter, res)
+			if p, _ := ar.poll(t.Context(), exp, nil); p.res.Waiting != analysisRuns || !p.firstStarted.IsZero() {
+				t.Fatalf("after %s: %+v, want a new attempt, not the first", tt.nextAfter, p)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,21 +41,33 @@ func (r *PerfExperimentReconciler) reconcileAnalyzing(ctx context.Context, s *sc
 	}
 	var res step.Result
 	var err error
+	deadline := analysisDeadline(s, baseline)
 	if baseline != nil && !baseline.Status.Phase.IsTerminal() {
 		// The baseline released the queue before its own analysis; compare with its results,
 		// not with nothing.
 		res = step.Wait(baselineRecheck, "the baseline %s to finish (it is %s)", baseline.Name, orPending(baseline.Status.Phase))
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForBaseline, "waiting for %s", res.Waiting)
 	} else {
-		res, err = r.analyzeAttempt(ctx, s, baseline)
-		if !res.Done && res.Failure == nil && err == nil && res.Waiting != attemptRanOut {
+		var p analysisPoll
+		p, err = r.analyzeAttempt(ctx, s, baseline)
+		res = p.res
+		// A first attempt that began after the deadline (the baseline took the time) is
+		// judged when it ends, as one attempt always was.
+		if !p.firstStarted.IsZero() && !p.firstStarted.Before(deadline) {
+			deadline = time.Time{}
+		}
+		// While an attempt is under way the condition keeps what the last one waited for, so
+		// each attempt does not cost two status writes.
+		last := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionAnalyzed)
+		underWay := res.Waiting == analysisRuns && last != nil && last.Reason != perfexpv1alpha1.ReasonWaitingForBaseline
+		if !res.Done && res.Failure == nil && err == nil && res.Waiting != attemptRanOut && !underWay {
 			setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonWaitingForPrometheus, "waiting for %s", orSomething(res.Waiting))
 		}
 	}
 	if res.Failure != nil {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)
 	}
-	return r.advance(ctx, s, res, err, analysisDeadline(s, baseline), perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
+	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionTrue, perfexpv1alpha1.ReasonAnalyzed, "results were read from Prometheus")
 		r.recordHistory(ctx, s)
 		r.finish(s)
@@ -73,13 +86,13 @@ const attemptRanOut = "another analysis attempt (the last one ran out of time)"
 // reconciler's workers (analysis_runner.go): a Prometheus that accepts connections and never
 // answers holds an analysis slot for one attempt, never a worker that restores or admits
 // another queue's experiment. timeouts.analysis still ends the phase.
-func (r *PerfExperimentReconciler) analyzeAttempt(ctx context.Context, s *scope, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
-	res, ranOut, err := r.analyses.poll(ctx, s.exp, baseline)
-	if ranOut {
+func (r *PerfExperimentReconciler) analyzeAttempt(ctx context.Context, s *scope, baseline *perfexpv1alpha1.PerfExperiment) (analysisPoll, error) {
+	p, err := r.analyses.poll(ctx, s.exp, baseline)
+	if p.ranOut {
 		setCondition(s.exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionFalse, perfexpv1alpha1.ReasonAnalysisAttemptTimedOut,
 			"an analysis attempt got no answer within %s; trying again", r.analyses.timeout)
 	}
-	return res, err
+	return p, err
 }
 
 // analysisDeadline bounds the time analysis spends on Prometheus, not the time it waits for a
