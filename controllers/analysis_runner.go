@@ -64,8 +64,8 @@ type analysisAttempt struct {
 	// when it was started.
 	first   bool
 	started time.Time
-	key    types.NamespacedName
-	cancel context.CancelFunc
+	key     types.NamespacedName
+	cancel  context.CancelFunc
 
 	// Set once the attempt ended, under the runner's lock.
 	ended bool
