@@ -286,6 +286,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 			"allowedNamespaces": []any{"library", "shop"}, "genericPatchKinds": []any{"ConfigMap"},
 			"allowedPrometheusURLs": []any{"http://thanos:9090/*"}, "allowedRunnerServiceAccounts": []any{"k6"},
 			"allowedRunnerImages": []any{"grafana/k6:*"}, "runnerServiceAccount": "perf-runner",
+			"allowedRunnerTolerations": []any{"dedicated=loadgen:NoSchedule"}, "allowedRunnerNodeSelectors": []any{"pool=loadgen"},
 		},
 		"metrics": map[string]any{"port": 9090, "secure": true, "certSecret": "perfexp-metrics-tls"}, "healthProbePort": 9091,
 		"scope": "namespaced", "watchNamespaces": []any{"library", "shop"},
@@ -295,12 +296,15 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		"--allowed-namespaces=library,shop", "--k6-image=registry.example.com/k6:1", "--prometheus-url=http://thanos:9090",
 		"--remote-write-url=http://prometheus:9090/api/v1/write", `--cadvisor-matchers=job="cadvisor"`,
 		"--generic-patch-kinds=ConfigMap", "--allowed-prometheus-urls=http://thanos:9090/*",
-		"--allowed-runner-service-accounts=k6", "--allowed-runner-images=grafana/k6:*", "--runner-service-account=perf-runner"}
+		"--allowed-runner-service-accounts=k6", "--allowed-runner-images=grafana/k6:*", "--runner-service-account=perf-runner",
+		"--allowed-runner-tolerations=dedicated=loadgen:NoSchedule", "--allowed-runner-node-selectors=pool=loadgen"}
 	// Flags newer than some operators: their values render only when set, so they are set
 	// here only when this operator has them.
 	for _, f := range []struct{ flag, value, arg string }{
 		{flag: "max-concurrent-reconciles", value: "maxConcurrentReconciles", arg: "7"},
 		{flag: "analysis-attempt-timeout", value: "analysisAttemptTimeout", arg: "45s"},
+		{flag: "analysis-workers", value: "analysisWorkers", arg: "6"},
+		{flag: "orphan-interval", value: "orphanInterval", arg: "10m"},
 		{flag: "prometheus-timeout", value: "prometheusTimeout", arg: "30s"},
 		{flag: "baseline-arrival-grace", value: "baselineArrivalGrace", arg: "1m"},
 		{flag: "default-overall-timeout", value: "defaultOverallTimeout", arg: "12h"},

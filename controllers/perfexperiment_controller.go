@@ -22,8 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/metrics"
@@ -66,9 +68,12 @@ type PerfExperimentReconciler struct {
 	Load        LoadRunner
 	Analyzer    Analyzer
 
-	// MaxConcurrentReconciles is how many experiments are reconciled at once (1 when unset), so
-	// a slow analysis of one experiment never holds back another one's restore.
+	// MaxConcurrentReconciles is how many experiments are reconciled at once (1 when unset).
 	MaxConcurrentReconciles int
+	// AnalysisWorkers is how many analyses call the Analyzer at once (DefaultAnalysisWorkers
+	// when unset). They run apart from the reconcile workers (analysis_runner.go), so a slow
+	// or hung Prometheus never holds back another experiment's restore or queue admission.
+	AnalysisWorkers int
 	// AnalysisAttemptTimeout bounds one call into the Analyzer (DefaultAnalysisAttemptTimeout
 	// when unset). A call that runs out returns and the experiment tries again later; the
 	// experiment's own timeouts.analysis still ends the phase.
@@ -95,6 +100,9 @@ type PerfExperimentReconciler struct {
 	// through the client.
 	membersIndex toolscache.Indexer
 
+	// analyses runs the Analyzer apart from the reconcile workers; set up by SetupWithManager.
+	analyses *analysisRunner
+
 	// refused holds the UIDs of experiments whose status writes the API server refused while
 	// their environment may be patched (see status_refused.go).
 	refused sync.Map
@@ -114,7 +122,7 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=perfexp.dev,resources=perfexperiments/finalizers,verbs=update
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile gets the experiment and runs the function of its phase. The status is written once,
@@ -124,6 +132,9 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, req.NamespacedName, exp); err != nil {
 		metrics.Forget(req.NamespacedName, err)
+		if apierrors.IsNotFound(err) {
+			r.analyses.forgetKey(req.NamespacedName)
+		}
 		if apierrors.IsNotFound(err) && r.Dashboards != nil {
 			return ctrl.Result{}, r.Dashboards.Forget(ctx, r.Client, req.NamespacedName)
 		}
@@ -138,6 +149,11 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return r.reconcileStatusRefused(ctx, s)
 	}
 	defer func() {
+		// An analysis under way is cancelled once its experiment left Analyzing (aborted,
+		// timed out, ended) or is being deleted.
+		if exp.Status.Phase != perfexpv1alpha1.PhaseAnalyzing || !exp.DeletionTimestamp.IsZero() {
+			r.analyses.forget(exp.UID)
+		}
 		exp.SetKStatusConditions()
 		if err := r.writeStatus(ctx, original, exp); err != nil {
 			reterr = errors.Join(reterr, err)
@@ -232,6 +248,7 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 	if r.Lock != nil && r.Lock.Cache == nil {
 		r.Lock.Cache = mgr.GetCache()
 	}
+	r.analyses = newAnalysisRunner(ctx, r.Analyzer, r.Clock, r.AnalysisWorkers, r.AnalysisAttemptTimeout)
 	return ctrl.NewControllerManagedBy(mgr).
 		// Every change, status included, is reconciled: a phase that finished writes the status,
 		// and that write starts the next phase. A reconcile that changes nothing writes nothing,
@@ -241,6 +258,8 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		Owns(&batchv1.Job{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, r.queueMates()).
 		Watches(&coordinationv1.Lease{}, r.lockTakers(), builder.WithPredicates(predicate.NewPredicateFuncs(r.isQueueLease))).
+		// An analysis attempt that ended brings its experiment back at once.
+		WatchesRawSource(source.Channel(r.analyses.done, &handler.EnqueueRequestForObject{})).
 		Named("perfexperiment").
 		WithOptions(controller.Options{SkipNameValidation: &r.SkipNameValidation, MaxConcurrentReconciles: workers}).
 		Complete(r)

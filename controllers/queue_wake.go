@@ -110,13 +110,16 @@ func (r *PerfExperimentReconciler) lockTakers() handler.EventHandler {
 	// released wakes the head of the queue whose lock the old holder gave up. A holder's own
 	// status change wakes its queue too (wakeQueue), but a holder whose status writes are
 	// refused releases the lock without one, and its head would wait for its recheck (30 s).
-	released := func(ctx context.Context, e event.UpdateEvent, q queueT) {
-		old, ok := e.ObjectOld.(*coordinationv1.Lease)
-		cur, ok2 := e.ObjectNew.(*coordinationv1.Lease)
-		if !ok || !ok2 || queue.HolderOf(cur).UID != "" {
+	// A lock is released by deleting its Lease (internal/queue); cur is nil then.
+	released := func(ctx context.Context, old, cur client.Object, q queueT) {
+		oldLease, ok := old.(*coordinationv1.Lease)
+		if !ok {
 			return
 		}
-		h := queue.HolderOf(old)
+		if curLease, ok := cur.(*coordinationv1.Lease); ok && queue.HolderOf(curLease).UID != "" {
+			return
+		}
+		h := queue.HolderOf(oldLease)
 		if h.Name == "" {
 			return // no holder before, or one without its name: the members' rechecks find it
 		}
@@ -130,8 +133,9 @@ func (r *PerfExperimentReconciler) lockTakers() handler.EventHandler {
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queueT) { wake(ctx, e.Object, q) },
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queueT) {
 			wake(ctx, e.ObjectNew, q)
-			released(ctx, e, q)
+			released(ctx, e.ObjectOld, e.ObjectNew, q)
 		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queueT) { released(ctx, e.Object, nil, q) },
 	}
 }
 

@@ -66,6 +66,8 @@ type Rules struct {
 	RunnerImages []string
 	// DefaultImage is the operator's k6 image.
 	DefaultImage string
+	// RunnerPlacement bounds the load pods' tolerations and node selector.
+	RunnerPlacement Placement
 	// PrometheusURLs, when not empty, are the URLs spec.analysis.prometheusURL may name
 	// (checked here so a refused URL fails before the load, not after it; the analyzer checks
 	// again).

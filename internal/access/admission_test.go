@@ -208,6 +208,24 @@ func storyChecksOnlySpecUpdates(t *testing.T, env *testenv.Env) {
 		got.Spec.Variant.Workloads[0].Replicas = ptr.To[int32](1)
 		return c.Update(t.Context(), got, client.DryRunAll)
 	}, "you (user operator-like) may not patch deployments.apps in namespace env-b")
+	// An on-call person who may update the experiment, and nothing on its target, may abort it.
+	eventually(t, func() error {
+		got := &perfexpv1alpha1.PerfExperiment{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(exp), got); err != nil {
+			return err
+		}
+		got.Spec.Abort = true
+		return c.Update(t.Context(), got, client.DryRunAll)
+	}, "")
+	eventually(t, func() error {
+		got := &perfexpv1alpha1.PerfExperiment{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(exp), got); err != nil {
+			return err
+		}
+		got.Spec.Abort = true
+		got.Spec.Variant.Workloads[0].Replicas = ptr.To[int32](1)
+		return c.Update(t.Context(), got, client.DryRunAll)
+	}, "you (user operator-like) may not patch deployments.apps in namespace env-b")
 }
 
 // PerfSweeps are checked on spec.template (target namespace, observe), on the variants of

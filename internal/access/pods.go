@@ -29,6 +29,8 @@ type RunnerPods struct {
 	// matches by prefix); DefaultImage is always allowed.
 	Images       []string
 	DefaultImage string
+	// Placement bounds the load pods' tolerations and node selector.
+	Placement Placement
 }
 
 // Account is the service account runner pods run as when the experiment names none.
@@ -62,18 +64,23 @@ func (p RunnerPods) Check(what, serviceAccount string, images ...string) *Refusa
 	return nil
 }
 
-// CheckPod checks the service account and every container image of a pod template.
+// CheckPod checks the service account, every container image and the placement of a pod
+// template.
 func (p RunnerPods) CheckPod(what string, spec *corev1.PodSpec) *Refusal {
 	images := make([]string, 0, len(spec.InitContainers)+len(spec.Containers))
 	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 		images = append(images, c.Image)
 	}
-	return p.Check(what, spec.ServiceAccountName, images...)
+	if ref := p.Check(what, spec.ServiceAccountName, images...); ref != nil {
+		return ref
+	}
+	return p.Placement.Check(what, spec.NodeSelector, spec.Tolerations)
 }
 
 // Runner is the runner pod part of the rules.
 func (r *Rules) Runner() RunnerPods {
-	return RunnerPods{ServiceAccount: r.RunnerServiceAccount, ServiceAccounts: r.RunnerServiceAccounts, Images: r.RunnerImages, DefaultImage: r.DefaultImage}
+	return RunnerPods{ServiceAccount: r.RunnerServiceAccount, ServiceAccounts: r.RunnerServiceAccounts, Images: r.RunnerImages,
+		DefaultImage: r.DefaultImage, Placement: r.RunnerPlacement}
 }
 
 // pods checks every runner pod an experiment asks for, as the spec says: the setup and
@@ -97,6 +104,9 @@ func (r *Rules) pods(exp *perfexpv1alpha1.PerfExperiment) *Refusal {
 		images = append(images, s.Image)
 	}
 	if ref := p.Check("the load's pods", account(loadAccount), images...); ref != nil {
+		return ref
+	}
+	if ref := p.Placement.CheckRunner("the load's pods", exp.Spec.Load.Pod); ref != nil {
 		return ref
 	}
 	for _, d := range []struct {

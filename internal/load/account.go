@@ -27,6 +27,15 @@ func (r *Runner) admitPod(ctx context.Context, exp *perfexpv1alpha1.PerfExperime
 	return r.ensureAccount(ctx, exp.Namespace)
 }
 
+// admitPlacement checks the load pods' tolerations and node selector as a load pod is about
+// to be created.
+func (r *Runner) admitPlacement(what string, pod *perfexpv1alpha1.RunnerPod) error {
+	if ref := r.opts.Pods.Placement.CheckRunner(what, pod); ref != nil {
+		return failure(ref.Reason, "%s", ref.Message)
+	}
+	return nil
+}
+
 // ensureAccount creates the runner service account in ns unless it exists. It holds no token
 // (automountServiceAccountToken: false) and perfexp binds it to nothing; an administrator may
 // create it beforehand, and perfexp then leaves it as it is. It belongs to no experiment, so

@@ -78,8 +78,9 @@ func newFixture(t testing.TB, env *testenv.Env, ns string) *fixture {
 	}
 	f.r = load.New(env.Client, load.Options{
 		K6Image: "perfexp/k6:v1.8.1", RemoteWriteURL: remoteWrite, Clock: f.clock, Logs: f.logs,
-		// The placement story names the service account k6, as an administrator would allow.
-		Pods: access.RunnerPods{ServiceAccounts: []string{"k6"}},
+		// The placement story names the service account k6 and tolerations, as an
+		// administrator would allow.
+		Pods: access.RunnerPods{ServiceAccounts: []string{"k6"}, Placement: access.Placement{Tolerations: []string{"*"}}},
 	})
 	return f
 }

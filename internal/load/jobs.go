@@ -38,6 +38,9 @@ func (b jobBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExperim
 	if err := b.r.admitPod(ctx, exp, "scenario "+u.name+"'s Job "+name, spec.ServiceAccountName, spec.Containers[0].Image); err != nil {
 		return runnerRef{}, err
 	}
+	if err := b.r.admitPlacement("scenario "+u.name+"'s Job "+name, exp.Spec.Load.Pod); err != nil {
+		return runnerRef{}, err
+	}
 	existing := &batchv1.Job{}
 	if err := b.r.createOwned(ctx, exp, job, existing); err != nil {
 		return runnerRef{}, err

@@ -76,7 +76,9 @@ func runnerPods(t *testing.T, env *testenv.Env) {
 
 	t.Run("a pod outside the rules is refused when it is created, and nothing is created", func(t *testing.T) {
 		strict := load.New(env.Client, load.Options{K6Image: "perfexp/k6:v1.8.1", RemoteWriteURL: remoteWrite, Clock: f.clock, Logs: f.logs,
-			Pods: access.RunnerPods{ServiceAccounts: []string{"k6"}, Images: []string{"perfexp/*"}}})
+			Pods: access.RunnerPods{ServiceAccounts: []string{"k6"}, Images: []string{"perfexp/*"},
+				Placement: access.Placement{Tolerations: []string{"dedicated=loadgen:NoSchedule"}, NodeSelectors: []string{"pool=loadgen"}}}})
+		controlPlane := []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 		tests := []struct {
 			name string
 			edit func(*perfexpv1alpha1.PerfExperiment)
@@ -105,6 +107,21 @@ func runnerPods(t *testing.T, env *testenv.Env) {
 				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{ServiceAccountName: "deployer"}
 			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
 				says: "may not run as service account deployer"},
+			{name: "load pods onto the control plane", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{Tolerations: controlPlane}
+			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
+				job:  func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
+				says: `may not tolerate "node-role.kubernetes.io/control-plane:NoSchedule"`},
+			{name: "TestRun pods onto the control plane", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Load.Runner = perfexpv1alpha1.RunnerK6Operator
+				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{Tolerations: controlPlane}
+			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
+				says: `may not tolerate "node-role.kubernetes.io/control-plane:NoSchedule"`},
+			{name: "load pods onto a node by name", edit: func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{NodeSelector: map[string]string{"kubernetes.io/hostname": "billing-db-0"}}
+			}, run: func(e *perfexpv1alpha1.PerfExperiment) (step.Result, error) { return strict.Run(t.Context(), e) },
+				job:  func(e *perfexpv1alpha1.PerfExperiment) string { return load.UnitName(e, "checkout") },
+				says: "may not select nodes by kubernetes.io/hostname=billing-db-0"},
 		}
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -145,6 +145,9 @@ func (b testRunBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 	if err := b.r.admitPod(ctx, exp, "scenario "+u.name+"'s TestRun "+name, account, image); err != nil {
 		return runnerRef{}, err
 	}
+	if err := b.r.admitPlacement("scenario "+u.name+"'s TestRun "+name, exp.Spec.Load.Pod); err != nil {
+		return runnerRef{}, err
+	}
 	existing := newTestRun()
 	if err := b.r.createOwned(ctx, exp, tr, existing); err != nil {
 		return runnerRef{}, err

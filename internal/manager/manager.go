@@ -61,6 +61,10 @@ type Options struct {
 	CAdvisorMatchers string
 	// MaxConcurrentReconciles is how many experiments are reconciled at once.
 	MaxConcurrentReconciles int
+	// AnalysisWorkers is how many analyses query Prometheus at once, apart from the reconciles.
+	AnalysisWorkers int
+	// OrphanInterval is how often objects patched for experiments that are gone are looked for.
+	OrphanInterval time.Duration
 	// AnalysisAttemptTimeout bounds one call into the analysis.
 	AnalysisAttemptTimeout time.Duration
 	// BaselineArrivalGrace is how long an experiment waits for a baseline that does not exist yet.
@@ -76,6 +80,7 @@ type Options struct {
 	RunnerServiceAccount  string
 	RunnerServiceAccounts []string
 	RunnerImages          []string
+	RunnerPlacement       access.Placement
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
 	Dashboards analyzer.GrafanaDashboards
 	// FailOnRegression is the default of spec.analysis.failOnRegression.
@@ -116,6 +121,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.RunnerServiceAccounts = splitList(s)
 		return nil
 	})
+	fs.Func("allowed-runner-tolerations", "Comma-separated tolerations load pods may carry (spec.load.pod.tolerations), each key, key=value, key:Effect or key=value:Effect (no value: any value; no effect: any effect); * allows any. Empty allows none: a toleration lets a pod onto tainted nodes (the control plane, another team's dedicated nodes).", func(s string) error {
+		o.RunnerPlacement.Tolerations = splitList(s)
+		return nil
+	})
+	fs.Func("allowed-runner-node-selectors", "Comma-separated node selector terms load pods may use (spec.load.pod.nodeSelector), each key=value, key=* or key; empty allows any (a node selector only narrows where a pod may go; without a toleration it reaches no tainted node).", func(s string) error {
+		o.RunnerPlacement.NodeSelectors = splitList(s)
+		return nil
+	})
 	fs.Func("allowed-runner-images", "Comma-separated images setup and load pods may run (an entry ending in * matches by prefix; --k6-image is always allowed); empty allows any.", func(s string) error {
 		o.RunnerImages = splitList(s)
 		return nil
@@ -124,6 +137,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
+	fs.IntVar(&o.AnalysisWorkers, "analysis-workers", controllers.DefaultAnalysisWorkers, "How many analyses query Prometheus at once. They run apart from the reconcile workers, so a slow or hung Prometheus never delays another experiment's restore or queue admission. At least 1.")
+	fs.DurationVar(&o.OrphanInterval, "orphan-interval", controllers.DefaultOrphanInterval, "How often the operator looks for objects still patched for an experiment that no longer exists (its finalizer removed by force) and puts them back from their snapshot; it also looks at start-up.")
 	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", analyzer.DefaultPrometheusTimeout, "Time limit of each request to Prometheus; a server that does not answer within it counts as unavailable and the analysis retries later.")
 	fs.DurationVar(&o.AnalysisAttemptTimeout, "analysis-attempt-timeout", controllers.DefaultAnalysisAttemptTimeout, "How long one analysis attempt may wait for Prometheus before it gives up and tries again later; spec.timeouts.analysis still ends the analysis.")
 	fs.DurationVar(&o.BaselineArrivalGrace, "baseline-arrival-grace", 30*time.Second, "How long an experiment whose spec.baseline does not exist yet waits for it before failing with BaselineNotFound (GitOps tools apply a queue in their own order); 0 fails at once.")
@@ -155,6 +170,9 @@ func (o *Options) complete() {
 	}
 	if o.MaxConcurrentReconciles < 1 {
 		o.MaxConcurrentReconciles = 1
+	}
+	if o.AnalysisWorkers < 1 {
+		o.AnalysisWorkers = controllers.DefaultAnalysisWorkers
 	}
 	if o.AnalysisAttemptTimeout <= 0 {
 		o.AnalysisAttemptTimeout = controllers.DefaultAnalysisAttemptTimeout
@@ -224,6 +242,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
+	}
+	if recoverer, ok := r.Environment.(controllers.OrphanRecoverer); ok {
+		janitor := &controllers.OrphanJanitor{Environment: recoverer, Reader: mgr.GetAPIReader(), Recorder: r.Recorder, Lock: r.Lock, Interval: opts.OrphanInterval}
+		if err := mgr.Add(janitor); err != nil {
+			return fmt.Errorf("adding the orphan janitor: %w", err)
+		}
 	}
 	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
 	if err := sweeps.SetupWithManager(mgr); err != nil {
@@ -350,6 +374,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		Clock:                   clock.RealClock{},
 		Lock:                    &queue.Lock{Client: c, Reader: mgr.GetAPIReader(), Namespace: opts.LeaseNamespace, Clock: clock.RealClock{}},
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		AnalysisWorkers:         opts.AnalysisWorkers,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
@@ -363,6 +388,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
 			RunnerImages:          opts.RunnerImages,
+			RunnerPlacement:       opts.RunnerPlacement,
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
@@ -374,7 +400,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 			Pods: access.RunnerPods{
 				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
-				Images: opts.RunnerImages, DefaultImage: opts.K6Image,
+				Images: opts.RunnerImages, DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{

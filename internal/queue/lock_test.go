@@ -2,10 +2,12 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -139,4 +141,95 @@ func TestLockDecidesOnTheFreshLeaseWhateverTheCacheShows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A released lock leaves no Lease behind (queue names are the authors' strings; a Lease per
+// name ever used would pile up), and the delete removes only the Lease as its holder read it:
+// a waiter that took the lock in between keeps it.
+func TestReleaseDeletesOnlyTheLeaseItHolds(t *testing.T) {
+	const ns, q = "perfexp-system", "library"
+	s := runtime.NewScheme()
+	if err := coordinationv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	held := func(holder string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: LeaseName(q), UID: "lease-uid",
+			Annotations: map[string]string{AnnotationHolder: "perf/" + holder}}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	}
+	clk := clocktesting.NewFakePassiveClock(metav1.Now().Time)
+	exists := func(t *testing.T, c client.Client) bool {
+		t.Helper()
+		err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: LeaseName(q)}, &coordinationv1.Lease{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	t.Run("the holder releases: the Lease is gone", func(t *testing.T) {
+		c := fake.NewClientBuilder().WithScheme(s).WithObjects(held("a")).Build()
+		l := &Lock{Client: c, Namespace: ns, Clock: clk}
+		if err := l.Release(t.Context(), q, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if exists(t, c) {
+			t.Error("the released Lease is still there")
+		}
+		alive := func(context.Context, Holder) (bool, error) { return true, nil }
+		if ok, err := l.TryAcquire(t.Context(), q, "b", "perf/b", alive); err != nil || !ok {
+			t.Errorf("the next experiment took the lock: %v, %v; want true", ok, err)
+		}
+	})
+	t.Run("someone else releases: the Lease stays", func(t *testing.T) {
+		c := fake.NewClientBuilder().WithScheme(s).WithObjects(held("a")).Build()
+		l := &Lock{Client: c, Namespace: ns, Clock: clk}
+		if err := l.Release(t.Context(), q, "b"); err != nil {
+			t.Fatal(err)
+		}
+		if !exists(t, c) {
+			t.Error("a Lease held by another experiment was deleted")
+		}
+	})
+	t.Run("a waiter took the lock after the holder read it: the Lease stays", func(t *testing.T) {
+		current := fake.NewClientBuilder().WithScheme(s).WithObjects(held("a")).Build()
+		stale := &coordinationv1.Lease{}
+		if err := current.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: LeaseName(q)}, stale); err != nil {
+			t.Fatal(err)
+		}
+		retaken := stale.DeepCopy()
+		b := "b"
+		retaken.Spec.HolderIdentity = &b
+		if err := current.Update(t.Context(), retaken); err != nil {
+			t.Fatal(err)
+		}
+		l := &Lock{Client: current, Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(stale).Build(), Namespace: ns, Clock: clk}
+		if err := l.Release(t.Context(), q, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if !exists(t, current) {
+			t.Error("the Lease b took was deleted by a's late release")
+		}
+	})
+	t.Run("free Leases of earlier versions are swept, held ones kept", func(t *testing.T) {
+		free := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: LeaseName("old-queue")}}
+		leader := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "perfexp-manager"}}
+		c := fake.NewClientBuilder().WithScheme(s).WithObjects(held("a"), free, leader).Build()
+		l := &Lock{Client: c, Namespace: ns, Clock: clk}
+		n, err := l.DeleteFree(t.Context())
+		if err != nil || n != 1 {
+			t.Fatalf("deleted %d (%v), want 1", n, err)
+		}
+		left := &coordinationv1.LeaseList{}
+		if err := c.List(t.Context(), left); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range left.Items {
+			names = append(names, l.Name)
+		}
+		slices.Sort(names)
+		if want := []string{"perfexp-manager", LeaseName(q)}; !slices.Equal(names, want) {
+			t.Errorf("left %v, want %v", names, want)
+		}
+	})
 }

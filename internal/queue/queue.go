@@ -324,7 +324,9 @@ func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, h
 	}
 	l.stamp(lease, holder, holderName)
 	if err := l.Client.Update(ctx, lease); err != nil {
-		if apierrors.IsConflict(err) {
+		// Taken by another waiter, or released (deleted) by its holder since it was read: the
+		// next try sees which.
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("taking queue lease %s: %w", lease.Name, err)
@@ -335,6 +337,12 @@ func (l *Lock) TryAcquire(ctx context.Context, queue string, holder types.UID, h
 // Release frees the queue's lock (under its current and its legacy name) if the given UID
 // holds it. Releasing a lock one does not hold is a no-op, so Release is safe to repeat after a
 // crash.
+//
+// A released lock's Lease is deleted, not left free: queue names are the authors' own strings,
+// and a Lease kept for every name ever used would pile up in the operator's namespace. The
+// delete is conditional on the resourceVersion the holder was read at, so it can only remove
+// the Lease as this holder has it; a waiter that took the lock meanwhile keeps it, and one
+// that finds no Lease creates it.
 func (l *Lock) Release(ctx context.Context, queue string, holder types.UID) error {
 	if legacy := legacyLeaseName(queue); legacy != "" {
 		if err := l.release(ctx, legacy, holder); err != nil {
@@ -355,12 +363,44 @@ func (l *Lock) release(ctx context.Context, name string, holder types.UID) error
 	if holderOf(lease).UID != holder {
 		return nil
 	}
-	lease.Spec.HolderIdentity = nil
-	delete(lease.Annotations, AnnotationHolder)
-	if err := l.Client.Update(ctx, lease); err != nil {
+	if err := l.deleteAt(ctx, lease); err != nil {
 		return fmt.Errorf("releasing queue lease %s: %w", lease.Name, err)
 	}
 	return nil
+}
+
+// deleteAt deletes the Lease as read, or nothing when it changed since: a conflict means
+// someone else wrote it (took it) and it is theirs now.
+func (l *Lock) deleteAt(ctx context.Context, lease *coordinationv1.Lease) error {
+	rv, uid := lease.ResourceVersion, lease.UID
+	err := l.Client.Delete(ctx, lease, client.Preconditions{ResourceVersion: &rv, UID: &uid})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// DeleteFree deletes the queue Leases in the operator's namespace that nobody holds: the ones
+// earlier versions left behind when they released a lock by clearing its holder. Each delete
+// is conditional on the Lease as listed, so a lock taken meanwhile is kept. It returns how
+// many it deleted.
+func (l *Lock) DeleteFree(ctx context.Context) (int, error) {
+	leases := &coordinationv1.LeaseList{}
+	if err := l.fresh().List(ctx, leases, client.InNamespace(l.Namespace)); err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for i := range leases.Items {
+		lease := &leases.Items[i]
+		if !strings.HasPrefix(lease.Name, "perfexp-queue") || !holderOf(lease).Free() {
+			continue
+		}
+		if err := l.deleteAt(ctx, lease); err != nil {
+			return deleted, fmt.Errorf("deleting free queue lease %s: %w", lease.Name, err)
+		}
+		deleted++
+	}
+	return deleted, nil
 }
 
 func (l *Lock) get(ctx context.Context, queue string) (*coordinationv1.Lease, error) {

@@ -25,6 +25,7 @@ func rulesOf(opts Options, reader access.Reader) *access.Rules {
 		RunnerServiceAccounts: opts.RunnerServiceAccounts,
 		RunnerImages:          opts.RunnerImages,
 		DefaultImage:          opts.DefaultImage,
+		RunnerPlacement:       opts.RunnerPlacement,
 		PrometheusURLs:        opts.PrometheusURLs,
 	}
 }

@@ -117,6 +117,9 @@ func storyNamespaceGate(t *testing.T, te *testenv.Env, labelled string) {
 		{name: "runner image not allowed", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.Load.Image = "evil.example.com/miner:1"
 		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: "may not run image evil.example.com/miner:1"},
+		{name: "runner pods tolerate a taint the operator does not allow", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
+			e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}
+		}, reason: perfexpv1alpha1.ReasonPodNotAllowed, says: `may not tolerate "node-role.kubernetes.io/control-plane"`},
 		{name: "runner image and account allowed", ns: labelled, edit: func(e *perfexpv1alpha1.PerfExperiment) {
 			e.Spec.Load.Image = "registry.example.com/k6:1.8.1"
 			e.Spec.Load.Pod = &perfexpv1alpha1.RunnerPod{ServiceAccountName: "k6"}

@@ -54,6 +54,8 @@ type Options struct {
 	RunnerServiceAccounts []string
 	RunnerImages          []string
 	DefaultImage          string
+	// RunnerPlacement bounds the load pods' tolerations and node selector.
+	RunnerPlacement access.Placement
 	// PrometheusURLs, when not empty, are the URLs spec.analysis.prometheusURL may name.
 	PrometheusURLs []string
 	// FieldManager names perfexp in the managedFields of the objects it patches; default

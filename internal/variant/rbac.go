@@ -12,3 +12,8 @@ package variant
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas,verbs=get;list;watch
+//
+// The orphan janitor (orphans.go) lists the generic patch kinds' metadata to find the objects
+// an experiment that is gone left patched; reading a Service is patching's prerequisite anyway.
+//
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list

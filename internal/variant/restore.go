@@ -145,6 +145,14 @@ func (e *Environment) restoreObject(ctx context.Context, exp *perfexpv1alpha1.Pe
 			return nil
 		}
 	}
+	if snap == nil && theirs == "" && unreadable == nil && mayBeOurs(exp, ref, u) {
+		// The annotation is gone but nobody else's took its place (a tool pruned it, a person
+		// removed it): the variant may well still be in force, and the copy in status says
+		// what to put back. Putting back values that are already there changes nothing.
+		if snap = statusSnapshot(exp, ref); snap != nil {
+			log.FromContext(ctx).Info("Restoring from the status copy: the object's snapshot annotation is gone", "object", ref.String())
+		}
+	}
 	if snap == nil {
 		keepNotOurs(ctx, exp, ref, u, theirs, r)
 		return nil

@@ -2,6 +2,7 @@ package variant
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,8 @@ func TestSafetyStories(t *testing.T) {
 		{"replicas of an autoscaled workload are refused", storyHPARefusal},
 		{"a target perfexp may not read fails at once and never blocks restore", storyForbiddenTarget},
 		{"an unreadable snapshot blocks instead of counting as restored", storyCorruptedSnapshot},
+		{"a snapshot annotation removed mid-run is restored from the status", storyRemovedSnapshot},
+		{"objects of an experiment gone without restoring are put back from their snapshot", storyOrphans},
 		{"one object named under two API versions is one target", storyTwoVersions},
 		{"a baseline waits while another experiment's variant is in force", storyOtherExperimentInNamespace},
 	}
@@ -484,6 +487,47 @@ func storyCorruptedSnapshot(t *testing.T, te *testenv.Env, ns string) {
 		restore(t, e, c, lost)
 		requireSameState(t, before, state(t, c, ns))
 	})
+}
+
+// Someone (a tool that prunes unknown annotations, a hand edit) removes perfexp's snapshot
+// annotation from a patched Deployment during the run. The variant is still in force; the copy
+// in status restores it, instead of the Deployment counting as restored while still patched.
+// Whether the label went with it or not, the status says it was patched and not put back.
+func storyRemovedSnapshot(t *testing.T, te *testenv.Env, ns string) {
+	c := te.Client
+	e := New(c, Options{})
+	for i, tt := range []struct {
+		name      string
+		dropLabel bool
+	}{{"the label stays", false}, {"the label goes too", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("web-%d", i)
+			create(t, c, deployment(ns, name, nil, service("app")))
+			rollOut(t, c, ns)
+			before := state(t, c, ns)
+			v := &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
+				WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{name}},
+				Resources:        &perfexpv1alpha1.ResourcesChange{RemoveLimits: []corev1.ResourceName{corev1.ResourceCPU}},
+				Env:              &perfexpv1alpha1.EnvChange{Set: []perfexpv1alpha1.EnvVar{{Name: "POOL", Value: "200"}}},
+			}}}
+			exp := experiment(t, c, ns, fmt.Sprintf("removed-%d", i), v)
+			prepare(t, e, c, exp)
+			d := getDeployment(t, c, ns, name)
+			if _, limited := d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; limited {
+				t.Fatal("the variant was not applied")
+			}
+			delete(d.Annotations, perfexpv1alpha1.AnnotationSnapshot)
+			if tt.dropLabel {
+				delete(d.Annotations, perfexpv1alpha1.AnnotationExperiment)
+				delete(d.Labels, LabelPatchedBy)
+			}
+			if err := c.Update(t.Context(), d); err != nil {
+				t.Fatal(err)
+			}
+			restore(t, e, c, exp)
+			requireSameState(t, before, state(t, c, ns))
+		})
+	}
 }
 
 // Two generic patches reach one HorizontalPodAutoscaler, one as autoscaling/v1 and one as
