@@ -51,6 +51,9 @@ type OrphanJanitor struct {
 	Lock *queue.Lock
 	// Interval between rounds; DefaultOrphanInterval when zero.
 	Interval time.Duration
+	// Namespaces, when not empty (a namespaced install), are where experiments are listed:
+	// the only ones the operator may list, and the only ones whose experiments it runs.
+	Namespaces []string
 
 	// reported are the objects already counted as unrestorable (by UID), so a round that
 	// finds them again does not count them again.
@@ -135,13 +138,21 @@ func (j *OrphanJanitor) event(o variant.Orphan, typ, reason, note string) {
 
 // alive lists the UIDs of every experiment that exists.
 func (j *OrphanJanitor) alive(ctx context.Context) (map[types.UID]bool, error) {
-	list := &perfexpv1alpha1.PerfExperimentList{}
-	if err := j.Reader.List(ctx, list); err != nil {
-		return nil, err
+	namespaces := j.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
 	}
-	out := make(map[types.UID]bool, len(list.Items))
-	for i := range list.Items {
-		out[list.Items[i].UID] = true
+	out := map[types.UID]bool{}
+	for _, ns := range namespaces {
+		// A namespace that cannot be listed fails the round: its experiments would otherwise
+		// be taken for gone and their running variants restored under them.
+		list := &perfexpv1alpha1.PerfExperimentList{}
+		if err := j.Reader.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			out[list.Items[i].UID] = true
+		}
 	}
 	return out, nil
 }

@@ -2,15 +2,20 @@ package controllers_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
@@ -79,5 +84,46 @@ func TestOrphanJanitorCountsAndReports(t *testing.T) {
 	}
 	for _, e := range got {
 		t.Log(e)
+	}
+}
+
+// In a namespaced install the janitor lists experiments only in the watched namespaces (the
+// only ones it may list), and a namespace it cannot list fails the round: its experiments
+// must never be taken for gone.
+func TestOrphanJanitorNamespaced(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	a := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a", UID: "ea"}}
+	b := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "b", UID: "eb"}}
+	other := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "c", UID: "ec"}}
+	var listed []string
+	reader := fake.NewClientBuilder().WithScheme(s).WithObjects(a, b, other).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lo := (&client.ListOptions{}).ApplyOptions(opts)
+			listed = append(listed, lo.Namespace)
+			if lo.Namespace == "" || lo.Namespace == "locked" {
+				return apierrors.NewForbidden(schema.GroupResource{Group: "perfexp.dev", Resource: "perfexperiments"}, "", errors.New("namespaced install"))
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+
+	env := &foundOrphans{}
+	j := &controllers.OrphanJanitor{Environment: env, Reader: reader, Namespaces: []string{"team-a", "team-b"}}
+	j.Round(t.Context())
+	if len(env.alive) != 2 || !env.alive["ea"] || !env.alive["eb"] {
+		t.Errorf("alive experiments %v, want those of team-a and team-b", env.alive)
+	}
+	if len(listed) != 2 || listed[0] != "team-a" || listed[1] != "team-b" {
+		t.Errorf("listed namespaces %q, want only the watched ones", listed)
+	}
+
+	env = &foundOrphans{}
+	j = &controllers.OrphanJanitor{Environment: env, Reader: reader, Namespaces: []string{"team-a", "locked"}}
+	j.Round(t.Context())
+	if env.alive != nil {
+		t.Errorf("a namespace that cannot be listed still gave alive experiments %v: its own would be taken for gone", env.alive)
 	}
 }

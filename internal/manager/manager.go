@@ -244,7 +244,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("setting up the PerfExperiment controller: %w", err)
 	}
 	if recoverer, ok := r.Environment.(controllers.OrphanRecoverer); ok {
-		janitor := &controllers.OrphanJanitor{Environment: recoverer, Reader: mgr.GetAPIReader(), Recorder: r.Recorder, Lock: r.Lock, Interval: opts.OrphanInterval}
+		janitor := &controllers.OrphanJanitor{Environment: recoverer, Reader: mgr.GetAPIReader(), Recorder: r.Recorder, Lock: r.Lock, Interval: opts.OrphanInterval, Namespaces: opts.WatchNamespaces}
 		if err := mgr.Add(janitor); err != nil {
 			return fmt.Errorf("adding the orphan janitor: %w", err)
 		}

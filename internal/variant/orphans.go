@@ -186,9 +186,18 @@ func (e *Environment) marked(ctx context.Context) ([]*unstructured.Unstructured,
 	return kept, nil
 }
 
-// listNamespaces calls list for "" (every namespace) first, then, when that is
-// forbidden, the namespaces the operator is told it may use.
+// listNamespaces calls list for each watched namespace in a namespaced install; otherwise
+// for "" (every namespace) first, then, when that is forbidden, the namespaces the operator
+// is told it may use.
 func (e *Environment) listNamespaces(ctx context.Context, list func(ns string) error) error {
+	if len(e.opts.WatchedNamespaces) > 0 {
+		for _, ns := range e.opts.WatchedNamespaces {
+			if err := list(ns); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	err := list("")
 	if !apierrors.IsForbidden(err) {
 		return err
