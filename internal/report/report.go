@@ -6,9 +6,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -281,75 +278,6 @@ func samples(mc result.MetricComparison) string {
 	return fmt.Sprintf("%d vs %d%s", mc.Samples, mc.BaselineSamples, unit)
 }
 
-// workloads has the services' CPU, then their memory; with a baseline, each table has the
-// change of the workload's average against it.
-func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Comparison) {
-	if len(workloads) == 0 {
-		return
-	}
-	deltas := newWorkloadDeltas(c)
-	m.printf("## Services: CPU\n\nCores, summed over the workload's pods (sidecars included); average and highest of %s rates. ", "per-step")
-	m.printf("Pods is the most pods running at once (a pod counts while its cAdvisor samples are fresh; more seen in the window are in brackets). ")
-	m.printf("%% of limit is the busiest pod's average as a share of its own limit, containers of the pod template only.")
-	deltas.intro(m)
-	m.printf("\n\n| Workload | Pods | CPU avg | CPU max | %% of request | %% of limit | Throttled %%%s |\n|---|---:|---:|---:|---:|---:|---:%s\n", deltas.header(), deltas.rule())
-	var sidecars []string
-	for _, wl := range workloads {
-		pods := strconv.Itoa(wl.Pods)
-		if wl.PodsSeen > wl.Pods {
-			pods += fmt.Sprintf(" (%d)", wl.PodsSeen)
-		}
-		if mc, ok := deltas.find(wl, result.MetricCPU); ok && mc.BaselinePods != wl.Pods {
-			pods += fmt.Sprintf(", baseline %d", mc.BaselinePods)
-		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
-			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1),
-			deltas.cells(wl, result.MetricCPU))
-		if len(wl.Sidecars) > 0 {
-			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
-		}
-	}
-	deltas.reasons(m, result.MetricCPU)
-	if len(sidecars) > 0 {
-		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
-	}
-	m.printf("\n## Services: memory\n\nWorking set, summed over the workload's pods. Max adds up each container's peak within each rate window (`max_over_time`), so no spike between two steps is missed; ")
-	m.printf("when containers peak at different moments it is an upper bound of the highest total. %% of limit is the highest peak of any one pod as a share of its own limit.")
-	deltas.intro(m)
-	m.printf("\n\n| Workload | Avg | Max | %% of limit (peak) | Growth per hour | Leak | Restarts | OOM kills%s |\n|---|---:|---:|---:|---:|---|---:|---:%s\n", deltas.header(), deltas.rule())
-	for _, wl := range workloads {
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
-			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills),
-			deltas.cells(wl, result.MetricMemory))
-	}
-	deltas.reasons(m, result.MetricMemory)
-	m.printf("\n")
-}
-
-// workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.
-type workloadDeltas struct {
-	c    *result.Comparison
-	rows map[string]result.MetricComparison
-}
-
-func newWorkloadDeltas(c *result.Comparison) workloadDeltas {
-	d := workloadDeltas{c: c, rows: map[string]result.MetricComparison{}}
-	if c == nil {
-		return d
-	}
-	for _, mc := range c.Metrics {
-		if mc.Workload != "" {
-			d.rows[mc.Workload+" "+string(mc.Kind)] = mc
-		}
-	}
-	return d
-}
-
-func (d workloadDeltas) find(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (result.MetricComparison, bool) {
-	mc, ok := d.rows[wl.Kind+"/"+wl.Namespace+"/"+wl.Name+" "+string(kind)]
-	return mc, ok
-}
-
 func (d workloadDeltas) intro(m *markdown) {
 	if len(d.rows) == 0 {
 		return
@@ -408,17 +336,6 @@ func (d workloadDeltas) reasons(m *markdown, kind perfexpv1alpha1.ObjectiveMetri
 	for _, why := range order {
 		m.printf("\n† %s: %s.\n", strings.Join(names[why], ", "), cell(strings.TrimSuffix(why, ".")))
 	}
-}
-
-// workloadRows counts a comparison's workload rows.
-func workloadRows(c *result.Comparison) int {
-	n := 0
-	for _, mc := range c.Metrics {
-		if mc.Workload != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // queries has a table of the custom queries, then one of the series of each query that
@@ -554,123 +471,6 @@ func latencySource(r *result.Result) string {
 		return "k6 trend-stat gauges (fallback: percentiles of several runners are bounds, not merged values)"
 	}
 	return "none (no latency data)"
-}
-
-func workloadName(w result.WorkloadResult) string {
-	tag := ""
-	if w.Touched {
-		tag = " (changed)"
-	}
-	return fmt.Sprintf("%s %s/%s%s", strings.ToLower(w.Kind), w.Namespace, w.Name, tag)
-}
-
-func labels(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%q", k, m[k]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// cell escapes text for a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func ts(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
-
-func dur(seconds float64) string {
-	return (time.Duration(seconds * float64(time.Second))).Round(time.Second).String()
-}
-
-// num renders an optional number; absent data is a dash, never a zero.
-func num(v *float64, decimals int) string {
-	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(*v, 'f', decimals, 64)
-}
-
-func signed(v *float64, decimals int) string {
-	if v == nil {
-		return "-"
-	}
-	s := num(v, decimals)
-	if *v > 0 {
-		s = "+" + s
-	}
-	return s
-}
-
-func pval(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*v, 'g', 3, 64)
-}
-
-func withUnit(v *float64, unit string) string {
-	if v == nil {
-		return "-"
-	}
-	s := strconv.FormatFloat(math.Round(*v*1000)/1000, 'f', -1, 64)
-	switch unit {
-	case "":
-		return s
-	case "%":
-		return s + "%"
-	}
-	return s + " " + unit
-}
-
-func intOr(v *int64) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatInt(*v, 10)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func noteOr(v, note string) string {
-	if note != "" {
-		return note
-	}
-	return v
-}
-
-func mib(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f MiB", *v/(1<<20))
-}
-
-func signedBytes(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	s := mib(v)
-	if *v > 0 {
-		s = "+" + s
-	}
-	return s
-}
-
-// isShare is a check's pass rate or a custom Rate's share: percent, compared in points.
-func isShare(mc result.MetricComparison) bool {
-	return mc.Kind == perfexpv1alpha1.MetricPassRate || mc.Kind == perfexpv1alpha1.MetricPercent
 }
 
 // customCompared is true when a comparison has check, custom Rate or Gauge rows.
