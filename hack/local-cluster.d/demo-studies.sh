@@ -118,6 +118,17 @@ for study in ${STUDIES}; do
     phase="$(phase_of "${o}")"
     phases+=("${name}=${phase:-none}")
     case "${phase}" in Succeeded) ;; *) failed=1 ;; esac
+    if [ "${o%%/*}" = perfsweep ]; then
+      # A sweep ends Succeeded even when some of its runs failed: list them, and count a failed
+      # run as a failure of the study.
+      kc -n "${NS}" get perfexperiments -l "perfexp.dev/sweep=${name}" -o wide || true
+      bad="$(kc -n "${NS}" get perfexperiments -l "perfexp.dev/sweep=${name}" \
+        -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.phase}{"\n"}{end}' | grep -v ' Succeeded$' || true)"
+      if [ -n "${bad}" ]; then
+        phases+=("failed-runs:$(echo "${bad}" | wc -l)")
+        failed=1
+      fi
+    fi
     step "report of ${o} (phase ${phase:-none})"
     msg="$(kc -n "${NS}" get "${o}" -o jsonpath='{.status.message}' 2>/dev/null || true)"
     [ -z "${msg}" ] || echo "message: ${msg}"
