@@ -113,6 +113,7 @@ for study in ${STUDIES}; do
   echo "workloads' spec hash after:  ${after} (restored: ${restored})"
 
   phases=()
+  sweep_runs=()
   for o in "${objs[@]}"; do
     name="${o#*/}"
     phase="$(phase_of "${o}")"
@@ -128,6 +129,7 @@ for study in ${STUDIES}; do
         phases+=("failed-runs:$(echo "${bad}" | wc -l)")
         failed=1
       fi
+      sweep_runs+=("${name}")
     fi
     step "report of ${o} (phase ${phase:-none})"
     msg="$(kc -n "${NS}" get "${o}" -o jsonpath='{.status.message}' 2>/dev/null || true)"
@@ -140,6 +142,18 @@ for study in ${STUDIES}; do
       echo "no report ConfigMap (status.reportRef) was written for ${o}"
       failed=1
     fi
+  done
+  # The runs' own reports hold the per-service CPU and memory, the node's load and the custom
+  # queries (database, brokers) the sweep table leaves out: those sections, run by run.
+  for sweep in "${sweep_runs[@]}"; do
+    for run in $(kc -n "${NS}" get perfexperiments -l "perfexp.dev/sweep=${sweep}" -o name | sort); do
+      report="$(kc -n "${NS}" get "${run}" -o jsonpath='{.status.reportRef.name}' 2>/dev/null || true)"
+      [ -n "${report}" ] || continue
+      step "run ${run#*/}: services, node and custom queries (from ConfigMap ${report})"
+      kc -n "${NS}" get configmap "${report}" -o jsonpath='{.data.report\.md}' | awk '
+        /^## / { keep = ($0 ~ /^## (Summary|Services: CPU|Services: memory|Load generators and node|Custom queries)$/) }
+        keep'
+    done
   done
   [ "${restored}" = yes ] || failed=1
   summary+=("$(printf '%-24s %5ss  hash %s -> %s (restored: %s)  %s' "${study}" "${wall}" "${before}" "${after}" "${restored}" "${phases[*]}")")
