@@ -4,7 +4,7 @@
 STUDY ?= kafka-mode
 
 .PHONY: demo-studies
-demo-studies: ## Local cluster + operator + library platform, then the five studies' short forms one after another (about 35 min); prints each report and the workloads' hash before/after.
+demo-studies: ## Local cluster + operator + library platform, then the five studies' short forms one after another (about 25 min here); prints each report and the workloads' hash before/after.
 	LOCALBIN=$(LOCALBIN) hack/local-cluster.d/demo-studies.sh
 
 .PHONY: demo-study
