@@ -229,7 +229,8 @@ func storyChecksOnlySpecUpdates(t *testing.T, env *testenv.Env) {
 }
 
 // PerfSweeps are checked on spec.template (target namespace, observe), on the variants of
-// spec.baseline and spec.arms[], and on the workloads of spec.matrix[] dimensions, with sweeps
+// spec.baseline, spec.arms[] and spec.capacity, and on the workloads of spec.matrix[]
+// dimensions and spec.bisect's services, with sweeps
 // the real PerfSweep CRD accepts.
 func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 	deploymentVariant := map[string]any{"workloads": []any{map[string]any{"kind": "Deployment", "names": []any{"web"}, "replicas": int64(0)}}}
@@ -249,6 +250,16 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 			refused: "may not patch configmaps in namespace env-b"},
 		{name: "a matrix over a StatefulSet without the right",
 			obj:     sweep(map[string]any{"template": template(envB, nil), "matrix": statefulSetMatrix}),
+			refused: "may not patch statefulsets.apps in namespace env-b"},
+		{name: "a capacity search's variant without the right",
+			obj: sweep(map[string]any{"template": template(envB, map[string]any{"objectives": []any{map[string]any{"name": "p95", "scenario": "s", "metric": "P95", "max": "300"}}}),
+				"capacity": map[string]any{"parameter": "VUs", "min": int64(1), "max": int64(10), "variant": deploymentVariant}}),
+			refused: "may not patch deployments.apps in namespace env-b"},
+		{name: "a bisect's images on a StatefulSet without the right",
+			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			obj: sweep(map[string]any{"template": template(envB, nil), "bisect": map[string]any{"services": []any{
+				map[string]any{"name": "web", "container": "web", "baseline": "registry.example.com/web:1", "candidate": "registry.example.com/web:2"},
+				map[string]any{"name": "db", "kind": "StatefulSet", "container": "db", "baseline": "registry.example.com/db:1", "candidate": "registry.example.com/db:2"}}}}),
 			refused: "may not patch statefulsets.apps in namespace env-b"},
 		{name: "template targets the sweep's own namespace by default",
 			obj:     sweep(map[string]any{"template": template("", nil), "arms": []any{arm("a", deploymentVariant)}}),
