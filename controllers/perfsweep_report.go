@@ -52,11 +52,20 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 		best = "best arm " + result.BestArm
 	}
 	sw.Status.Message = fmt.Sprintf("%d runs ended (%d failed); %s; report in ConfigMap %s", sw.Status.Done, sw.Status.Failed, best, cm.Name)
-	sw.Status.Verdict = sweepVerdict(sw, judge.FailOnRegression(sw.Spec.Template.Analysis, r.FailOnRegression))
-	if sw.Status.Verdict == perfexpv1alpha1.VerdictFail {
+	end := sweep.EndingOf(sw.Status.Arms, judge.FailOnRegression(sw.Spec.Template.Analysis, r.FailOnRegression))
+	sw.Status.Verdict = end.Verdict
+	switch {
+	case end.Verdict == perfexpv1alpha1.VerdictFail:
 		sw.Status.Message = "verdict Fail (an arm Regressed and failOnRegression is set); " + sw.Status.Message
+	case end.Problem != "":
+		sw.Status.Message = "verdict " + string(end.Verdict) + " (" + end.Problem + "); " + sw.Status.Message
 	}
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionTrue, perfexpv1alpha1.ReasonReported, "report in ConfigMap %s", cm.Name)
+	if end.Failed {
+		sw.Status.Phase = perfexpv1alpha1.SweepFailed
+		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonRunsFailed, "%s", sw.Status.Message)
+		return ctrl.Result{}, nil
+	}
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "%s", sw.Status.Message)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(sw, nil, corev1.EventTypeNormal, perfexpv1alpha1.ReasonReported, "Report", "%s", sw.Status.Message)
@@ -125,17 +134,4 @@ func (r *PerfSweepReconciler) publishSweepData(ctx context.Context, sw *perfexpv
 		cm.Data = data
 		return nil
 	})
-}
-
-// sweepVerdict is Fail when regressions fail (failOnRegression) and an arm Regressed, else
-// Pass.
-func sweepVerdict(sw *perfexpv1alpha1.PerfSweep, failOnRegression bool) perfexpv1alpha1.Verdict {
-	if failOnRegression {
-		for _, a := range sw.Status.Arms {
-			if a.Change == perfexpv1alpha1.ChangeRegressed {
-				return perfexpv1alpha1.VerdictFail
-			}
-		}
-	}
-	return perfexpv1alpha1.VerdictPass
 }

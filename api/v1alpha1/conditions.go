@@ -363,4 +363,7 @@ const (
 	// ReasonNotImplemented (Ready=False): the operator was started without a collaborator the
 	// experiment needs (a variant without an environment manager, say).
 	ReasonNotImplemented = "NotImplemented"
+	// ReasonRunsFailed (sweep Ready=False, phase Failed, verdict Invalid): every run of the
+	// sweep failed, so there was nothing to compare; the report still lists the runs.
+	ReasonRunsFailed = "RunsFailed"
 )
