@@ -85,7 +85,7 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 				e := meanBootstrap(ci.Values(m), bi.Values(m), o.MinChangePercent, o.Resamples,
 					seedOf(append(seed, mc.Workload, string(m))...))
 				if e == nil {
-					setUnknown(&mc, "no use measured in one of the runs")
+					setUnknown(&mc, whyNoUse(ci.Values(m), bi.Values(m)))
 					break
 				}
 				fill(&mc, widen(e), result.MethodBlockBootstrap, "intervals")
@@ -137,6 +137,16 @@ func workloadRunValues(rs []*result.Result, w result.WorkloadResult, m perfexpv1
 		}
 	}
 	return out, pods
+}
+
+// whyNoUse says why two runs' per-interval values gave no comparison: either run has no value
+// inside its measured window (the first minute of a run is the rate window, so a run shorter
+// than that has none, though its average over the whole run may be shown), or no use at all.
+func whyNoUse(cur, base []float64) string {
+	if len(present(cur)) == 0 || len(present(base)) == 0 {
+		return "no per-interval value inside the measured window in one of the runs (the first minute is the rate window: measure at least 3 minutes, or repeat the runs)"
+	}
+	return "no use measured in one of the runs"
 }
 
 // meanBootstrap estimates the change of the mean of per-interval values between two single

@@ -203,3 +203,15 @@ func cloneThrottled(ws []result.WorkloadResult) []result.WorkloadResult {
 	}
 	return out
 }
+
+// A run shorter than the rate window has no per-interval CPU inside its measured window: the
+// row says so and how long to measure, rather than that no use was measured.
+func TestWhyNoUse(t *testing.T) {
+	nan := math.NaN()
+	if got := whyNoUse([]float64{nan, nan}, []float64{0.2, 0.3}); !strings.Contains(got, "rate window") || !strings.Contains(got, "3 minutes") {
+		t.Errorf("no value inside the window: %q", got)
+	}
+	if got := whyNoUse([]float64{0, 0}, []float64{0.2, 0.3}); got != "no use measured in one of the runs" {
+		t.Errorf("values of zero: %q", got)
+	}
+}
