@@ -57,7 +57,7 @@ func TestHelmNamespacedReleasesSideBySide(t *testing.T) {
 
 	for _, r := range releases {
 		args := append([]string{"install", r.name, chart, "-n", r.namespace, "--create-namespace", "--wait", "--timeout", "5m",
-			"--set", "scope=namespaced", "--set", "watchNamespaces={" + r.watches + "}"}, localValues...)
+			"--set", "scope=namespaced", "--set", "watchNamespaces={" + r.watches + "}", "--set", "fullnameOverride=" + r.name}, localValues...)
 		_, took := helm(t, args...)
 		t.Cleanup(func() {
 			_, _ = framework.Run(context.Background(), nil, helmBin(t), "uninstall", r.name, "-n", r.namespace, "--wait", "--kubeconfig", framework.Kubeconfig())
