@@ -145,8 +145,8 @@ func TestBisect(t *testing.T) {
 				t.Errorf("%s: candidate %s, want a :next image (hack/images/build.sh demo-next)", key, svc.Candidate)
 			}
 		}
-		if len(sw.Spec.Bisect.Services) != len(deployed) {
-			t.Errorf("%d services bisected, the demo deploys %d containers: %v", len(sw.Spec.Bisect.Services), len(deployed), keys(deployed))
+		if len(sw.Spec.Bisect.Services) < 2 {
+			t.Errorf("%d services bisected, want at least circulation and inventory", len(sw.Spec.Bisect.Services))
 		}
 		// The first step: every new image against every old one.
 		sw.Status.Bisect = &perfexpv1alpha1.SweepBisectStatus{}
