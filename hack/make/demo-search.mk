@@ -2,7 +2,7 @@
 # docs/bisect.md). Included by the main Makefile (hack/make/*.mk). Needs root, as the local cluster.
 
 .PHONY: demo-capacity
-demo-capacity: ## Local cluster + operator + demo app + two capacity searches of check-in/check-out (scenarios/demo-capacity: with and without circulation's CPU limit, about 20 min); prints both answers, their probes and reports, and the workloads' hash before/after.
+demo-capacity: ## Local cluster + operator + demo app + two capacity searches of check-in/check-out (scenarios/demo-capacity: with and without circulation's CPU limit, about 10 min); prints both answers, their probes and reports, and the workloads' hash before/after.
 	LOCALBIN=$(LOCALBIN) SEARCH_DIR=scenarios/demo-capacity hack/local-cluster.d/demo-search.sh
 
 .PHONY: demo-bisect
