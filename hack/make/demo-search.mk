@@ -6,5 +6,5 @@ demo-capacity: ## Local cluster + operator + demo app + two capacity searches of
 	LOCALBIN=$(LOCALBIN) SEARCH_DIR=scenarios/demo-capacity hack/local-cluster.d/demo-search.sh
 
 .PHONY: demo-bisect
-demo-bisect: ## Local cluster + operator + demo app + the demo's next release (perfexp/demo-*:next, inventory built slow) + a bisect over circulation's and inventory's images (scenarios/demo-bisect, 3 steps, 18 runs, about 15 min); prints the culprit, the steps and the report.
+demo-bisect: ## Local cluster + operator + demo app + the demo's next release (perfexp/demo-*:next, inventory built slow) + a bisect over circulation's and inventory's images (scenarios/demo-bisect, 3 steps, 18 runs, about 11 min); prints the culprit, the steps and the report.
 	LOCALBIN=$(LOCALBIN) SEARCH_DIR=scenarios/demo-bisect SEARCH_IMAGES=demo-next hack/local-cluster.d/demo-search.sh
