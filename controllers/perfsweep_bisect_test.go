@@ -1,20 +1,27 @@
 package controllers_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
+	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -109,6 +116,90 @@ func TestBisect(t *testing.T) {
 			t.Errorf("report.md does not name the culprit:\n%s", md)
 		}
 	})
+
+	t.Run("the demo's bisect is accepted by the API server, starts from the demo as deployed and plans every image", func(t *testing.T) {
+		ns := env.Namespace(t, "bisect-demo")
+		data, err := os.ReadFile(filepath.Join(testenv.Root(), "scenarios", "demo-bisect", "bisect.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
+			t.Fatalf("the demo's bisect was refused: %v", err)
+		}
+		sw := &perfexpv1alpha1.PerfSweep{}
+		if err := yaml.UnmarshalStrict(data, sw); err != nil {
+			t.Fatal(err)
+		}
+		deployed := demoImages(t)
+		for _, svc := range sw.Spec.Bisect.Services {
+			key := svc.Name + "/" + svc.Container
+			if deployed[key] == "" || deployed[key] != svc.Baseline {
+				t.Errorf("%s: baseline %s, the demo deploys %q", key, svc.Baseline, deployed[key])
+			}
+			if !strings.HasSuffix(svc.Candidate, ":next") {
+				t.Errorf("%s: candidate %s, want a :next image (hack/images/build.sh demo-next)", key, svc.Candidate)
+			}
+		}
+		if len(sw.Spec.Bisect.Services) < 2 {
+			t.Errorf("%d services bisected, want at least circulation and inventory", len(sw.Spec.Bisect.Services))
+		}
+		// The first step: every new image against every old one.
+		sw.Status.Bisect = &perfexpv1alpha1.SweepBisectStatus{}
+		if done, why := sweep.AdvanceBisect(sw, sweep.NewBisectPlan(sw), nil); done {
+			t.Fatalf("the bisect ended before its first step: %s", why)
+		}
+		p := sweep.NewBisectPlan(sw)
+		if len(p.Runs) != 6 {
+			t.Errorf("the first step plans %d runs, want 3 repeats of 2", len(p.Runs))
+		}
+		for _, arm := range p.Arms {
+			for _, w := range arm.Variant.Workloads {
+				want := ":next"
+				if arm.Name == "step-1-baseline" {
+					want = ":dev"
+				}
+				if !strings.HasSuffix(w.Image, want) {
+					t.Errorf("arm %s runs %v at %s, want %s", arm.Name, w.Names, w.Image, want)
+				}
+			}
+		}
+	})
+}
+
+// demoImages maps deployment/container of the demo as deployed (test/demoapp/deploy/base) to
+// its image.
+func demoImages(t *testing.T) map[string]string {
+	t.Helper()
+	dir := filepath.Join(testenv.Root(), "test", "demoapp", "deploy", "base")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in %s: %v", dir, err)
+	}
+	images := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+			d := &appsv1.Deployment{}
+			if err := yaml.Unmarshal(doc, d); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if d.Kind != "Deployment" {
+				continue
+			}
+			for _, c := range d.Spec.Template.Spec.Containers {
+				images[d.Name+"/"+c.Name] = c.Image
+			}
+		}
+	}
+	return images
 }
 
 func ensureBisect(b *perfexpv1alpha1.SweepBisect) *perfexpv1alpha1.SweepBisect {

@@ -7,7 +7,7 @@
 # Usage: hack/images/build.sh [--no-import] IMAGE...
 #        hack/images/build.sh --import-cached
 #
-#   IMAGE: pause coredns k6 demo manager, or all (= k6 demo manager)
+#   IMAGE: pause coredns k6 demo demo-next manager, or all (= k6 demo manager)
 #   --no-import      only build the tarballs under bin/images/
 #   --import-cached  import every tarball already under bin/images/ (used by local-cluster up)
 #   --import-one TAR import one tarball (used by hack/images/platform.sh)
@@ -28,6 +28,7 @@ MARKS="${STATE}/images"
 
 K6_VERSION="${K6_VERSION:-v1.8.1}"
 DEMO_TAG="${DEMO_TAG:-dev}"
+DEMO_NEXT_TAG="${DEMO_NEXT_TAG:-next}"
 MANAGER_IMG="${MANAGER_IMG:-perfexp/manager:dev}"
 
 do_import=1
@@ -35,10 +36,10 @@ do_import=1
 # it changes with every commit and would make every binary, and so every image, look new.
 export GOFLAGS="-mod=mod -buildvcs=false"
 
-# gobuild MODULE_DIR PACKAGE OUTPUT replaces OUTPUT only when the new binary differs, so its
-# modification time tells whether the image holding it must be rebuilt.
+# gobuild MODULE_DIR PACKAGE OUTPUT [GO BUILD FLAG...] replaces OUTPUT only when the new binary
+# differs, so its modification time tells whether the image holding it must be rebuilt.
 gobuild() {
-  (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$3.new" "$2")
+  (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" "${@:4}" -o "$3.new" "$2")
   if cmp -s "$3.new" "$3"; then
     rm -f "$3.new"
   else
@@ -134,6 +135,20 @@ image_demo() {
   done
 }
 
+# image_demo_next is the demo's "next release" for `make demo-bisect`: every service again under
+# the tag DEMO_NEXT_TAG, built with the build tag slow. Only inventory's code reads that tag (a
+# fixed delay per check-out and check-in, test/demoapp/cmd/inventory/release_slow.go): the other
+# services' next images behave as their DEMO_TAG images do, only their names differ, as
+# services that were rebuilt for a release without a change that matters.
+image_demo_next() {
+  local svc
+  for svc in circulation inventory kafka; do
+    gobuild "${ROOT}/test/demoapp" "./cmd/${svc}" "${BINS}/demo-${svc}-next" -tags slow
+    mkimage "demo-${svc}-next" "perfexp/demo-${svc}:${DEMO_NEXT_TAG}" "/${svc}" 65532 "${BINS}/demo-${svc}-next:/${svc}"
+    import_tar "${OUT}/demo-${svc}-next.tar"
+  done
+}
+
 # image_manager tolerates a tree where the operator does not build yet: it says so and goes on,
 # so the demo and the e2e harness stay usable while the operator is written.
 image_manager() {
@@ -167,7 +182,8 @@ main() {
         ;;
       all) images+=(k6 demo manager) ;;
       pause | coredns | k6 | demo | manager) images+=("$1") ;;
-      *) die "unknown image '$1' (want pause, coredns, k6, demo, manager or all)" ;;
+      demo-next) images+=(demo_next) ;;
+      *) die "unknown image '$1' (want pause, coredns, k6, demo, demo-next, manager or all)" ;;
     esac
     shift
   done

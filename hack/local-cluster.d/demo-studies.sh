@@ -48,12 +48,6 @@ if ! kc -n "${OPERATOR_NS}" rollout status "deploy/${OPERATOR_DEPLOY}" --timeout
   die "the operator is not running (see the output above); the studies would wait forever"
 fi
 
-# The platform's workloads: every run restores what it changed, so the hash must not move.
-workloads_hash() {
-  kc -n "${NS}" get deploy,statefulset \
-    -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{" "}{.spec}{"\n"}{end}' | sha256sum | cut -c1-16
-}
-
 # objects_of prints kind/name of every PerfSweep and PerfExperiment a short form holds.
 objects_of() {
   kc kustomize "scenarios/studies/$1/short" | awk '
@@ -74,7 +68,7 @@ for study in ${STUDIES}; do
     # Deleting a finished or running short form restores the environment it changed first.
     kc -n "${NS}" delete --ignore-not-found --timeout=600s "${objs[@]}"
   fi
-  before="$(workloads_hash)"
+  before="$(workloads_hash "${NS}")"
   echo "workloads' spec hash before: ${before}"
   start=${SECONDS}
   kc apply -k "scenarios/studies/${study}/short"
@@ -103,10 +97,10 @@ for study in ${STUDIES}; do
   wall=$((SECONDS - start))
   # A run restores the environment before its object ends; the hash is read once more after a
   # short pause so a rollout that is still settling is not mistaken for a difference.
-  after="$(workloads_hash)"
+  after="$(workloads_hash "${NS}")"
   if [ "${after}" != "${before}" ]; then
     sleep 20
-    after="$(workloads_hash)"
+    after="$(workloads_hash "${NS}")"
   fi
   restored=yes
   [ "${after}" = "${before}" ] || restored=NO

@@ -189,3 +189,10 @@ kubectl_bin() {
 kc() { "$(kubectl_bin)" --kubeconfig "${KUBECONFIG_PATH}" "$@"; }
 
 containerd_serving() { "${CTR[@]}" version >/dev/null 2>&1; }
+
+# workloads_hash NS: a short hash of the specs of every Deployment and StatefulSet in NS. Every
+# run restores what it changed, so an experiment, sweep or search must leave it unchanged.
+workloads_hash() {
+  kc -n "$1" get deploy,statefulset \
+    -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{" "}{.spec}{"\n"}{end}' | sha256sum | cut -c1-16
+}

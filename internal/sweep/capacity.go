@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -132,7 +133,7 @@ func AdvanceCapacity(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]
 		v := int32(b.Broke.Load)
 		st.FirstBroken = &v
 	}
-	st.Summary = capacitySummary(s.Spec.Capacity.Parameter, st.LastHeld, st.FirstBroken)
+	st.Summary = capacitySummary(capacityUnit(s), st.LastHeld, st.FirstBroken)
 	st.StopReason = text.Truncate(step.Why, 512)
 	return CapacityStep{Done: true, Log: step.Why}
 }
@@ -160,12 +161,52 @@ func probeResults(p *Plan, arm string, outcomes map[string]Outcome) []*result.Re
 	return out
 }
 
-// capacitySummary is the answer in a few words: "48-50 VUs", ">= 200 VUs", "< 5 VUs".
-func capacitySummary(param perfexpv1alpha1.LoadParameter, held, broke *int32) string {
-	unit := string(param)
-	if param == perfexpv1alpha1.LoadRate {
-		unit = "iterations/timeUnit"
+// capacityUnit names the searched load's unit: VUs, or the arrival rate's iterations per its
+// timeUnit ("iterations/s" for the default 1s, "iterations/2m"), "iterations/timeUnit" when the
+// searched scenarios' timeUnits differ.
+func capacityUnit(s *perfexpv1alpha1.PerfSweep) string {
+	if s.Spec.Capacity.Parameter != perfexpv1alpha1.LoadRate {
+		return string(s.Spec.Capacity.Parameter)
 	}
+	unit := ""
+	for _, sc := range s.Spec.Template.Load.Scenarios {
+		if sc.ArrivalRate == nil {
+			continue
+		}
+		per := time.Second
+		if sc.ArrivalRate.TimeUnit != nil {
+			per = sc.ArrivalRate.TimeUnit.Duration
+		}
+		name := per.String()
+		if strings.HasSuffix(name, "m0s") {
+			name = strings.TrimSuffix(name, "0s")
+		}
+		if strings.HasSuffix(name, "h0m") {
+			name = strings.TrimSuffix(name, "0m")
+		}
+		switch per {
+		case time.Second:
+			name = "s"
+		case time.Minute:
+			name = "min"
+		case time.Hour:
+			name = "h"
+		}
+		switch {
+		case unit == "":
+			unit = name
+		case unit != name:
+			return "iterations/timeUnit"
+		}
+	}
+	if unit == "" {
+		return "iterations/timeUnit"
+	}
+	return "iterations/" + unit
+}
+
+// capacitySummary is the answer in a few words: "48-50 VUs", ">= 200 VUs", "< 5 VUs".
+func capacitySummary(unit string, held, broke *int32) string {
 	switch {
 	case held != nil && broke != nil:
 		return fmt.Sprintf("%d-%d %s", *held, *broke, unit)

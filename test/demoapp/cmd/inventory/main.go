@@ -7,6 +7,9 @@
 //	WORK_ROUNDS      CPU work per request in SHA-256 rounds (10000, about 1 ms on one core)
 //	RELEASE_CPU_WORK_PERCENT  extra CPU work in percent of WORK_ROUNDS, a slower release (0)
 //	MEMORY_BALLAST_BYTES      bytes held resident for life, a steady footprint like a real service's (0)
+//
+// Built with the tag slow, every check-out and check-in waits releaseDelay more (release_slow.go):
+// the deliberately slower release a performance bisect must find.
 package main
 
 import (
@@ -55,6 +58,17 @@ func (s *store) transition(barcode, from, to string) (Item, bool) {
 	return *it, true
 }
 
+// delayed waits releaseDelay (none unless built with the tag slow) before h answers.
+func delayed(h http.HandlerFunc) http.HandlerFunc {
+	if releaseDelay == 0 {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(releaseDelay)
+		h(w, r)
+	}
+}
+
 func main() {
 	port := service.EnvString("PORT", "8080")
 	rounds := service.WorkRounds(10000)
@@ -63,7 +77,7 @@ func main() {
 	reg := service.NewRegistry("inventory")
 
 	handle := func(from, to string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+		return delayed(func(w http.ResponseWriter, r *http.Request) {
 			barcode := r.PathValue("barcode")
 			service.Work(rounds, barcode)
 			it, ok := st.transition(barcode, from, to)
@@ -72,7 +86,7 @@ func main() {
 				return
 			}
 			service.WriteJSON(w, http.StatusOK, it)
-		}
+		})
 	}
 
 	mux := http.NewServeMux()
