@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/text"
@@ -57,12 +56,7 @@ func (r *PerfSweepReconciler) bisectProgress(sw *perfexpv1alpha1.PerfSweep) {
 	step := st.Steps[len(st.Steps)-1]
 	_, maxSteps := sweep.BisectBudget(sw)
 	msg := fmt.Sprintf("step %d of at most %d: new images of %s, repeat %d", len(st.Steps), maxSteps, step.Description, step.Repeats)
-	if sw.Status.CurrentExperiment != "" {
-		msg += "; " + sw.Status.CurrentExperiment + " holds the environment"
-	}
-	sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepRunning, text.Truncate(msg, 1024)
-	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, perfexpv1alpha1.ReasonBisecting, "%s", msg)
-	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionUnknown, perfexpv1alpha1.ReasonBisecting, "%s", msg)
+	searching(sw, perfexpv1alpha1.ReasonBisecting, msg)
 }
 
 // reconcileBisectReport writes the bisect's report ConfigMap and ends the sweep with its answer.
@@ -78,13 +72,7 @@ func (r *PerfSweepReconciler) reconcileBisectReport(ctx context.Context, s *swee
 	}
 	cm, err := r.publishSweepData(ctx, sw, "bisect report", map[string]string{report.KeySweepMarkdown: report.BisectMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page})
 	if err != nil {
-		reason := perfexpv1alpha1.ReasonReportFailed
-		if _, ok := publish.IsNotOwned(err); ok {
-			reason = perfexpv1alpha1.ReasonConfigMapNotOwned
-		}
-		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, text.Truncate("the bisect report could not be written: "+err.Error(), 1024)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%v", err)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%v", err)
+		reportFailed(sw, "bisect report", err)
 		return ctrl.Result{}, nil
 	}
 	sw.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: cm.Name}

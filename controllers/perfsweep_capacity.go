@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/text"
@@ -67,12 +66,7 @@ func (r *PerfSweepReconciler) capacityProgress(sw *perfexpv1alpha1.PerfSweep) {
 	}
 	p := st.Probes[len(st.Probes)-1]
 	msg := fmt.Sprintf("probe %d of at most %d: %d %s, run %d", len(st.Probes), sweep.Search(sw).MaxProbes, p.Load, sw.Spec.Capacity.Parameter, p.Runs)
-	if sw.Status.CurrentExperiment != "" {
-		msg += "; " + sw.Status.CurrentExperiment + " holds the environment"
-	}
-	sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepRunning, msg
-	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, perfexpv1alpha1.ReasonProbing, "%s", msg)
-	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionUnknown, perfexpv1alpha1.ReasonProbing, "%s", msg)
+	searching(sw, perfexpv1alpha1.ReasonProbing, msg)
 }
 
 // reconcileCapacityReport writes the search's report ConfigMap and ends the sweep with its
@@ -81,13 +75,7 @@ func (r *PerfSweepReconciler) reconcileCapacityReport(ctx context.Context, s *sw
 	sw := s.sweep
 	cm, err := r.publishCapacityReport(ctx, sw, res)
 	if err != nil {
-		msg, reason := err.Error(), perfexpv1alpha1.ReasonReportFailed
-		if _, ok := publish.IsNotOwned(err); ok {
-			reason = perfexpv1alpha1.ReasonConfigMapNotOwned
-		}
-		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, text.Truncate("the capacity report could not be written: "+msg, 1024)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%s", msg)
+		reportFailed(sw, "capacity report", err)
 		return ctrl.Result{}, nil
 	}
 	sw.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: cm.Name}

@@ -25,13 +25,7 @@ func (r *PerfSweepReconciler) reconcileSweepReport(ctx context.Context, s *sweep
 	sw := s.sweep
 	cm, err := r.publishSweepReport(ctx, sw, result)
 	if err != nil {
-		msg, reason := err.Error(), perfexpv1alpha1.ReasonReportFailed
-		if _, ok := publish.IsNotOwned(err); ok {
-			reason = perfexpv1alpha1.ReasonConfigMapNotOwned
-		}
-		sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, text.Truncate("the sweep report could not be written: "+msg, 1024)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
-		setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%s", msg)
+		reportFailed(sw, "sweep report", err)
 		return ctrl.Result{}, nil
 	}
 
@@ -134,4 +128,27 @@ func (r *PerfSweepReconciler) publishSweepData(ctx context.Context, sw *perfexpv
 		cm.Data = data
 		return nil
 	})
+}
+
+// reportFailed ends a sweep whose report (what: "sweep report", "capacity report", ...) could
+// not be written: Failed, with ConfigMapNotOwned when the name is someone else's ConfigMap.
+func reportFailed(sw *perfexpv1alpha1.PerfSweep, what string, err error) {
+	msg, reason := err.Error(), perfexpv1alpha1.ReasonReportFailed
+	if _, ok := publish.IsNotOwned(err); ok {
+		reason = perfexpv1alpha1.ReasonConfigMapNotOwned
+	}
+	sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepFailed, text.Truncate("the "+what+" could not be written: "+msg, 1024)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, reason, "%s", msg)
+}
+
+// searching shows a capacity search's or bisect's current move (msg) as the sweep's running
+// message and conditions, with the run that holds the environment.
+func searching(sw *perfexpv1alpha1.PerfSweep, reason, msg string) {
+	if sw.Status.CurrentExperiment != "" {
+		msg += "; " + sw.Status.CurrentExperiment + " holds the environment"
+	}
+	sw.Status.Phase, sw.Status.Message = perfexpv1alpha1.SweepRunning, text.Truncate(msg, 1024)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReported, metav1.ConditionFalse, reason, "%s", msg)
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionUnknown, reason, "%s", msg)
 }

@@ -98,13 +98,7 @@ while :; do
 done
 wall=$((SECONDS - start))
 
-# A run restores the environment before it ends; the hash is read once more after a short pause
-# so a rollout that is still settling is not mistaken for a difference.
-after="$(workloads_hash "${NS}")"
-if [ "${after}" != "${before}" ]; then
-  sleep 20
-  after="$(workloads_hash "${NS}")"
-fi
+after="$(hash_after "${NS}" "${before}")"
 restored=yes
 [ "${after}" = "${before}" ] || restored=NO
 echo "workloads' spec hash after:  ${after} (restored: ${restored})"

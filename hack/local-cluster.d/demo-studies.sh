@@ -95,13 +95,7 @@ for study in ${STUDIES}; do
     sleep 10
   done
   wall=$((SECONDS - start))
-  # A run restores the environment before its object ends; the hash is read once more after a
-  # short pause so a rollout that is still settling is not mistaken for a difference.
-  after="$(workloads_hash "${NS}")"
-  if [ "${after}" != "${before}" ]; then
-    sleep 20
-    after="$(workloads_hash "${NS}")"
-  fi
+  after="$(hash_after "${NS}" "${before}")"
   restored=yes
   [ "${after}" = "${before}" ] || restored=NO
   echo "workloads' spec hash after:  ${after} (restored: ${restored})"

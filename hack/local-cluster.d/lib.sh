@@ -196,3 +196,16 @@ workloads_hash() {
   kc -n "$1" get deploy,statefulset \
     -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{" "}{.spec}{"\n"}{end}' | sha256sum | cut -c1-16
 }
+
+# hash_after NAMESPACE BEFORE prints the workloads' hash once the runs have ended: a run
+# restores the environment before it ends, and the hash is read once more after a short pause
+# when it differs from BEFORE, so a rollout still settling is not mistaken for a difference.
+hash_after() {
+  local after
+  after="$(workloads_hash "$1")"
+  if [ "${after}" != "$2" ]; then
+    sleep 20
+    after="$(workloads_hash "$1")"
+  fi
+  echo "${after}"
+}
