@@ -21,7 +21,11 @@ e2e-study: ## One study's short form end to end (E2E_STUDY, default kafka-mode):
 .PHONY: e2e-studies-dry-run
 e2e-studies-dry-run: ## Every study, short form and the leak-verdict run checked by the local cluster's API server (server-side dry run against config/crd): seconds, no images.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply --server-side --force-conflicts -k config/crd >/dev/null
-	kubectl --kubeconfig $(LOCAL_KUBECONFIG) wait --for condition=established --timeout=60s crd/perfsweeps.perfexp.dev crd/perfexperiments.perfexp.dev
+	@# A CRD applied a moment ago may have no status yet, and kubectl wait then fails at once
+	@# (".status.conditions accessor error") instead of waiting: retry for up to a minute.
+	for i in $$(seq 1 30); do \
+	  kubectl --kubeconfig $(LOCAL_KUBECONFIG) wait --for condition=established --timeout=10s crd/perfsweeps.perfexp.dev crd/perfexperiments.perfexp.dev 2>/dev/null && break; \
+	  [ "$$i" -lt 30 ] || { echo "the perfexp CRDs were not established within a minute" >&2; exit 1; }; sleep 2; done
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply -f test/platform/deploy/namespace.yaml
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) create namespace perfexp-soak --dry-run=client -o yaml | kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply -f -
 	set -e; for d in scenarios/studies/*/ scenarios/studies/*/short/ scenarios/studies/checkinout-load-soak/leak-verdict/; do \
