@@ -32,6 +32,10 @@ type Input struct {
 	Workloads []Workload
 	// Baseline is the baseline run, nil when none is set.
 	Baseline *judge.Baseline
+	// History is the between-run noise learned from the PerfHistory segments of the run's and
+	// its baseline's configurations; a single-run comparison uses it, per metric, when
+	// spec.analysis.betweenRun is not set. nil when there is none.
+	History *judge.HistoryNoise
 	// Phases is the experiment's timeline, for the report.
 	Phases []result.PhaseAt
 	// RunnerPods matches the names of the run's k6 pods in Namespace (load.RunnerPodPattern),

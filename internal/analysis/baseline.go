@@ -14,6 +14,7 @@ import (
 func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Result, cur *result.IntervalData, ms time.Time, step time.Duration, keep map[result.IntervalKey]bool) (*result.Comparison, error) {
 	b := in.Baseline
 	opts, note := judge.OptionsFor(in.Analysis)
+	opts.History = in.History
 	var base *result.IntervalData
 	compared := cur
 	if judge.BaselineProblem(r, b) == "" {

@@ -3,6 +3,7 @@ package analyzer_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -21,6 +23,9 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analyzer"
+	"github.com/perfexp/perfexp/internal/history"
+	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
@@ -269,6 +274,70 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		}
 		if page := cm.Data[report.KeyHTML]; !strings.Contains(page, `class="baseline-p95"`) || !strings.Contains(page, "Grey: baseline story") {
 			t.Error("report.html does not overlay the baseline's latency over time")
+		}
+	})
+
+	t.Run("a later run without betweenRun takes its between-run noise from the baseline's PerfHistory", func(t *testing.T) {
+		base := get(t, env.Client, ns, "story")
+		base.Status.Phase = perfexpv1alpha1.PhaseSucceeded
+		scripts, err := load.ScenarioScripts(ctx, env.Client, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, fingerprint := history.Key(base, scripts)
+		h := &perfexpv1alpha1.PerfHistory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		mustCreate(t, env.Client, h)
+		h.Status.Fingerprint = fingerprint
+		// Four runs six weeks ago at twice the level (too old, and before a change point), then
+		// eight runs of the last eight hours: the latest segment.
+		p95s := []float64{60, 61, 59, 60, 30.0, 30.3, 29.7, 30.15, 29.85, 30.3, 29.7, 30.0}
+		for i, v := range p95s {
+			at := end.Add(-time.Duration(len(p95s)-i) * time.Hour)
+			if i < 4 {
+				at = end.Add(-42 * 24 * time.Hour).Add(time.Duration(i) * time.Hour)
+			}
+			h.Status.Records = append(h.Status.Records, perfexpv1alpha1.HistoryRecord{Experiment: fmt.Sprint("run-", i), UID: types.UID(fmt.Sprint("uid-", i)),
+				Time: metav1.NewTime(at), Validity: perfexpv1alpha1.Valid, Scenarios: []perfexpv1alpha1.HistoryScenario{{Name: "checkinout",
+					HistoryStats: perfexpv1alpha1.HistoryStats{P95: fmt.Sprint(v), Avg: fmt.Sprint(v / 2)}}}})
+		}
+		if err := env.Client.Status().Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		ss, df, _ := judge.SegmentVariance(p95s[4:])
+		want := fmt.Sprintf("checkinout/p95 %.3g %%", 100*math.Sqrt(ss/float64(df)))
+
+		later := newExperiment("story-from-history", testID)
+		later.Spec.Baseline.Name = "story"
+		res, err := an.Analyze(ctx, later, base)
+		if err != nil || !res.Done {
+			t.Fatalf("%+v %v", res, err)
+		}
+		c := later.Status.Comparison
+		if c == nil || c.Message != "" || len(c.Metrics) == 0 {
+			t.Fatalf("comparison %+v", c)
+		}
+		for _, part := range []string{"between-run sd from PerfHistory " + name + ", latest segment (8 runs, newest 1 h old", want, "other rows: between-run sd 10 %"} {
+			if !strings.Contains(c.Noise, part) {
+				t.Errorf("status.comparison.noise %q lacks %q", c.Noise, part)
+			}
+		}
+		// With sd under 1 %, one run against identical data shows no meaningful change; under the
+		// assumed 10 % it could not.
+		for _, m := range c.Metrics {
+			if m.Metric == "checkinout p95" && m.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
+				t.Errorf("p95 row %+v, want NoMeaningfulChange under the history's sd", m)
+			}
+		}
+		// An explicit value wins over the history.
+		explicit := newExperiment("story-explicit", testID)
+		explicit.Spec.Baseline.Name = "story"
+		sd := resource.MustParse("4")
+		explicit.Spec.Analysis.BetweenRun = &perfexpv1alpha1.BetweenRunNoise{SDPercent: &sd}
+		if _, err := an.Analyze(ctx, explicit, base); err != nil {
+			t.Fatal(err)
+		}
+		if c := explicit.Status.Comparison; c == nil || c.Noise != "between-run sd 4 % (spec.analysis.betweenRun)" {
+			t.Errorf("explicit betweenRun: noise %+v", c)
 		}
 	})
 

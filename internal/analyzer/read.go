@@ -14,6 +14,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
@@ -43,8 +44,41 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 		if in.Baseline, err = a.baseline(ctx, exp, baseline); err != nil {
 			return in, err
 		}
+		if in.History, err = a.historyNoise(ctx, exp, baseline, scripts); err != nil {
+			return in, err
+		}
 	}
 	return in, nil
+}
+
+// historyNoise reads the PerfHistory of the baseline's configuration and of the experiment's
+// own (same namespace, history.Key) and estimates the between-run noise from their latest
+// segments. Only when spec.analysis.betweenRun is unset: an explicit value wins. A history
+// that does not exist yet gives nothing.
+func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment, scripts map[string]string) (*judge.HistoryNoise, error) {
+	if baseline == nil || exp.Spec.Analysis != nil && exp.Spec.Analysis.BetweenRun != nil {
+		return nil, nil
+	}
+	var hs []*perfexpv1alpha1.PerfHistory
+	seen := map[string]bool{}
+	// The baseline ran the same load shape, scripts included (else it is refused), so the
+	// experiment's scripts key its history too.
+	for _, e := range []*perfexpv1alpha1.PerfExperiment{baseline, exp} {
+		name, _ := history.Key(e, scripts)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		h := &perfexpv1alpha1.PerfHistory{}
+		switch err := a.Client.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, h); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		hs = append(hs, h)
+	}
+	return history.BetweenRunNoise(hs, a.clock().Now(), judge.HistoryNoiseSettings{}), nil
 }
 
 // workloads lists the touched workloads with the resources in force during the run, the

@@ -14,9 +14,9 @@ const TopRequestsCompared = 10
 // singleRunNote is said of every single-run comparison: its intervals hold the noise within the
 // two runs and the noise between runs of the same configuration, which one run per side cannot
 // see and so takes from a calibration or a conservative assumption.
-func singleRunNote(b BetweenRun) string {
+func singleRunNote(noise string) string {
 	return "one run per side: each interval holds the noise within the two runs plus the noise between runs of the same configuration (another pod placement, a noisy neighbour, cache and database state), " +
-		b.String() + "; repeat the runs (a PerfSweep with repeats) to measure it instead"
+		noise + "; repeat the runs (a PerfSweep with repeats) to measure it instead"
 }
 
 // metricUnit is the unit of a metric in results and objectives.
@@ -140,7 +140,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 		c.Message, c.Change = msg, perfexpv1alpha1.ChangeUnknown
 		return c
 	}
-	widen := singleRunWidening(c, r, b.Result, o)
+	wd := singleRunWidening(c, r, b.Result, o)
 	cs, bs := SuccessfulIntervals(cur, r), SuccessfulIntervals(base, b.Result)
 	successfulOnly, mixed := cs && bs, cs != bs
 	switch {
@@ -180,7 +180,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 				setUnknown(&mc, w.noEffectWhy(why, r, b.Result))
 				break
 			}
-			fill(&mc, widen(e), result.MethodBlockBootstrap, "intervals")
+			fill(&mc, wd.widen(w.noiseKey(), e), result.MethodBlockBootstrap, "intervals")
 			w.orientCounter(&mc, o.Objectives)
 		}
 		c.Metrics = append(c.Metrics, mc)
@@ -189,7 +189,8 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 		c.Notes = append(c.Notes, intervalRateNote)
 	}
 	c.Notes = append(c.Notes, saturationCompareNotes([]*result.Result{r}, []*result.Result{b.Result})...)
-	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, widen, r.TestID, baseID)...)
+	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, wd.widen, r.TestID, baseID)...)
+	wd.done()
 	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
 	compareCustom(c, r, b.Result)
 	finish(c)

@@ -63,7 +63,7 @@ func workloadRef(kind, namespace, name string) string { return kind + "/" + name
 
 // workloadRows compare every workload found in both single runs on its per-interval CPU and
 // memory, with the moving-block bootstrap of the latencies.
-func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, widen func(*effect) *effect, seed ...string) []result.MetricComparison {
+func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, widen func(string, *effect) *effect, seed ...string) []result.MetricComparison {
 	var out []result.MetricComparison
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
@@ -88,7 +88,7 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 					setUnknown(&mc, whyNoUse(ci.Values(m), bi.Values(m)))
 					break
 				}
-				fill(&mc, widen(e), result.MethodBlockBootstrap, "intervals")
+				fill(&mc, widen(WorkloadNoiseKey(mc.Workload, m), e), result.MethodBlockBootstrap, "intervals")
 			}
 			out = append(out, mc)
 		}

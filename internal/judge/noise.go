@@ -165,49 +165,103 @@ func (e *effect) noiseWhy() string {
 }
 
 // singleRunWidening is what a single-run comparison adds to each of its intervals: the
-// between-run noise (a calibration's, or the assumed default), and the bounded biases its two
-// runs may carry (a busier node, throttling on both sides), which widen every interval rather
-// than withdraw every claim: a change far larger than they could cause is still one. It records
-// both in the comparison (Noise, Disturbed, the notes) and returns the widening.
-func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOptions) func(*effect) *effect {
-	noise := o.betweenRun()
-	c.Noise = noise.String()
-	type bias struct {
-		why   string
-		bound float64
-	}
-	var biases []bias
+// between-run noise (an explicit value or a calibration, else the history's estimate for the
+// row's metric, else the assumed default), and the bounded biases its two runs may carry (a
+// busier node, throttling on both sides), which widen every interval rather than withdraw
+// every claim: a change far larger than they could cause is still one. It records the biases in
+// the comparison (Disturbed, the notes); the widening's done records where the noise came from
+// (Noise and a note), once every row has been widened.
+func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOptions) *widening {
+	wd := &widening{c: c, o: o, fallback: o.betweenRun(), used: map[string]BetweenRun{}}
 	for _, g := range []func() (string, float64){
 		func() (string, float64) { return nodeLoadBias(r.NodeLoad, base.NodeLoad, o.MaxNodeLoadDifference) },
 		func() (string, float64) { return throttleBias(r, base) },
 	} {
 		if why, bound := g(); why != "" {
-			biases = append(biases, bias{why, bound})
+			wd.biases = append(wd.biases, bias{why, bound})
 			c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 			c.Notes = append(c.Notes, why)
 		}
 	}
-	c.Notes = append(c.Notes, singleRunNote(noise))
+	// The single-run note says where the noise came from once every row is widened (done).
+	wd.note = len(c.Notes)
+	c.Notes = append(c.Notes, "")
 	if why := saturationProblem(r.NodeLoad, base.NodeLoad); why != "" {
 		c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 		c.Notes = append([]string{why}, c.Notes...)
-		return func(e *effect) *effect {
-			w := *e
-			w.withdrawn = why
-			// No claim can come of it, so it takes no part in the multiplicity control.
-			w.pBeyond = 1
-			return &w
+		wd.note++
+		wd.withdrawn = why
+	}
+	return wd
+}
+
+type bias struct {
+	why   string
+	bound float64
+}
+
+// widening widens the effects of one single-run comparison (singleRunWidening).
+type widening struct {
+	c         *result.Comparison
+	o         CompareOptions
+	fallback  BetweenRun
+	biases    []bias
+	withdrawn string
+	// used are the rows' history estimates by key; others is true when a log-scale row took
+	// the fallback.
+	used   map[string]BetweenRun
+	others bool
+	// note is the index of the single-run note in the comparison's notes.
+	note int
+}
+
+// noiseFor is the between-run noise of the row with history key key: the explicit value or
+// calibration when there is one, else the history's estimate of that series, else the default.
+func (wd *widening) noiseFor(key string) BetweenRun {
+	if wd.o.BetweenRun == nil || wd.o.BetweenRun.SDPercent <= 0 {
+		if b, ok := wd.o.History.For(key); ok {
+			wd.used[key] = b
+			return b
 		}
 	}
-	return func(e *effect) *effect {
-		w := *e
-		w.addBetweenRun(noise)
-		for _, bi := range biases {
-			w.addBias(bi.bound, bi.why)
-		}
+	wd.others = true
+	return wd.fallback
+}
+
+// widen returns e widened for the row with history key key (NoiseKey, WorkloadNoiseKey; "" for
+// none).
+func (wd *widening) widen(key string, e *effect) *effect {
+	w := *e
+	if wd.withdrawn != "" {
+		w.withdrawn = wd.withdrawn
+		// No claim can come of it, so it takes no part in the multiplicity control.
+		w.pBeyond = 1
 		return &w
 	}
+	if e.logScale && e.few == "" && !e.constant {
+		w.addBetweenRun(wd.noiseFor(key))
+	} else {
+		w.addBetweenRun(wd.fallback)
+	}
+	for _, bi := range wd.biases {
+		w.addBias(bi.bound, bi.why)
+	}
+	return &w
 }
+
+// done records where the noise of the comparison's rows came from: status.comparison.noise
+// (at most noiseMax characters) and the single-run note.
+func (wd *widening) done() {
+	if len(wd.used) == 0 || wd.o.History == nil {
+		wd.c.Noise = wd.fallback.String()
+	} else {
+		wd.c.Noise = wd.o.History.summary(wd.used, wd.fallback, wd.others, noiseMax)
+	}
+	wd.c.Notes[wd.note] = singleRunNote(wd.c.Noise)
+}
+
+// noiseMax is the length of status.comparison.noise.
+const noiseMax = 512
 
 // saturationCompareNotes say, per scenario, which side could not sustain the planned arrival
 // rate and by how much (the share of planned iterations k6 dropped): the rate rows then

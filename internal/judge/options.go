@@ -34,6 +34,10 @@ type CompareOptions struct {
 	// BetweenRun is the environment's run-to-run noise that a single-run comparison adds to
 	// its intervals; nil is DefaultBetweenRun, a conservative assumption.
 	BetweenRun *BetweenRun
+	// History is the between-run noise learned from the PerfHistory segments of this
+	// comparison's configurations (noise_history.go), per metric; used by a single-run
+	// comparison for the rows it has an estimate of, when BetweenRun is not set.
+	History *HistoryNoise
 }
 
 // alpha is the comparison's error rate.

@@ -1,0 +1,237 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/analysis/result"
+)
+
+// Between-run noise learned from a PerfHistory: the runs of one configuration between two
+// change points are repeats of it in this environment (a random-effects view: each run's level
+// is the configuration's plus a run effect), so the spread of their log values estimates the
+// run effect's sd, per metric, with no calibration run at all.
+//
+// Small samples: the estimate s from n runs carries n-1 degrees of freedom, and the intervals
+// it widens use Student's t with the Welch-Satterthwaite degrees of freedom of the sum of the
+// within-run and between-run variances (BetweenRun.Runs, noise.go). That is the exact
+// treatment of an estimated variance (the t pivot follows from s²(n-1)/σ² ~ χ²(n-1)), so a
+// 3-run segment gives a wide interval (t with about 2 df: 4.3 instead of 1.96) rather than an
+// overconfident one; plugging s in as if it were σ would not (docs/comparison.md, "Between-run
+// noise from the history", measures both). An upper confidence bound for σ used with the
+// normal quantile was the other choice: it over-covers at every n and costs power without
+// buying coverage the t interval does not already have.
+//
+// The spread of a history's runs also holds each run's within-run sampling noise, which the
+// single-run interval adds again from the bootstrap: the estimate errs on the wide side by
+// that much (about 1 % for a p95 of a few thousand requests).
+
+// Defaults of HistoryNoiseSettings.
+const (
+	// DefaultHistoryNoiseMinRuns is the fewest runs of a segment that give an estimate. Fewer
+	// leave the t quantile so large (t with 2 degrees of freedom is 4.3) that the interval is
+	// rarely narrower than the assumed default's; from 5 runs (t 2.8) a quiet environment gains.
+	DefaultHistoryNoiseMinRuns = 5
+	// DefaultHistoryNoiseMaxAge is how old a run may be and still count: an environment's
+	// noise changes with its nodes, neighbours and data, so a month-old spread says little of
+	// today's.
+	DefaultHistoryNoiseMaxAge = 30 * 24 * time.Hour
+)
+
+// HistoryNoiseSettings say which runs of a history may estimate the between-run noise.
+type HistoryNoiseSettings struct {
+	// MinRuns is the fewest runs of a segment (within MaxAge) that give an estimate.
+	MinRuns int
+	// MaxAge leaves out runs older than this.
+	MaxAge time.Duration
+}
+
+// WithDefaults fills unset settings.
+func (s HistoryNoiseSettings) WithDefaults() HistoryNoiseSettings {
+	if s.MinRuns < 2 {
+		s.MinRuns = DefaultHistoryNoiseMinRuns
+	}
+	if s.MaxAge <= 0 {
+		s.MaxAge = DefaultHistoryNoiseMaxAge
+	}
+	return s
+}
+
+// SegmentVariance is the sum of squared deviations of the logs of values from their mean and
+// its degrees of freedom (n-1), the parts that pool across segments. ok is false when a value is
+// not positive (no log) or there are fewer than two.
+func SegmentVariance(values []float64) (ss float64, df int, ok bool) {
+	if len(values) < 2 {
+		return 0, 0, false
+	}
+	logs := make([]float64, len(values))
+	mean := 0.0
+	for i, v := range values {
+		if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, false
+		}
+		logs[i] = math.Log(v)
+		mean += logs[i] / float64(len(values))
+	}
+	for _, l := range logs {
+		ss += (l - mean) * (l - mean)
+	}
+	return ss, len(values) - 1, true
+}
+
+// SegmentNoise is one series' estimate: its pooled sum of squares and degrees of freedom over
+// the segments it came from, and the age of their runs.
+type SegmentNoise struct {
+	SS             float64
+	DF             int
+	Oldest, Newest time.Time
+}
+
+// BetweenRun is the estimate as the comparison uses it: sd in percent on the log scale, with
+// its runs (degrees of freedom + 1) so the interval uses Student's t.
+func (s SegmentNoise) BetweenRun(source string) BetweenRun {
+	if s.DF < 1 {
+		return BetweenRun{}
+	}
+	return BetweenRun{SDPercent: 100 * math.Sqrt(s.SS/float64(s.DF)), Runs: s.DF + 1, Source: source}
+}
+
+// HistoryNoise is the between-run noise learned from PerfHistory segments, per series. It is
+// used only when spec.analysis.betweenRun is not set (an explicit value or a calibration wins);
+// a row without an estimate of its own takes the assumed default.
+type HistoryNoise struct {
+	// Series maps a series key (NoiseKey, WorkloadNoiseKey) to its estimate.
+	Series map[string]SegmentNoise
+	// Histories name the PerfHistory objects the segments came from.
+	Histories []string
+	// Now is when the estimate was made, for the age of its runs.
+	Now time.Time
+	// Settings are the minimum runs and maximum age used.
+	Settings HistoryNoiseSettings
+}
+
+// source is what a history estimate says of itself in a row's reason and in the comparison.
+func (h *HistoryNoise) source() string {
+	return "PerfHistory " + strings.Join(h.Histories, ", ") + ", latest segment"
+}
+
+// For is the estimate of one series, ok false when the history has none for it.
+func (h *HistoryNoise) For(key string) (BetweenRun, bool) {
+	if h == nil || key == "" {
+		return BetweenRun{}, false
+	}
+	s, ok := h.Series[key]
+	if !ok || s.DF < 1 || s.SS <= 0 {
+		return BetweenRun{}, false
+	}
+	return s.BetweenRun(h.source()), true
+}
+
+// historyMetricNames name a request metric in a PerfHistory's series keys.
+var historyMetricNames = map[perfexpv1alpha1.ObjectiveMetric]string{
+	perfexpv1alpha1.MetricAvg: "avg", perfexpv1alpha1.MetricP50: "p50", perfexpv1alpha1.MetricP95: "p95",
+	perfexpv1alpha1.MetricP99: "p99", perfexpv1alpha1.MetricRate: "rate",
+}
+
+// NoiseKey is the key of a scenario's (or one of its request names') metric in a PerfHistory
+// (history.SeriesOf): "checkout/p95", "checkout/GET /items/p95"; "" for a metric a history does
+// not keep on the log scale.
+func NoiseKey(scenario, request string, m perfexpv1alpha1.ObjectiveMetric) string {
+	name, ok := historyMetricNames[m]
+	if !ok || scenario == "" {
+		return ""
+	}
+	if request != "" {
+		return scenario + "/" + request + "/" + name
+	}
+	return scenario + "/" + name
+}
+
+// WorkloadNoiseKey is the key of a workload's CPU or memory in a PerfHistory:
+// "service:Deployment/shop/api/cpu".
+func WorkloadNoiseKey(workload string, m perfexpv1alpha1.ObjectiveMetric) string {
+	switch m {
+	case result.MetricCPU:
+		return "service:" + workload + "/cpu"
+	case result.MetricMemory:
+		return "service:" + workload + "/memory"
+	}
+	return ""
+}
+
+// noiseKey is a row's key in a history, "" for groups, Trends, iterations and counters (a
+// history does not keep them).
+func (w row) noiseKey() string {
+	if w.group != "" || w.trend != "" || w.iteration || w.counter != "" {
+		return ""
+	}
+	return NoiseKey(w.scenario, w.request, w.kind)
+}
+
+// age says how long ago t was, in days or hours.
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%.0f h", d.Hours())
+	default:
+		return fmt.Sprintf("%.0f min", math.Max(0, d.Minutes()))
+	}
+}
+
+// summary says, for the comparison's noise, which rows took their sd from the history (their
+// keys and sd, the fewest and most runs, and how old the runs are), within max characters.
+func (h *HistoryNoise) summary(used map[string]BetweenRun, fallback BetweenRun, others bool, max int) string {
+	keys := make([]string, 0, len(used))
+	for k := range used {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var oldest, newest time.Time
+	minRuns, maxRuns := 0, 0
+	for i, k := range keys {
+		s := h.Series[k]
+		if i == 0 || s.Oldest.Before(oldest) {
+			oldest = s.Oldest
+		}
+		if i == 0 || s.Newest.After(newest) {
+			newest = s.Newest
+		}
+		if r := s.DF + 1; i == 0 || r < minRuns {
+			minRuns = r
+		}
+		if r := s.DF + 1; r > maxRuns {
+			maxRuns = r
+		}
+	}
+	runs := fmt.Sprint(minRuns)
+	if maxRuns != minRuns {
+		runs = fmt.Sprintf("%d-%d", minRuns, maxRuns)
+	}
+	head := fmt.Sprintf("between-run sd from %s (%s runs, newest %s old, oldest %s; Student's t): ",
+		h.source(), runs, age(h.Now, newest), age(h.Now, oldest))
+	tail := ""
+	if others {
+		tail = "; other rows: " + fallback.String()
+	}
+	var list []string
+	for _, k := range keys {
+		list = append(list, fmt.Sprintf("%s %.3g %%", k, used[k].SDPercent))
+	}
+	body := strings.Join(list, ", ")
+	if len(head)+len(body)+len(tail) > max {
+		// Say the range instead of every row.
+		lo, hi := math.Inf(1), 0.0
+		for _, b := range used {
+			lo, hi = math.Min(lo, b.SDPercent), math.Max(hi, b.SDPercent)
+		}
+		body = fmt.Sprintf("%d rows, %.3g-%.3g %%", len(keys), lo, hi)
+	}
+	return head + body + tail
+}
