@@ -90,19 +90,35 @@ endef
 SIM_N ?= 400
 # Simulated histories (change points, docs/history.md) and soaks (leak verdict, docs/analysis.md) per case.
 SIM_HISTORY_N ?= 1000
+# Comparisons per row of the history-noise table (docs/comparison.md).
+SIM_NOISE_N ?= 400
+
+# The history-noise table: single-run comparisons whose between-run sd comes from a simulated
+# PerfHistory segment, against the true sd, into docs/comparison.md (<!-- noisesim:begin/end -->).
+define run-sim-noise-table
+	@mkdir -p "$(LOCALBIN)"
+	PERFEXP_NOISE_TABLE="$(LOCALBIN)/noise-table.md" PERFEXP_NOISE_N=$(SIM_NOISE_N) go test ./internal/judge -run '^TestHistoryNoiseSimulation$$' -count=1 -timeout 60m
+	awk -v table="$(LOCALBIN)/noise-table.md" '/<!-- noisesim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+	  /<!-- noisesim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
+endef
 
 .PHONY: sim-table
-sim-table: ## Simulate the comparison rules with known truth (SIM_N per cell) and rewrite the table of docs/comparison.md (between <!-- sim:begin --> and <!-- sim:end -->); then change points and leaks (SIM_HISTORY_N per case) into docs/history.md and docs/analysis.md.
+sim-table: ## Simulate the comparison rules with known truth (SIM_N per cell) and rewrite the table of docs/comparison.md (between <!-- sim:begin --> and <!-- sim:end -->); then the history-noise table (SIM_NOISE_N per row, sim-noise-table); then change points and leaks (SIM_HISTORY_N per case) into docs/history.md and docs/analysis.md.
 	@mkdir -p "$(LOCALBIN)"
 	PERFEXP_SIM_TABLE="$(LOCALBIN)/sim-table.md" PERFEXP_SIM_N=$(SIM_N) go test ./internal/judge -run '^TestSimulationTable$$' -count=1 -timeout 60m
 	awk -v table="$(LOCALBIN)/sim-table.md" '/<!-- sim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 	  /<!-- sim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
+	$(run-sim-noise-table)
 	PERFEXP_CP_TABLE="$(LOCALBIN)/cp-table.md" PERFEXP_CP_N=$(SIM_HISTORY_N) PERFEXP_LEAK_TABLE="$(LOCALBIN)/leak-table.md" PERFEXP_LEAK_N=$(SIM_HISTORY_N) \
 	  go test ./internal/judge -run '^(TestChangePointSimulation|TestLeakSimulation)$$' -count=1 -timeout 30m
 	awk -v table="$(LOCALBIN)/cp-table.md" '/<!-- cpsim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 	  /<!-- cpsim:end -->/ { skip = 0 } !skip' docs/history.md > docs/history.md.new && mv docs/history.md.new docs/history.md
 	awk -v table="$(LOCALBIN)/leak-table.md" '/<!-- leaksim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 	  /<!-- leaksim:end -->/ { skip = 0 } !skip' docs/analysis.md > docs/analysis.md.new && mv docs/analysis.md.new docs/analysis.md
+
+.PHONY: sim-noise-table
+sim-noise-table: ## Simulate single-run comparisons whose between-run sd comes from a PerfHistory segment of 3-20 runs, against the true sd (SIM_NOISE_N per row), into docs/comparison.md (between <!-- noisesim:begin --> and <!-- noisesim:end -->).
+	$(run-sim-noise-table)
 
 .PHONY: bench-queue
 bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, into queues of 10, and the bare status-write floor.

@@ -33,6 +33,11 @@ type BetweenRun struct {
 	Runs int
 	// Source says where it came from, for the report.
 	Source string
+	// WithinIncluded says SDPercent is the spread of whole runs' values, their within-run
+	// noise included (a PerfHistory segment's runs): the difference of two such runs then
+	// carries 2·sd² in all, of which the bootstrap's within-run part is already in the
+	// interval, so only the rest is added (addedVariance).
+	WithinIncluded bool
 }
 
 // DefaultBetweenRun is the assumption when the environment was never calibrated.
@@ -59,6 +64,19 @@ func (b BetweenRun) diffVariance() float64 {
 	return 2 * sd * sd
 }
 
+// addedVariance is the variance a single-run interval whose within-run variance is vw adds for
+// the noise between runs. A calibration's or the default sd is of the run effect alone: 2·sd².
+// A history's (WithinIncluded) is of whole runs, so the difference of two runs has variance
+// 2·sd² in all and the interval adds what the bootstrap does not hold, max(0, 2·sd² − vw): the
+// random-effects decomposition, truncated at zero when the pair's own within-run noise is the
+// larger.
+func (b BetweenRun) addedVariance(vw float64) float64 {
+	if b.WithinIncluded {
+		return math.Max(0, b.diffVariance()-vw)
+	}
+	return b.diffVariance()
+}
+
 // df is the degrees of freedom of the estimate: infinite for an assumption.
 func (b BetweenRun) df() float64 {
 	if b.Runs < 2 {
@@ -82,10 +100,17 @@ func (e *effect) addBetweenRun(b BetweenRun) {
 		return
 	}
 	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
-	vb := b.diffVariance()
 	vw := (lo + hi) / 2 * (lo + hi) / 2
+	vb := b.addedVariance(vw)
 	q, cdf := zNormal, stats.NormalDist{Mu: 0, Sigma: 1}.CDF
-	if df := b.df(); !math.IsInf(df, 1) {
+	switch df := b.df(); {
+	case math.IsInf(df, 1):
+	case b.WithinIncluded:
+		// The total, max(vw, 2·sd²), is the history's estimate with its degrees of freedom
+		// (or the bootstrap's, when larger): Student's t on the history's.
+		t := stats.TDist{V: df}
+		q, cdf = stats.InvCDF(t)(1-alpha/2), t.CDF
+	default:
 		satt := (vw + vb) * (vw + vb) / (vb * vb / df)
 		t := stats.TDist{V: satt}
 		q, cdf = stats.InvCDF(t)(1-alpha/2), t.CDF
@@ -139,7 +164,7 @@ func (e *effect) runsToDecide() int {
 	if gap == 0 {
 		return 0
 	}
-	perRun := e.withinVar + e.between.diffVariance()
+	perRun := e.withinVar + e.between.addedVariance(e.withinVar)
 	n := int(math.Ceil(zNormal * zNormal * perRun / (gap * gap)))
 	if n > maxRunsAdvised {
 		return 0

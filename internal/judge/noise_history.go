@@ -16,26 +16,28 @@ import (
 // is the configuration's plus a run effect), so the spread of their log values estimates the
 // run effect's sd, per metric, with no calibration run at all.
 //
-// Small samples: the estimate s from n runs carries n-1 degrees of freedom, and the intervals
-// it widens use Student's t with the Welch-Satterthwaite degrees of freedom of the sum of the
-// within-run and between-run variances (BetweenRun.Runs, noise.go). That is the exact
-// treatment of an estimated variance (the t pivot follows from s²(n-1)/σ² ~ χ²(n-1)), so a
-// 3-run segment gives a wide interval (t with about 2 df: 4.3 instead of 1.96) rather than an
-// overconfident one; plugging s in as if it were σ would not (docs/comparison.md, "Between-run
-// noise from the history", measures both). An upper confidence bound for σ used with the
-// normal quantile was the other choice: it over-covers at every n and costs power without
-// buying coverage the t interval does not already have.
+// What the spread holds: a history's runs are whole runs of the same load shape as the two
+// compared, so the variance of their log values, τ² = σ²(between) + v(within), is already the
+// whole noise of one run, and the difference of two new runs has variance 2τ². The bootstrap's
+// within-run variance vw of the compared pair is part of that, so the interval adds
+// max(0, 2s² − vw) to it (BetweenRun.WithinIncluded, the random-effects decomposition, truncated
+// at zero) rather than 2s² on top, which would count the within-run noise twice.
 //
-// The spread of a history's runs also holds each run's within-run sampling noise, which the
-// single-run interval adds again from the bootstrap: the estimate errs on the wide side by
-// that much (about 1 % for a p95 of a few thousand requests).
+// Small samples: s² from n runs carries n-1 degrees of freedom, and the interval uses Student's
+// t on them. With the total variance 2s² that is the exact prediction interval for the
+// difference of two new runs of the segment's distribution (s²(n-1)/τ² ~ χ²(n-1)), so a 3-run
+// segment gives a wide interval (t with 2 df: 4.3 instead of 1.96), not an overconfident one;
+// plugging s in as if it were τ would not (docs/comparison.md, "Between-run noise from the
+// history", measures both). An upper confidence bound for τ with the normal quantile was the
+// other choice: it over-covers at every n and costs power the t interval keeps.
 
 // Defaults of HistoryNoiseSettings.
 const (
-	// DefaultHistoryNoiseMinRuns is the fewest runs of a segment that give an estimate. Fewer
-	// leave the t quantile so large (t with 2 degrees of freedom is 4.3) that the interval is
-	// rarely narrower than the assumed default's; from 5 runs (t 2.8) a quiet environment gains.
-	DefaultHistoryNoiseMinRuns = 5
+	// DefaultHistoryNoiseMinRuns is the fewest runs of a segment that give an estimate: the
+	// change-point search's own shortest segment (a shorter one cannot be told from a change).
+	// Student's t keeps even a 3-run estimate's intervals at their coverage (t with 2 degrees
+	// of freedom is 4.3); more runs buy power, not validity.
+	DefaultHistoryNoiseMinRuns = DefaultMinSegment
 	// DefaultHistoryNoiseMaxAge is how old a run may be and still count: an environment's
 	// noise changes with its nodes, neighbours and data, so a month-old spread says little of
 	// today's.
@@ -97,7 +99,7 @@ func (s SegmentNoise) BetweenRun(source string) BetweenRun {
 	if s.DF < 1 {
 		return BetweenRun{}
 	}
-	return BetweenRun{SDPercent: 100 * math.Sqrt(s.SS/float64(s.DF)), Runs: s.DF + 1, Source: source}
+	return BetweenRun{SDPercent: 100 * math.Sqrt(s.SS/float64(s.DF)), Runs: s.DF + 1, Source: source, WithinIncluded: true}
 }
 
 // HistoryNoise is the between-run noise learned from PerfHistory segments, per series. It is

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,29 @@ func TestNoiseSummaryFits(t *testing.T) {
 	s := h.summary(used, DefaultBetweenRun(), true, noiseMax)
 	if len(s) > noiseMax || !strings.Contains(s, "40 rows, 3.3-3.3 %") {
 		t.Errorf("summary of %d characters: %s", len(s), s)
+	}
+}
+
+// A history's sd is of whole runs: the interval's variance is max(vw, 2·sd²), on Student's t
+// with the segment's degrees of freedom, not 2·sd² on top of the bootstrap's.
+func TestHistoryWideningDecomposes(t *testing.T) {
+	tests := []struct {
+		name     string
+		h, sd    float64 // bootstrap half-width and history sd, log scale
+		runs     int
+		wantHalf float64
+	}{
+		{name: "between-run noise dominates: 2 sd² in all", h: 0.02, sd: 0.03, runs: 8, wantHalf: 2.364624251 * math.Sqrt(2*0.03*0.03)},
+		{name: "the pair's own noise dominates: the bootstrap's alone", h: 0.10, sd: 0.01, runs: 8, wantHalf: 2.364624251 * 0.10 / zNormal},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &effect{logScale: true, point: 0, low: -tc.h, high: tc.h}
+			e.up, e.down, _ = thresholds(perfexpv1alpha1.MetricP95, 5, 0)
+			e.addBetweenRun(BetweenRun{SDPercent: 100 * tc.sd, Runs: tc.runs, WithinIncluded: true})
+			if math.Abs(e.high-tc.wantHalf) > 1e-6 || math.Abs(-e.low-tc.wantHalf) > 1e-6 {
+				t.Errorf("interval [%v, %v], want ±%v", e.low, e.high, tc.wantHalf)
+			}
+		})
 	}
 }
