@@ -54,6 +54,9 @@ const DefaultPrometheusTimeout = time.Minute
 // reconciler's Analyzer and QueryChecker.
 type PrometheusAnalyzer struct {
 	Client client.Client
+	// APIReader reads past the cache what the manager should not cache: PerfHistory objects
+	// (up to 1.5 MiB each, read once per analysis). nil reads them with Client.
+	APIReader client.Reader
 	// PrometheusURL is the default Prometheus; spec.analysis.prometheusURL overrides it.
 	PrometheusURL string
 	// NewAPI makes a Prometheus API client; nil means client_golang's.

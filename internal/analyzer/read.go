@@ -59,6 +59,10 @@ func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *pe
 	if baseline == nil || exp.Spec.Analysis != nil && exp.Spec.Analysis.BetweenRun != nil {
 		return nil, nil
 	}
+	var reader client.Reader = a.Client
+	if a.APIReader != nil {
+		reader = a.APIReader
+	}
 	var hs []*perfexpv1alpha1.PerfHistory
 	seen := map[string]bool{}
 	// The baseline ran the same load shape, scripts included (else it is refused), so the
@@ -70,7 +74,7 @@ func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *pe
 		}
 		seen[name] = true
 		h := &perfexpv1alpha1.PerfHistory{}
-		switch err := a.Client.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, h); {
+		switch err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, h); {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:

@@ -188,8 +188,8 @@ func age(now, t time.Time) string {
 }
 
 // summary says, for the comparison's noise, which rows took their sd from the history (their
-// keys and sd, the fewest and most runs, and how old the runs are), within max characters.
-func (h *HistoryNoise) summary(used map[string]BetweenRun, fallback BetweenRun, others bool, max int) string {
+// keys and sd, the fewest and most runs, and how old the runs are), within limit characters.
+func (h *HistoryNoise) summary(used map[string]BetweenRun, fallback BetweenRun, others bool, limit int) string {
 	keys := make([]string, 0, len(used))
 	for k := range used {
 		keys = append(keys, k)
@@ -222,12 +222,12 @@ func (h *HistoryNoise) summary(used map[string]BetweenRun, fallback BetweenRun, 
 	if others {
 		tail = "; other rows: " + fallback.String()
 	}
-	var list []string
+	list := make([]string, 0, len(keys))
 	for _, k := range keys {
 		list = append(list, fmt.Sprintf("%s %.3g %%", k, used[k].SDPercent))
 	}
 	body := strings.Join(list, ", ")
-	if len(head)+len(body)+len(tail) > max {
+	if len(head)+len(body)+len(tail) > limit {
 		// Say the range instead of every row.
 		lo, hi := math.Inf(1), 0.0
 		for _, b := range used {

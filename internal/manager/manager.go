@@ -405,6 +405,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
 			Client:                c,
+			APIReader:             mgr.GetAPIReader(),
 			PrometheusURL:         opts.PrometheusURL,
 			Clock:                 clock.RealClock{},
 			CAdvisorMatchers:      opts.CAdvisorMatchers,
