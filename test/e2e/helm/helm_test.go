@@ -33,11 +33,14 @@ const (
 	demoNS    = "perfexp-demo"
 )
 
+// prometheusURL is the node's Prometheus as pods reach it.
+const prometheusURL = "http://10.244.0.1:9090"
+
 // localValues are config/local's settings: images built on the node, the node's Prometheus.
 var localValues = []string{
 	"--set", "image.tag=dev", "--set", "image.pullPolicy=Never",
 	"--set", "k6Image=perfexp/k6:v1.8.1",
-	"--set", "prometheusURL=http://10.244.0.1:9090",
+	"--set", "prometheusURL=" + prometheusURL,
 }
 
 func helmBin(t *testing.T) string {
