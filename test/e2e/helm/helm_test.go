@@ -162,6 +162,10 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		return nil
 	})
 
+	if framework.PrometheusSetup() == framework.PrometheusProm3 {
+		t.Run("a stuck restore alerts", func(t *testing.T) { restoreStuckAlerts(t, chart) })
+	}
+
 	if os.Getenv("E2E_HELM_DEMO") == "1" {
 		runDemo(t)
 		// perfexp's own series (docs/metrics.md) exist once the operator reconciled experiments,
