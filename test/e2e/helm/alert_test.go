@@ -165,6 +165,18 @@ spec:
 		t.Errorf("the alert does not carry the experiment's namespace %s: %s", stuckRestoreNS, firing)
 	}
 
+	// The ServiceMonitor honours perfexp's labels: the experiment's own namespace, not the
+	// operator's and not exported_namespace.
+	info, err := framework.Query(`perfexp_experiment_info{name="stuck-restore"}`)
+	if err != nil || len(info) == 0 {
+		t.Errorf("perfexp_experiment_info of stuck-restore: %v, %v", info, err)
+	} else {
+		t.Logf("perfexp_experiment_info in Prometheus 3: %v", info[0].Metric)
+		if info[0].Metric["namespace"] != stuckRestoreNS || info[0].Metric["exported_namespace"] != "" {
+			t.Errorf("perfexp_experiment_info labels %v: want namespace=%s and no exported_namespace", info[0].Metric, stuckRestoreNS)
+		}
+	}
+
 	framework.Kubectl(t, "delete", "validatingadmissionpolicybinding", "perfexp-e2e-refuse-restore")
 	framework.Eventually(t, 5*time.Minute, 2*time.Second, "the experiment ended once the restore was allowed", func() error {
 		switch p := field("{.status.phase}"); p {
