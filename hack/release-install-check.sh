@@ -48,8 +48,16 @@ if kubectl -n perfexp-system get deployment perfexp-manager >/dev/null 2>&1; the
 fi
 
 step "import the image archives into the node's containerd"
+# The chart pins both images by digest (repo@sha256:...), but an import names an image by its
+# tag only; the kubelet looks the digest reference up, finds nothing and tries the registry
+# (ImagePullBackOff). Each image is therefore also named by its digest, as a pull would name it.
 for archive in "perfexp-manager-${version}.oci.tar" "perfexp-k6-${K6_VERSION}.oci.tar"; do
-  "${CTR[@]}" images import --all-platforms "${dist}/${archive}"
+  "${CTR[@]}" images import --all-platforms "${dist}/${archive}" | tee "${work}/import.txt"
+  # "unpacking docker.io/perfexp/manager:0.3.0 (sha256:...)...done"
+  sed -n 's/^unpacking \([^ ]*\) (\(sha256:[0-9a-f]*\)).*/\1 \2/p' "${work}/import.txt" | while read -r name digest; do
+    "${CTR[@]}" images tag --force "${name}" "${name%:*}@${digest}" >/dev/null
+    echo "named ${name%:*}@${digest}"
+  done
 done
 
 step "apply the CRDs from perfexp-crds-${version}.yaml"
