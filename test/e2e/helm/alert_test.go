@@ -27,7 +27,9 @@ func restoreStuckAlerts(t *testing.T, chart string) {
 	rule, _ := helm(t, "template", release, chart, "-n", "prom3", "--show-only", "templates/prometheusrule.yaml",
 		"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.labels.release=prom3", "--set", "prometheusRule.restoringFor=1m")
 	framework.KubectlStdin(t, rule, "apply", "-f", "-")
-	t.Cleanup(func() { _, _ = framework.KubectlErr("-n", "prom3", "delete", "prometheusrule", release+"-manager", "--ignore-not-found") })
+	t.Cleanup(func() {
+		_, _ = framework.KubectlErr("-n", "prom3", "delete", "prometheusrule", release+"-manager", "--ignore-not-found")
+	})
 
 	manager := "system:serviceaccount:" + namespace + ":" + release + "-manager"
 	framework.KubectlStdin(t, fmt.Sprintf(`apiVersion: v1
