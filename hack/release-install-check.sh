@@ -26,17 +26,38 @@ ns=perfexp-release-system
 target=perfexp-release
 work="$(mktemp -d)"
 
+# A cluster-wide operator already running (make demo's, in perfexp-system) would reconcile the
+# experiment too and refuse it (its namespace has no opt-in label): it is scaled to zero for the
+# check and back at the end.
+cluster_wide_replicas=""
 cleanup() {
   "${helm}" uninstall "${release}" -n "${ns}" --wait >/dev/null 2>&1 || true
   kubectl delete namespace "${ns}" "${target}" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+  if [[ -n "${cluster_wide_replicas}" ]]; then
+    kubectl -n perfexp-system scale deployment perfexp-manager --replicas="${cluster_wide_replicas}" >/dev/null 2>&1 || true
+  fi
   rm -rf "${work}"
 }
 trap cleanup EXIT
 step() { echo "== $* ($(date -u +%H:%M:%S))"; }
 
+if kubectl -n perfexp-system get deployment perfexp-manager >/dev/null 2>&1; then
+  cluster_wide_replicas="$(kubectl -n perfexp-system get deployment perfexp-manager -o jsonpath='{.spec.replicas}')"
+  step "scale the cluster-wide operator in perfexp-system to 0 (back to ${cluster_wide_replicas} at the end)"
+  kubectl -n perfexp-system scale deployment perfexp-manager --replicas=0
+fi
+
 step "import the image archives into the node's containerd"
+# The chart pins both images by digest (repo@sha256:...), but an import names an image by its
+# tag only; the kubelet looks the digest reference up, finds nothing and tries the registry
+# (ImagePullBackOff). Each image is therefore also named by its digest, as a pull would name it.
 for archive in "perfexp-manager-${version}.oci.tar" "perfexp-k6-${K6_VERSION}.oci.tar"; do
-  "${CTR[@]}" images import --all-platforms "${dist}/${archive}"
+  "${CTR[@]}" images import --all-platforms "${dist}/${archive}" | tee "${work}/import.txt"
+  # "unpacking docker.io/perfexp/manager:0.3.0 (sha256:...)...done"
+  sed -n 's/^unpacking \([^ ]*\) (\(sha256:[0-9a-f]*\)).*/\1 \2/p' "${work}/import.txt" | while read -r name digest; do
+    "${CTR[@]}" images tag --force "${name}" "${name%:*}@${digest}" >/dev/null
+    echo "named ${name%:*}@${digest}"
+  done
 done
 
 step "apply the CRDs from perfexp-crds-${version}.yaml"
@@ -67,16 +88,18 @@ metadata:
 spec:
   load:
     scenarios:
-      - name: idle
+      - name: health
         script:
           inline: |
+            import http from 'k6/http';
             import { sleep } from 'k6';
-            export default function () { sleep(1); }
+            export default function () { http.get('${PROMETHEUS_URL}/-/healthy'); sleep(0.1); }
         vus: 2
         duration: 20s
 EOF
 start=$(date +%s)
-kubectl perfexp watch release-smoke -n "${target}" --timeout 10m
+# Results must be measured requests: a run whose results are Invalid fails the check.
+kubectl perfexp watch release-smoke -n "${target}" --timeout 10m --fail-on fail,invalid
 echo "the experiment ended Succeeded after $(($(date +%s) - start)) s"
 kubectl perfexp report release-smoke -n "${target}" | head -n 40
 echo "release-install-check: ${version} installs from ${dist} and runs an experiment"

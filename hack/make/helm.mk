@@ -59,5 +59,5 @@ helm-rules: ## Test the chart's PrometheusRule with promtool (check rules, and t
 
 .PHONY: test-helm-namespaced
 test-helm-namespaced: cluster-up images helm ## On the local cluster: two namespaced releases side by side, each running an experiment; one outside its release refused; no cluster-wide write (test/e2e/helm).
-	E2E_HELM_NAMESPACED=1 KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) HELM=$(HELM) go test -tags e2e -count=1 -timeout 30m -v \
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) HELM=$(HELM) go test -tags e2e -count=1 -timeout 30m -v \
 	  -run 'TestHelmNamespacedReleasesSideBySide' ./test/e2e/helm/

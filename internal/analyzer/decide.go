@@ -112,9 +112,13 @@ func (w waitFor) more(res *result.Result, early map[string]analysis.K6Summary) *
 	return nil
 }
 
+// noK6Samples says whether Prometheus holds no sample of the run at all: neither a request
+// nor an iteration counter. A script that makes no HTTP request (it sleeps, or speaks gRPC)
+// still writes k6's iteration counter; its results are reported at once (invalid: no
+// requests) instead of waiting out the grace for samples that will never come.
 func noK6Samples(r *result.Result) bool {
 	for _, s := range r.Scenarios {
-		if s.RequestStats.Requests != nil {
+		if s.RequestStats.Requests != nil || s.Iterations != nil {
 			return false
 		}
 	}

@@ -220,6 +220,10 @@ func TestWaitForMore(t *testing.T) {
 		{name: "settled, no sample after the grace: publish (invalid)", w: func() waitFor { v := w; v.now = t0.Add(4 * time.Minute); return v }(),
 			result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "browse"}}}},
 		{name: "settled with samples: publish", w: w, result: measured(map[string]int64{"browse": 1})},
+		// A script without HTTP requests (it sleeps): k6's iteration counter is there, no
+		// request ever will be. Before, this waited the whole grace for "the first k6 samples".
+		{name: "settled, iterations but no request: publish (invalid)", w: w,
+			result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "idle", Iterations: result.Count(20)}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

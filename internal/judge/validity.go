@@ -32,6 +32,9 @@ func Validity(r *result.Result, maxErrPercent float64) {
 		s := &r.Scenarios[i]
 		var why string
 		switch {
+		case s.RequestStats.Requests == nil && s.Iterations != nil:
+			why = fmt.Sprintf("scenario %s: no HTTP requests in Prometheus with testid=%s (its %d iterations reached it): perfexp measures k6's HTTP requests",
+				s.Name, r.TestID, *s.Iterations)
 		case s.RequestStats.Requests == nil:
 			why = fmt.Sprintf("scenario %s: no k6 samples with testid=%s reached Prometheus", s.Name, r.TestID)
 		case *s.RequestStats.Requests == 0:

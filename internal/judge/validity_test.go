@@ -101,3 +101,27 @@ func TestObjectivesOnUpperBoundPercentiles(t *testing.T) {
 		})
 	}
 }
+
+// A scenario whose k6 samples reached Prometheus without an HTTP request (the script sleeps,
+// or speaks gRPC) is invalid for want of requests, not for want of samples: the reason must
+// not send its author looking for a broken remote write.
+func TestValidityScenarioWithoutRequests(t *testing.T) {
+	tests := []struct {
+		name     string
+		scenario result.ScenarioResult
+		want     string
+	}{
+		{"iterations, no request", result.ScenarioResult{Name: "idle", Iterations: result.Count(20)},
+			"scenario idle: no HTTP requests in Prometheus with testid=run-1 (its 20 iterations reached it)"},
+		{"nothing at all", result.ScenarioResult{Name: "idle"}, "scenario idle: no k6 samples with testid=run-1 reached Prometheus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &result.Result{TestID: "run-1", Validity: perfexpv1alpha1.Valid, Scenarios: []result.ScenarioResult{tt.scenario}}
+			Validity(r, DefaultMaxErrorRatePercent)
+			if r.Validity != perfexpv1alpha1.Invalid || len(r.InvalidReasons) != 1 || !strings.Contains(r.InvalidReasons[0], tt.want) {
+				t.Fatalf("validity %s, reasons %q, want one containing %q", r.Validity, r.InvalidReasons, tt.want)
+			}
+		})
+	}
+}

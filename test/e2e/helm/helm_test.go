@@ -33,11 +33,14 @@ const (
 	demoNS    = "perfexp-demo"
 )
 
+// prometheusURL is the node's Prometheus as pods reach it.
+const prometheusURL = "http://10.244.0.1:9090"
+
 // localValues are config/local's settings: images built on the node, the node's Prometheus.
 var localValues = []string{
 	"--set", "image.tag=dev", "--set", "image.pullPolicy=Never",
 	"--set", "k6Image=perfexp/k6:v1.8.1",
-	"--set", "prometheusURL=http://10.244.0.1:9090",
+	"--set", "prometheusURL=" + prometheusURL,
 }
 
 func helmBin(t *testing.T) string {
@@ -158,6 +161,10 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}
 		return nil
 	})
+
+	if framework.PrometheusSetup() == framework.PrometheusProm3 {
+		t.Run("a stuck restore alerts", func(t *testing.T) { restoreStuckAlerts(t, chart) })
+	}
 
 	if os.Getenv("E2E_HELM_DEMO") == "1" {
 		runDemo(t)
