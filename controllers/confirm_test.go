@@ -68,10 +68,17 @@ func startConfirmOperator(t *testing.T, env *testenv.Env, lab *lab, analyzer con
 	t.Cleanup(op.stop)
 }
 
+// confirmed is the experiment each story confirms, within a budget of 4 blocks.
+const (
+	confirmed     = "pool50"
+	confirmBudget = 4
+)
+
 // confirmedPair creates the baseline (HTTP_MAXPOOLSIZE 10), waits for it, then the experiment
-// (HTTP_MAXPOOLSIZE 50) compared with it and asking for confirmation within maxRepeats blocks.
-func confirmedPair(t *testing.T, env *testenv.Env, lab *lab, ns, name string, maxRepeats int32) *perfexpv1alpha1.PerfExperiment {
+// (HTTP_MAXPOOLSIZE 50) compared with it and asking for confirmation.
+func confirmedPair(t *testing.T, env *testenv.Env, lab *lab, ns string) {
 	t.Helper()
+	name := confirmed
 	c := env.Client
 	base := experiment(ns, name+"-base", ns, 0)
 	base.Spec.Variant = poolVariant("10")
@@ -82,27 +89,28 @@ func confirmedPair(t *testing.T, env *testenv.Env, lab *lab, ns, name string, ma
 	exp := experiment(ns, name, ns, 0)
 	exp.Spec.Variant = poolVariant("50")
 	exp.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: base.Name}
-	exp.Spec.Analysis = &perfexpv1alpha1.Analysis{FailOnRegression: ptr.To(true), Confirm: &perfexpv1alpha1.Confirm{MaxRepeats: maxRepeats}}
+	exp.Spec.Analysis = &perfexpv1alpha1.Analysis{FailOnRegression: ptr.To(true), Confirm: &perfexpv1alpha1.Confirm{MaxRepeats: confirmBudget}}
 	lab.finishLoad(exp.Name)
 	mustCreate(t, c, exp)
-	return exp
 }
 
 // scriptConfirmation publishes the results each confirmation run would have (p95 per repeat
 // of the baseline and the variant) and lets their load finish.
-func scriptConfirmation(t *testing.T, env *testenv.Env, lab *lab, ns, exp string, baseline, variant []float64) {
+func scriptConfirmation(t *testing.T, env *testenv.Env, lab *lab, ns string, baseline, variant []float64) {
 	t.Helper()
 	for arm, p95s := range map[string][]float64{"baseline": baseline, "variant": variant} {
 		for i, v := range p95s {
-			run := fmt.Sprintf("%s-confirm-%s-%d", exp, arm, i+1)
+			run := fmt.Sprintf("%s-confirm-%s-%d", confirmed, arm, i+1)
 			mustCreate(t, env.Client, runReport(t, ns, run, v))
 			lab.finishLoad(run)
 		}
 	}
 }
 
-func waitEnded(t *testing.T, env *testenv.Env, ns, name string, want perfexpv1alpha1.Phase) *perfexpv1alpha1.PerfExperiment {
+// waitConfirmed waits for the confirmed experiment to reach a phase.
+func waitConfirmed(t *testing.T, env *testenv.Env, ns string, want perfexpv1alpha1.Phase) *perfexpv1alpha1.PerfExperiment {
 	t.Helper()
+	name := confirmed
 	var exp *perfexpv1alpha1.PerfExperiment
 	eventually(t, 120*time.Second, fmt.Sprintf("%s reaches %s", name, want), func() error {
 		exp = get(t, env.Client, ns, name)
@@ -132,10 +140,10 @@ func TestConfirm(t *testing.T) {
 		startConfirmOperator(t, env, lab, lab)
 		// The variant is three times slower in every block: decided at the first look, after
 		// 3 blocks, within a budget of 4.
-		scriptConfirmation(t, env, lab, ns, "pool50", []float64{100, 101, 100, 101}, []float64{300, 303, 300, 303})
-		confirmedPair(t, env, lab, ns, "pool50", 4)
+		scriptConfirmation(t, env, lab, ns, []float64{100, 101, 100, 101}, []float64{300, 303, 300, 303})
+		confirmedPair(t, env, lab, ns)
 
-		exp := waitEnded(t, env, ns, "pool50", perfexpv1alpha1.PhaseSucceeded)
+		exp := waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseSucceeded)
 		if !passedThrough(exp, perfexpv1alpha1.PhaseConfirming) {
 			t.Errorf("the experiment never was Confirming: %+v", exp.Status.PhaseHistory)
 		}
@@ -190,10 +198,10 @@ func TestConfirm(t *testing.T) {
 		lab := newLab()
 		startConfirmOperator(t, env, lab, lab)
 		// The variant is as often faster as slower: no look decides it.
-		scriptConfirmation(t, env, lab, ns, "pool50", []float64{100, 100, 100, 100}, []float64{150, 60, 150, 60})
-		confirmedPair(t, env, lab, ns, "pool50", 4)
+		scriptConfirmation(t, env, lab, ns, []float64{100, 100, 100, 100}, []float64{150, 60, 150, 60})
+		confirmedPair(t, env, lab, ns)
 
-		exp := waitEnded(t, env, ns, "pool50", perfexpv1alpha1.PhaseSucceeded)
+		exp := waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseSucceeded)
 		conf := exp.Status.Confirmation
 		if conf == nil || conf.Repeats != 4 || conf.Runs != 8 || confirmDecisive(conf.Change) || !strings.Contains(conf.StopReason, "budget of 4 repeats is spent") {
 			t.Fatalf("status.confirmation %+v", conf)
@@ -209,10 +217,10 @@ func TestConfirm(t *testing.T) {
 	t.Run("a single run that is already decisive is not run again", func(t *testing.T) {
 		ns := env.Namespace(t, "confirm-single")
 		lab := newLab()
-		startConfirmOperator(t, env, lab, comparingLab{lab: lab, change: map[string]perfexpv1alpha1.Change{"pool50": perfexpv1alpha1.ChangeNoMeaningfulChange}})
-		confirmedPair(t, env, lab, ns, "pool50", 4)
+		startConfirmOperator(t, env, lab, comparingLab{lab: lab, change: map[string]perfexpv1alpha1.Change{confirmed: perfexpv1alpha1.ChangeNoMeaningfulChange}})
+		confirmedPair(t, env, lab, ns)
 
-		exp := waitEnded(t, env, ns, "pool50", perfexpv1alpha1.PhaseSucceeded)
+		exp := waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseSucceeded)
 		if cond := condition(exp, perfexpv1alpha1.ConditionConfirmed); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != perfexpv1alpha1.ReasonSingleRunDecisive {
 			t.Errorf("Confirmed %+v", cond)
 		}
@@ -225,7 +233,7 @@ func TestConfirm(t *testing.T) {
 		ns := env.Namespace(t, "confirm-abort")
 		lab := newLab()
 		startConfirmOperator(t, env, lab, lab)
-		confirmedPair(t, env, lab, ns, "pool50", 4)
+		confirmedPair(t, env, lab, ns)
 
 		// No confirmation run's load finishes: the first holds the environment until aborted.
 		var running string
@@ -238,7 +246,7 @@ func TestConfirm(t *testing.T) {
 			}
 			return fmt.Errorf("no confirmation run is Running yet")
 		})
-		exp := get(t, c, ns, "pool50")
+		exp := get(t, c, ns, confirmed)
 		if exp.Status.Phase != perfexpv1alpha1.PhaseConfirming {
 			t.Fatalf("phase %s while its confirmation runs", exp.Status.Phase)
 		}
@@ -247,7 +255,7 @@ func TestConfirm(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		exp = waitEnded(t, env, ns, "pool50", perfexpv1alpha1.PhaseAborted)
+		exp = waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseAborted)
 		if cond := condition(exp, perfexpv1alpha1.ConditionConfirmed); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != perfexpv1alpha1.ReasonAborted {
 			t.Errorf("Confirmed %+v", cond)
 		}

@@ -181,8 +181,8 @@ func TestRead(t *testing.T) {
 			Spec:       perfexpv1alpha1.PerfSweepSpec{Repeats: 3},
 			Status: perfexpv1alpha1.PerfSweepStatus{Phase: phase, Done: 10, Verdict: verdict, Message: "sweep message",
 				Sequential: &perfexpv1alpha1.SweepSequentialStatus{Repeats: 5, Looks: 3, StopReason: stop},
-				Arms: []perfexpv1alpha1.SweepArmStatus{{Name: perfexpv1alpha1.BaselineArm}, {Name: Arm, Change: change, Message: "p95 +12 % [+8, +16]"}},
-				ReportRef: &perfexpv1alpha1.LocalObjectReference{Name: "pool50-confirm-report"}},
+				Arms:       []perfexpv1alpha1.SweepArmStatus{{Name: perfexpv1alpha1.BaselineArm}, {Name: Arm, Change: change, Message: "p95 +12 % [+8, +16]"}},
+				ReportRef:  &perfexpv1alpha1.LocalObjectReference{Name: "pool50-confirm-report"}},
 		}
 	}
 	tests := []struct {
