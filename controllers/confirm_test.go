@@ -9,15 +9,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/queue"
+	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
@@ -27,16 +31,20 @@ import (
 // sweep it owns, through the same queue and the lab's environment, and reports the answer.
 
 // comparingLab is the lab whose analysis also writes a comparison headline for the named
-// experiments (the lab's own writes none).
+// experiments (the lab's own writes none), and names a report ConfigMap for those in reports.
 type comparingLab struct {
 	*lab
-	change map[string]perfexpv1alpha1.Change
+	change  map[string]perfexpv1alpha1.Change
+	reports map[string]bool
 }
 
 func (l comparingLab) Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	res, err := l.lab.Analyze(ctx, exp, baseline)
 	if ch, ok := l.change[exp.Name]; ok && res.Done && baseline != nil {
 		exp.Status.Comparison = &perfexpv1alpha1.Comparison{Baseline: baseline.Name, Change: ch}
+	}
+	if l.reports[exp.Name] && res.Done {
+		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: exp.ReportName()}
 	}
 	return res, err
 }
@@ -137,11 +145,19 @@ func TestConfirm(t *testing.T) {
 	t.Run("an inconclusive experiment runs its baseline and variant again, in blocks through the queue, until decisive", func(t *testing.T) {
 		ns := env.Namespace(t, "confirm-decisive")
 		lab := newLab()
-		startConfirmOperator(t, env, lab, lab)
+		startConfirmOperator(t, env, lab, comparingLab{lab: lab, reports: map[string]bool{confirmed: true}})
 		// The variant is three times slower in every block: decided at the first look, after
 		// 3 blocks, within a budget of 4.
 		scriptConfirmation(t, env, lab, ns, []float64{100, 101, 100, 101}, []float64{300, 303, 300, 303})
 		confirmedPair(t, env, lab, ns)
+		// The report the analysis would have published, which the confirmation adds to.
+		created := get(t, c, ns, confirmed)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: created.ReportName()},
+			Data: map[string]string{report.KeyMarkdown: "# pool50\n\n## Comparison\n\nInconclusive.\n"}}
+		if err := controllerutil.SetControllerReference(created, cm, env.Scheme); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, c, cm)
 
 		exp := waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseSucceeded)
 		if !passedThrough(exp, perfexpv1alpha1.PhaseConfirming) {
@@ -190,6 +206,16 @@ func TestConfirm(t *testing.T) {
 		}
 		if get(t, c, ns, "pool50-confirm-variant-4") != nil {
 			t.Error("a fourth block was created although the third look was decisive")
+		}
+
+		// The experiment's report says it too.
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(cm), cm); err != nil {
+			t.Fatal(err)
+		}
+		md := cm.Data[report.KeyMarkdown]
+		if !strings.HasPrefix(md, "# pool50") || !strings.Contains(md, "## Confirmation") || !strings.Contains(md, "| Answer | **Regressed** (Confirmed=True, Decisive) |") ||
+			!strings.Contains(md, "| Blocks | 3 ") || !strings.Contains(md, "| Runs ended | 6 |") || cm.Data[report.KeyConfirmation] == "" {
+			t.Errorf("the report does not say what the confirmation found:\n%s", md)
 		}
 	})
 

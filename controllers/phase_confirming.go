@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +15,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/confirm"
+	"github.com/perfexp/perfexp/internal/publish"
+	"github.com/perfexp/perfexp/internal/report"
 )
 
 // confirmRecheck is how often a confirming experiment looks at its sweep in case an event was
@@ -64,17 +67,17 @@ func (r *PerfExperimentReconciler) reconcileConfirming(ctx context.Context, s *s
 	}
 	switch {
 	case sw == nil && exp.Spec.Abort:
-		r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort before the confirmation started")
+		r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort before the confirmation started")
 		return ctrl.Result{}, nil
 	case sw == nil && conf.EnvironmentTime != nil:
 		// It had been created (its progress is recorded) and is gone: deleted by someone.
-		r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
+		r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
 			fmt.Sprintf("the confirmation sweep %s was deleted before it ended; the single run's comparison stands", conf.Sweep))
 		return ctrl.Result{}, nil
 	case sw == nil:
 		return r.createConfirmation(ctx, s)
 	case !metav1.IsControlledBy(sw, exp):
-		r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
+		r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
 			fmt.Sprintf("a PerfSweep named %s exists and is not this experiment's; nothing was run again", conf.Sweep))
 		return ctrl.Result{}, nil
 	}
@@ -110,13 +113,13 @@ func (r *PerfExperimentReconciler) reconcileConfirming(ctx context.Context, s *s
 	out := confirm.Read(sw, runs, s.now)
 	*conf = out.Confirmation
 	if exp.Spec.Abort {
-		r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort; "+out.Message)
+		r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort; "+out.Message)
 		return ctrl.Result{}, nil
 	}
 	if out.FailVerdict && exp.Status.Verdict != perfexpv1alpha1.VerdictInvalid {
 		exp.Status.Verdict = perfexpv1alpha1.VerdictFail
 	}
-	r.endConfirmation(s, out.Status, out.Reason, out.Message)
+	r.endConfirmation(ctx, s, out.Status, out.Reason, out.Message)
 	return ctrl.Result{}, nil
 }
 
@@ -147,7 +150,7 @@ func (r *PerfExperimentReconciler) createConfirmation(ctx context.Context, s *sc
 	baseline := &perfexpv1alpha1.PerfExperiment{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: exp.Spec.Baseline.Name}, baseline); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
+			r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
 				fmt.Sprintf("the baseline %s no longer exists, so its variant cannot be run again; the single run's comparison stands", exp.Spec.Baseline.Name))
 			return ctrl.Result{}, nil
 		}
@@ -155,7 +158,7 @@ func (r *PerfExperimentReconciler) createConfirmation(ctx context.Context, s *sc
 	}
 	sw, note, err := confirm.Sweep(exp, baseline)
 	if err != nil {
-		r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed, err.Error()+"; the single run's comparison stands")
+		r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed, err.Error()+"; the single run's comparison stands")
 		return ctrl.Result{}, nil
 	}
 	if err := controllerutil.SetControllerReference(exp, sw, r.Scheme()); err != nil {
@@ -163,7 +166,7 @@ func (r *PerfExperimentReconciler) createConfirmation(ctx context.Context, s *sc
 	}
 	if err := r.Create(ctx, sw); err != nil && !apierrors.IsAlreadyExists(err) {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
-			r.endConfirmation(s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
+			r.endConfirmation(ctx, s, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
 				fmt.Sprintf("the confirmation sweep %s was refused: %v; the single run's comparison stands", sw.Name, err))
 			return ctrl.Result{}, nil
 		}
@@ -197,8 +200,9 @@ func (r *PerfExperimentReconciler) confirmationRuns(ctx context.Context, sw *per
 // endConfirmation records the Confirmed condition and ends the experiment: Aborted when
 // spec.abort stopped it, else Succeeded (its own run succeeded; the condition says whether the
 // confirmation decided).
-func (r *PerfExperimentReconciler) endConfirmation(s *scope, status metav1.ConditionStatus, reason, msg string) {
+func (r *PerfExperimentReconciler) endConfirmation(ctx context.Context, s *scope, status metav1.ConditionStatus, reason, msg string) {
 	setCondition(s.exp, perfexpv1alpha1.ConditionConfirmed, status, reason, "%s", msg)
+	r.reportConfirmation(ctx, s, fmt.Sprintf("Confirmed=%s, %s", status, reason), msg)
 	if reason == perfexpv1alpha1.ReasonAborted {
 		r.fail(s, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort while confirming; the single run's results stand unconfirmed")
 		return
@@ -217,4 +221,40 @@ func confirmationSummary(exp *perfexpv1alpha1.PerfExperiment) string {
 		env = c.EnvironmentTime.Duration
 	}
 	return fmt.Sprintf("; confirmed %s over %d blocks (%d runs, %s of environment time)", c.Change, c.Repeats, c.Runs, env)
+}
+
+// reportConfirmation adds the confirmation's section to the experiment's report (report.md,
+// and confirmation.md alone). The answer is in status already, so a failed write is logged and
+// reported as an event and the experiment still ends.
+func (r *PerfExperimentReconciler) reportConfirmation(ctx context.Context, s *scope, outcome, msg string) {
+	exp := s.exp
+	if exp.Status.ReportRef == nil || exp.Status.Confirmation == nil || exp.Status.Confirmation.EnvironmentTime == nil {
+		return
+	}
+	single := perfexpv1alpha1.Change("")
+	if c := exp.Status.Comparison; c != nil {
+		single = c.Change
+	}
+	section := report.ConfirmationSection(single, exp.Status.Confirmation, outcome, msg)
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	target := publish.Report(exp)
+	target.Reader, target.ExistingOnly = reader, true
+	_, err := publish.ConfigMap(ctx, r.Client, target, func(cm *corev1.ConfigMap) error {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[report.KeyConfirmation] = section
+		cm.Data[report.KeyMarkdown] = report.WithConfirmation(cm.Data[report.KeyMarkdown], section)
+		return nil
+	})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Could not add the confirmation to the report")
+		if r.Recorder != nil {
+			r.Recorder.Eventf(exp, nil, corev1.EventTypeWarning, "ConfirmationNotReported", "ReportConfirmation",
+				"the confirmation's section was not added to the report: %v", err)
+		}
+	}
 }
