@@ -36,12 +36,16 @@ type comparingLab struct {
 	*lab
 	change  map[string]perfexpv1alpha1.Change
 	reports map[string]bool
+	invalid map[string]bool
 }
 
 func (l comparingLab) Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	res, err := l.lab.Analyze(ctx, exp, baseline)
 	if ch, ok := l.change[exp.Name]; ok && res.Done && baseline != nil {
 		exp.Status.Comparison = &perfexpv1alpha1.Comparison{Baseline: baseline.Name, Change: ch}
+	}
+	if l.invalid[exp.Name] && res.Done {
+		exp.Status.Verdict = perfexpv1alpha1.VerdictInvalid
 	}
 	if l.reports[exp.Name] && res.Done {
 		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: exp.ReportName()}
@@ -252,6 +256,22 @@ func TestConfirm(t *testing.T) {
 		}
 		if exp.Status.Confirmation != nil || passedThrough(exp, perfexpv1alpha1.PhaseConfirming) || getSweep(t, c, ns, "pool50-confirm") != nil {
 			t.Errorf("a decisive single run was confirmed: %+v", exp.Status.Confirmation)
+		}
+	})
+
+	t.Run("an Invalid run is not confirmed: its repeats would compare nothing", func(t *testing.T) {
+		ns := env.Namespace(t, "confirm-invalid")
+		lab := newLab()
+		startConfirmOperator(t, env, lab, comparingLab{lab: lab, invalid: map[string]bool{confirmed: true}})
+		confirmedPair(t, env, lab, ns)
+
+		exp := waitConfirmed(t, env, ns, perfexpv1alpha1.PhaseSucceeded)
+		if cond := condition(exp, perfexpv1alpha1.ConditionConfirmed); cond == nil || cond.Status != metav1.ConditionFalse ||
+			cond.Reason != perfexpv1alpha1.ReasonConfirmationFailed || !strings.Contains(cond.Message, "Invalid") {
+			t.Errorf("Confirmed %+v", cond)
+		}
+		if passedThrough(exp, perfexpv1alpha1.PhaseConfirming) || getSweep(t, c, ns, "pool50-confirm") != nil {
+			t.Error("an Invalid run was confirmed")
 		}
 	})
 

@@ -40,6 +40,12 @@ func (r *PerfExperimentReconciler) finishOrConfirm(s *scope) {
 		r.finish(s)
 		return
 	}
+	if why := confirm.Refusal(exp); why != "" {
+		setCondition(exp, perfexpv1alpha1.ConditionConfirmed, metav1.ConditionFalse, perfexpv1alpha1.ReasonConfirmationFailed,
+			"one run was not decisive, and it cannot be confirmed: %s; the single run's comparison stands", why)
+		r.finish(s)
+		return
+	}
 	single := perfexpv1alpha1.ChangeUnknown
 	if c := exp.Status.Comparison; c != nil && c.Change != "" {
 		single = c.Change

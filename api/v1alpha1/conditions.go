@@ -178,9 +178,9 @@ const (
 	// and the repeated runs' headline is still Inconclusive or Unknown.
 	ReasonBudgetSpent = "BudgetSpent"
 	// ReasonConfirmationFailed (Confirmed=False): the confirmation could not run or judge (the
-	// baseline is gone, the experiment has no variant to run again, the sweep was refused,
-	// failed or aborted on its own); the message says which. The single run's comparison
-	// stands.
+	// run's own results are Invalid, the baseline is gone, the experiment has no variant to run
+	// again, the sweep was refused, failed or aborted on its own); the message says which. The
+	// single run's comparison stands.
 	ReasonConfirmationFailed = "ConfirmationFailed"
 )
 

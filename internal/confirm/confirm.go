@@ -52,6 +52,22 @@ func Needed(exp *perfexpv1alpha1.PerfExperiment) bool {
 	return c == nil || !Decisive(c.Change)
 }
 
+// Refusal says why an experiment that needs a confirmation cannot have one, before anything is
+// created; empty when it can. A run whose own results are Invalid is not confirmed: its
+// repeats would most likely be Invalid too, and the budget would be spent on runs that compare
+// nothing. An experiment without a variant has no arm to run against the baseline.
+func Refusal(exp *perfexpv1alpha1.PerfExperiment) string {
+	switch {
+	case exp.Status.Verdict == perfexpv1alpha1.VerdictInvalid:
+		return "the run's own results are Invalid (see ObjectivesMet and the report), so running it again would most likely compare nothing; " +
+			"fix what made it invalid and apply it again"
+	case exp.Spec.Variant == nil:
+		return "the experiment has no spec.variant, so there is no arm to run against the baseline; " +
+			"swap the two (the changed configuration as the experiment, the environment as it is as its baseline) to confirm"
+	}
+	return ""
+}
+
 // SweepName is the name of the experiment's confirmation sweep, <experiment>-confirm.
 func SweepName(exp *perfexpv1alpha1.PerfExperiment) string {
 	return perfexpv1alpha1.ChildName(exp.Name, "confirm", 48)
@@ -67,9 +83,8 @@ func Sweep(exp, baseline *perfexpv1alpha1.PerfExperiment) (*perfexpv1alpha1.Perf
 	if !Wanted(exp) {
 		return nil, "", errors.New("the experiment does not ask for confirmation (spec.analysis.confirm with spec.baseline)")
 	}
-	if exp.Spec.Variant == nil {
-		return nil, "", errors.New("the experiment has no spec.variant, so there is no arm to run against the baseline; " +
-			"swap the two (the changed configuration as the experiment, the environment as it is as its baseline) to confirm")
+	if why := Refusal(exp); why != "" {
+		return nil, "", errors.New(why)
 	}
 	if baseline.TargetNamespace() != exp.TargetNamespace() {
 		return nil, "", fmt.Errorf("the baseline %s ran against namespace %s and the experiment against %s; a confirmation runs both in one environment",

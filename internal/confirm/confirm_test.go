@@ -127,6 +127,7 @@ func TestSweep(t *testing.T) {
 	}{
 		{name: "no variant", want: "no spec.variant", mutate: func(exp, _ *perfexpv1alpha1.PerfExperiment) { exp.Spec.Variant = nil }},
 		{name: "another environment", want: "ran against namespace other", mutate: func(_, base *perfexpv1alpha1.PerfExperiment) { base.Spec.TargetNamespace = "other" }},
+		{name: "an Invalid run", want: "own results are Invalid", mutate: func(exp, _ *perfexpv1alpha1.PerfExperiment) { exp.Status.Verdict = perfexpv1alpha1.VerdictInvalid }},
 		{name: "no confirm", want: "does not ask for confirmation", mutate: func(exp, _ *perfexpv1alpha1.PerfExperiment) { exp.Spec.Analysis.Confirm = nil }},
 	}
 	for _, tt := range refusals {
