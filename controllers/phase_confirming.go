@@ -108,11 +108,11 @@ func (r *PerfExperimentReconciler) reconcileConfirming(ctx context.Context, s *s
 	}
 	if !ended {
 		p := confirm.Progress(sw, runs)
-		p.Elapsed = conf.Elapsed
+		p.Elapsed = &metav1.Duration{Duration: s.now.Sub(sw.CreationTimestamp.Time).Round(time.Second)}
 		*conf = p
 		setCondition(exp, perfexpv1alpha1.ConditionConfirmed, metav1.ConditionUnknown, perfexpv1alpha1.ReasonConfirming,
-			"sweep %s: %d of %d runs ended (%d blocks planned, %s of environment time so far)",
-			sw.Name, sw.Status.Done, sw.Status.Total, p.Repeats, p.EnvironmentTime.Duration)
+			"sweep %s: %d of %d runs ended (%d blocks planned, %s of environment time so far)%s",
+			sw.Name, sw.Status.Done, sw.Status.Total, p.Repeats, p.EnvironmentTime.Duration, withNote(exp))
 		return ctrl.Result{RequeueAfter: confirmRecheck}, nil
 	}
 
@@ -125,8 +125,16 @@ func (r *PerfExperimentReconciler) reconcileConfirming(ctx context.Context, s *s
 	if out.FailVerdict && exp.Status.Verdict != perfexpv1alpha1.VerdictInvalid {
 		exp.Status.Verdict = perfexpv1alpha1.VerdictFail
 	}
-	r.endConfirmation(ctx, s, out.Status, out.Reason, out.Message)
+	r.endConfirmation(ctx, s, out.Status, out.Reason, out.Message+withNote(exp))
 	return ctrl.Result{}, nil
+}
+
+// withNote is "; " and what the confirmation had to adapt, or nothing.
+func withNote(exp *perfexpv1alpha1.PerfExperiment) string {
+	if n := confirm.Note(exp); n != "" {
+		return "; " + n
+	}
+	return ""
 }
 
 // confirmationSweep reads the confirmation sweep; nil when it does not exist. A sweep the cache

@@ -123,6 +123,16 @@ func Sweep(exp, baseline *perfexpv1alpha1.PerfExperiment) (*perfexpv1alpha1.Perf
 	return sw, note, nil
 }
 
+// Note says what the confirmation of exp had to adapt (δ rounded to a whole percent); empty when
+// nothing.
+func Note(exp *perfexpv1alpha1.PerfExperiment) string {
+	if exp.Spec.Analysis == nil {
+		return ""
+	}
+	_, note := wholePercent(*exp.Spec.Analysis)
+	return note
+}
+
 // wholePercent is the experiment's δ as a sweep takes it, a whole percent from 1 to 99, with a
 // note when it had to be rounded.
 func wholePercent(a perfexpv1alpha1.Analysis) (int32, string) {
