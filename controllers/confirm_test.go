@@ -296,8 +296,9 @@ func TestConfirm(t *testing.T) {
 		if exp.Status.Phase != perfexpv1alpha1.PhaseConfirming {
 			t.Fatalf("phase %s while its confirmation runs", exp.Status.Phase)
 		}
+		patch := client.MergeFrom(exp.DeepCopy())
 		exp.Spec.Abort = true
-		if err := c.Update(t.Context(), exp); err != nil {
+		if err := c.Patch(t.Context(), exp, patch); err != nil {
 			t.Fatal(err)
 		}
 
