@@ -180,15 +180,16 @@ func (r *PerfExperimentReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, err
 	}
 	phases := map[perfexpv1alpha1.Phase]phaseFunc{
-		"":                             r.reconcilePending,
-		perfexpv1alpha1.PhasePending:   r.reconcilePending,
-		perfexpv1alpha1.PhaseQueued:    r.reconcileQueued,
-		perfexpv1alpha1.PhasePreparing: r.reconcilePreparing,
-		perfexpv1alpha1.PhaseSettingUp: r.reconcileSettingUp,
-		perfexpv1alpha1.PhaseWarmingUp: r.reconcileWarmingUp,
-		perfexpv1alpha1.PhaseRunning:   r.reconcileRunning,
-		perfexpv1alpha1.PhaseRestoring: r.reconcileRestoring,
-		perfexpv1alpha1.PhaseAnalyzing: r.reconcileAnalyzing,
+		"":                              r.reconcilePending,
+		perfexpv1alpha1.PhasePending:    r.reconcilePending,
+		perfexpv1alpha1.PhaseQueued:     r.reconcileQueued,
+		perfexpv1alpha1.PhasePreparing:  r.reconcilePreparing,
+		perfexpv1alpha1.PhaseSettingUp:  r.reconcileSettingUp,
+		perfexpv1alpha1.PhaseWarmingUp:  r.reconcileWarmingUp,
+		perfexpv1alpha1.PhaseRunning:    r.reconcileRunning,
+		perfexpv1alpha1.PhaseRestoring:  r.reconcileRestoring,
+		perfexpv1alpha1.PhaseAnalyzing:  r.reconcileAnalyzing,
+		perfexpv1alpha1.PhaseConfirming: r.reconcileConfirming,
 	}
 	phase, ok := phases[exp.Status.Phase]
 	if !ok {
@@ -256,6 +257,8 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		For(&perfexpv1alpha1.PerfExperiment{}).
 		// Load and setup Jobs belong to their experiment; their progress moves it on.
 		Owns(&batchv1.Job{}).
+		// A confirmation sweep's progress and end move its experiment on (phase_confirming.go).
+		Owns(&perfexpv1alpha1.PerfSweep{}).
 		Watches(&perfexpv1alpha1.PerfExperiment{}, r.queueMates()).
 		Watches(&coordinationv1.Lease{}, r.lockTakers(), builder.WithPredicates(predicate.NewPredicateFuncs(r.isQueueLease))).
 		// An analysis attempt that ended brings its experiment back at once.

@@ -70,7 +70,7 @@ func (r *PerfExperimentReconciler) reconcileAnalyzing(ctx context.Context, s *sc
 	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonAnalysisTimedOut, func() {
 		setCondition(exp, perfexpv1alpha1.ConditionAnalyzed, metav1.ConditionTrue, perfexpv1alpha1.ReasonAnalyzed, "results were read from Prometheus")
 		r.recordHistory(ctx, s)
-		r.finish(s)
+		r.finishOrConfirm(s)
 	})
 }
 

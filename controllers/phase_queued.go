@@ -238,7 +238,7 @@ func member(exp *perfexpv1alpha1.PerfExperiment) queue.Member {
 func (r *PerfExperimentReconciler) holderAlive(ctx context.Context, mates []*perfexpv1alpha1.PerfExperiment, h queue.Holder) (bool, error) {
 	stillHolds := func(e *perfexpv1alpha1.PerfExperiment) bool {
 		p := e.Status.Phase
-		return !p.IsTerminal() && p != perfexpv1alpha1.PhaseAnalyzing
+		return !p.IsTerminal() && p != perfexpv1alpha1.PhaseAnalyzing && p != perfexpv1alpha1.PhaseConfirming
 	}
 	if h.Name == "" {
 		for _, m := range mates {

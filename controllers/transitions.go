@@ -81,7 +81,7 @@ func (r *PerfExperimentReconciler) finish(s *scope) {
 		r.enter(s, phase, "%s", c.Message)
 		return
 	}
-	why := verdictWhy(exp)
+	why := verdictWhy(exp) + confirmationSummary(exp)
 	setCondition(exp, perfexpv1alpha1.ConditionReady, metav1.ConditionTrue, perfexpv1alpha1.ReasonSucceeded, "the experiment ran and was analysed; verdict %s%s", verdictOrNone(exp), why)
 	r.enter(s, perfexpv1alpha1.PhaseSucceeded, "succeeded; verdict %s%s", verdictOrNone(exp), why)
 }
@@ -102,6 +102,9 @@ func verdictWhy(exp *perfexpv1alpha1.PerfExperiment) string {
 	}
 	if cmp := exp.Status.Comparison; cmp != nil && cmp.Change == perfexpv1alpha1.ChangeRegressed {
 		why = append(why, "the comparison with the baseline Regressed")
+	}
+	if c := exp.Status.Confirmation; c != nil && c.Change == perfexpv1alpha1.ChangeRegressed {
+		why = append(why, "the confirmation's repeated runs Regressed")
 	}
 	if len(why) == 0 {
 		return ""
@@ -168,7 +171,9 @@ func orSomething(s string) string {
 func (r *PerfExperimentReconciler) checkAbortAndDeadline(ctx context.Context, s *scope) (bool, error) {
 	exp := s.exp
 	phase := exp.Status.Phase
-	if exp.Spec.Abort && failure(exp) == nil {
+	// A confirming experiment aborts its sweep first and ends once the sweep's runs have
+	// (phase_confirming.go).
+	if exp.Spec.Abort && failure(exp) == nil && phase != perfexpv1alpha1.PhaseConfirming {
 		switch {
 		case holdsEnvironment(phase):
 			r.fail(s, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort")

@@ -78,6 +78,17 @@ type Analysis struct {
 	// +optional
 	BetweenRun *BetweenRunNoise `json:"betweenRun,omitempty"`
 
+	// confirm makes an experiment with a baseline settle an answer one run cannot: when the
+	// comparison of this run with its baseline is not decisive (Inconclusive or Unknown), the
+	// operator runs the baseline's variant and this experiment's variant again, in blocks of
+	// one run each in a random order, through the same queue, and looks after every block
+	// with the sequential sweep's rule until the headline is Regressed, Improved or
+	// NoMeaningfulChange or the budget is spent. The experiment is Confirming meanwhile and
+	// status.confirmation reports the answer, the runs and the environment time it took.
+	// Needs spec.baseline; not allowed in a PerfSweep's template (use spec.sequential).
+	// +optional
+	Confirm *Confirm `json:"confirm,omitempty"`
+
 	// primaryMetrics are the metrics the comparison's headline (status.comparison.change) is
 	// decided on; every other compared metric is reported but never flips it. Defaults to
 	// each scenario's P95 and ErrorRate.
@@ -373,4 +384,36 @@ type BetweenRunNoise struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=200
 	Source string `json:"source,omitempty"`
+}
+
+// ConfirmMode says when an experiment's comparison is confirmed by repeated runs.
+// +kubebuilder:validation:Enum=Auto
+type ConfirmMode string
+
+// ConfirmAuto confirms a comparison that one run against one run did not decide.
+const ConfirmAuto ConfirmMode = "Auto"
+
+// Confirm asks for repeated, paired runs of the baseline and the variant when one run against
+// one run is not decisive, within a budget.
+type Confirm struct {
+	// mode says when to confirm: Auto (the default) when the single run's comparison headline
+	// is Inconclusive or Unknown. A decisive single-run headline is kept as it is.
+	// +optional
+	// +kubebuilder:default=Auto
+	Mode ConfirmMode `json:"mode,omitempty"`
+
+	// maxRepeats is the most blocks the confirmation may run; each block runs the baseline
+	// once and the variant once, so the budget in runs is twice this. The first look is after
+	// 3 blocks (or maxRepeats when smaller), then after every block. Defaults to 10, the
+	// design whose false-claim rate and power docs/comparison.md's simulation table measures.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=20
+	MaxRepeats int32 `json:"maxRepeats,omitempty"`
+
+	// maxDuration is the most time the confirmation may take from its start: no block is
+	// added after it, and the blocks that ran are judged. Unset: only maxRepeats bounds it.
+	// +optional
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
 }

@@ -155,6 +155,35 @@ const (
 	ReasonResultsInvalid = "ResultsInvalid"
 )
 
+// Confirmed (PerfExperiment with spec.analysis.confirm). Besides the reasons below,
+// Confirmed=False carries Aborted when spec.abort stopped the confirmation.
+const (
+	// ConditionConfirmed says whether the experiment's comparison with its baseline is
+	// decisive: True when the single run already was, or the repeated runs of
+	// spec.analysis.confirm made it so; False when the confirmation ended undecided or could
+	// not run; Unknown while it runs.
+	ConditionConfirmed = "Confirmed"
+
+	// ReasonConfirming (Confirmed=Unknown, phase Confirming): the baseline and the variant run
+	// again in blocks; the message names the sweep and how many runs ended.
+	ReasonConfirming = "Confirming"
+	// ReasonSingleRunDecisive (Confirmed=True): the single run's comparison headline was
+	// already Regressed, Improved or NoMeaningfulChange; nothing was run again.
+	ReasonSingleRunDecisive = "SingleRunDecisive"
+	// ReasonDecisive (Confirmed=True): the repeated runs' headline is Regressed, Improved or
+	// NoMeaningfulChange; status.confirmation says after how many runs and how much
+	// environment time.
+	ReasonDecisive = "Decisive"
+	// ReasonBudgetSpent (Confirmed=False): confirm.maxRepeats or confirm.maxDuration was spent
+	// and the repeated runs' headline is still Inconclusive or Unknown.
+	ReasonBudgetSpent = "BudgetSpent"
+	// ReasonConfirmationFailed (Confirmed=False): the confirmation could not run or judge (the
+	// run's own results are Invalid, the baseline is gone, the experiment has no variant to run
+	// again, the sweep was refused, failed or aborted on its own); the message says which. The
+	// single run's comparison stands.
+	ReasonConfirmationFailed = "ConfirmationFailed"
+)
+
 // SpecChangeRefused (PerfExperiment, PerfSweep).
 const (
 	// ConditionSpecChangeRefused is True when the spec changed after the experiment (or sweep)

@@ -13,6 +13,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || has(self.baseline) || self.analysis.objectives.all(o, !has(o.maxIncreasePercent) && !has(o.maxDecreasePercent))",message="objectives relative to a baseline (maxIncreasePercent, maxDecreasePercent) need spec.baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="load.warmUp.scenario must name one of load.scenarios"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.load.scenarios.exists(s, has(s.fromScript) && s.fromScript) || self.analysis.objectives.all(o, !has(o.scenario) || self.load.scenarios.exists(s, s.name == o.scenario))",message="every objective's scenario must name one of load.scenarios (or, with a fromScript scenario, a k6 scenario of its script)"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.confirm) || has(self.baseline)",message="analysis.confirm runs the baseline and the variant again: it needs spec.baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, o.metric != 'Query' || (has(self.analysis.queries) && self.analysis.queries.exists(q, q.name == o.query)))",message="every objective with metric Query must name one of analysis.queries"
 type PerfExperimentSpec struct {
 	// queue names the environment lock this experiment waits for. Experiments with the same
@@ -161,7 +162,7 @@ type Timeouts struct {
 }
 
 // Phase is where an experiment is in its one flow.
-// +kubebuilder:validation:Enum=Pending;Queued;Preparing;SettingUp;WarmingUp;Running;Restoring;Analyzing;Succeeded;Failed;Aborted
+// +kubebuilder:validation:Enum=Pending;Queued;Preparing;SettingUp;WarmingUp;Running;Restoring;Analyzing;Confirming;Succeeded;Failed;Aborted
 type Phase string
 
 // The phases, in the order an experiment passes through them. Restoring runs on every path
@@ -175,9 +176,13 @@ const (
 	PhaseRunning   Phase = "Running"
 	PhaseRestoring Phase = "Restoring"
 	PhaseAnalyzing Phase = "Analyzing"
-	PhaseSucceeded Phase = "Succeeded"
-	PhaseFailed    Phase = "Failed"
-	PhaseAborted   Phase = "Aborted"
+	// PhaseConfirming: spec.analysis.confirm runs the baseline and the variant again (a PerfSweep
+	// the experiment owns, through the same queue) because one run was not decisive. The
+	// experiment holds no lock meanwhile; its own results are in status already.
+	PhaseConfirming Phase = "Confirming"
+	PhaseSucceeded  Phase = "Succeeded"
+	PhaseFailed     Phase = "Failed"
+	PhaseAborted    Phase = "Aborted"
 )
 
 // IsTerminal reports whether the experiment has ended.
@@ -290,6 +295,11 @@ type PerfExperimentStatus struct {
 	// +optional
 	Comparison *Comparison `json:"comparison,omitempty"`
 
+	// confirmation is the outcome of spec.analysis.confirm: the comparison of the baseline's
+	// and the variant's repeated runs, and what it took to reach it.
+	// +optional
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+
 	// verdict is the overall judgement of the run.
 	// +optional
 	Verdict Verdict `json:"verdict,omitempty"`
@@ -305,6 +315,42 @@ type PerfExperimentStatus struct {
 	// message is a one-line human summary of the current state or outcome.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// Confirmation is what spec.analysis.confirm ran and found. status.comparison keeps the single
+// run's comparison; the headline here is the one over the repeated runs.
+type Confirmation struct {
+	// sweep names the PerfSweep, owned by this experiment, that runs the baseline's variant and
+	// this experiment's variant again in blocks; its report has every run and interval.
+	Sweep string `json:"sweep"`
+	// change is the headline over the repeated runs, once the confirmation ended: Regressed,
+	// Improved or NoMeaningfulChange when it was decisive, else Inconclusive or Unknown.
+	// +optional
+	Change Change `json:"change,omitempty"`
+	// message explains the change in one line.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+	// repeats is how many blocks ran (each one run of the baseline and one of the variant).
+	// +optional
+	Repeats int32 `json:"repeats,omitempty"`
+	// runs is how many of the confirmation's runs ended, whatever the outcome.
+	// +optional
+	Runs int32 `json:"runs,omitempty"`
+	// environmentTime is the time the confirmation's runs held the environment, summed: from
+	// leaving the queue to the restored environment, run by run.
+	// +optional
+	EnvironmentTime *metav1.Duration `json:"environmentTime,omitempty"`
+	// elapsed is the time from the confirmation's start to its answer, queue waits included.
+	// +optional
+	Elapsed *metav1.Duration `json:"elapsed,omitempty"`
+	// stopReason says why no further block was added: decisive, or the budget spent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	StopReason string `json:"stopReason,omitempty"`
+	// reportRef names the sweep's report ConfigMap.
+	// +optional
+	ReportRef *LocalObjectReference `json:"reportRef,omitempty"`
 }
 
 // LocalObjectReference names an object in the experiment's namespace.
@@ -328,6 +374,7 @@ type LocalObjectReference struct {
 // +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=`.status.queuePosition`
 // +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.p95`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="Confirmed",type=string,JSONPath=`.status.confirmation.change`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PerfExperiment struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -147,6 +147,7 @@ type SweepSequentialStatus struct {
 }
 
 // SweepTemplate is the part of a PerfExperiment's spec every run of a sweep shares.
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.confirm)",message="template.analysis.confirm is for a single experiment; a sweep repeats its arms itself (use spec.sequential)"
 // +kubebuilder:validation:XValidation:rule="!has(self.load.warmUp) || !has(self.load.warmUp.scenario) || self.load.scenarios.exists(s, s.name == self.load.warmUp.scenario)",message="template.load.warmUp.scenario must name one of template.load.scenarios"
 type SweepTemplate struct {
 	// targetNamespace is the namespace of the environment under test. Defaults to the sweep's
