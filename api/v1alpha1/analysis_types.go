@@ -72,9 +72,11 @@ type Analysis struct {
 
 	// betweenRun is this environment's run-to-run noise, as measured by a calibration (an A/A
 	// PerfSweep: its report prints the value to put here). A comparison of one run with one
-	// run cannot see it and adds it to every latency, throughput, CPU and memory interval;
-	// without it a conservative 10 % is assumed, so one run against one run claims only
-	// changes far larger than run-to-run noise and never NoMeaningfulChange.
+	// run cannot see it and adds it to every latency, throughput, CPU and memory interval.
+	// Without it the spread of the latest segment of the baseline's and this run's PerfHistory
+	// is used (at least 3 runs after the last change point, none older than 30 days), and
+	// without such a history a conservative 10 % is assumed, so one run against one run claims
+	// only changes far larger than run-to-run noise and never NoMeaningfulChange.
 	// +optional
 	BetweenRun *BetweenRunNoise `json:"betweenRun,omitempty"`
 
