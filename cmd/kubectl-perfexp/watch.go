@@ -101,16 +101,26 @@ other error (no such experiment, no cluster).`,
 			if !o.human() {
 				progress = cmd.ErrOrStderr()
 			}
-			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set, failOn: failOn}
-			err = w.run(ctx, progress)
-			if !o.human() && w.last != nil {
-				if perr := o.printObject(cmd.OutOrStdout(), w.last); perr != nil && err == nil {
+			kind, name, bare, err := watchTarget(args[0])
+			if err != nil {
+				return err
+			}
+			w := &watcher{conn: conn, name: name, promURL: promURL, set: set, failOn: failOn, sweep: kind == kindSweep, bare: bare}
+			if !w.sweep {
+				err = w.run(ctx, progress)
+			}
+			if w.sweep || errors.Is(err, errIsSweep) {
+				kind, w.sweep = kindSweep, true
+				err = w.runSweep(ctx, progress)
+			}
+			if last := w.lastObject(); !o.human() && last != nil {
+				if perr := o.printObject(cmd.OutOrStdout(), last); perr != nil && err == nil {
 					err = perr
 				}
 			}
 			if err == nil && timeout > 0 && !w.ended && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &outcomeError{exitTimedOut, fmt.Sprintf("experiment %s/%s had not ended after --timeout %s (phase %s)",
-					conn.namespace, args[0], timeout, orDash(w.lastPhase))}
+				return &outcomeError{exitTimedOut, fmt.Sprintf("%s %s/%s had not ended after --timeout %s (phase %s)",
+					kind, conn.namespace, name, timeout, orDash(w.lastPhase))}
 			}
 			return err
 		},
@@ -136,8 +146,14 @@ type watcher struct {
 	ended     bool
 	lastPhase string
 	seen      bool
-	// last is the experiment as last seen, which -o prints when watch ends.
-	last *perfexpv1alpha1.PerfExperiment
+	// last is the experiment as last seen, which -o prints when watch ends; lastSweep the
+	// sweep, when a sweep is followed (sweep).
+	last      *perfexpv1alpha1.PerfExperiment
+	sweep     bool
+	lastSweep *perfexpv1alpha1.PerfSweep
+	// bare says the name came without a type: a sweep of that name is followed when no
+	// experiment has it.
+	bare bool
 
 	prom    *livePrometheus
 	promFor string
@@ -188,6 +204,8 @@ func (w *watcher) get(ctx context.Context, out io.Writer, ticker *time.Ticker) (
 			return exp, nil
 		case ctx.Err() != nil:
 			return nil, nil
+		case apierrors.IsNotFound(err) && w.sweepInstead(ctx):
+			return nil, errIsSweep
 		case apierrors.IsNotFound(err):
 			return nil, notFoundIn(err, w.name, w.conn.namespace)
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
@@ -283,12 +301,14 @@ func (w *watcher) follow(ctx context.Context, wc client.WithWatch, out io.Writer
 	}
 }
 
-// experimentWatch opens watches on one experiment for the RetryWatcher, and remembers since
-// when opening them fails.
+// experimentWatch opens watches on one experiment (or one sweep) for the RetryWatcher, and
+// remembers since when opening them fails.
 type experimentWatch struct {
 	client          client.WithWatch
 	namespace, name string
 	now             func() time.Time
+	// sweep watches a PerfSweep instead of a PerfExperiment.
+	sweep bool
 
 	mu      sync.Mutex
 	since   time.Time
@@ -296,7 +316,11 @@ type experimentWatch struct {
 }
 
 func (e *experimentWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	wi, err := e.client.Watch(ctx, &perfexpv1alpha1.PerfExperimentList{}, &client.ListOptions{
+	var list client.ObjectList = &perfexpv1alpha1.PerfExperimentList{}
+	if e.sweep {
+		list = &perfexpv1alpha1.PerfSweepList{}
+	}
+	wi, err := e.client.Watch(ctx, list, &client.ListOptions{
 		Namespace:     e.namespace,
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", e.name),
 		Raw:           &opts,
@@ -342,7 +366,12 @@ func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.
 
 // draw shows the frame: redrawn in place on a terminal, appended to a log otherwise.
 func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
-	text := renderWatch(f)
+	return w.drawText(out, renderWatch(f), watchKey(f.Exp), f.Now, f.Exp.Status.Phase.IsTerminal(), terminal)
+}
+
+// drawText shows one rendered block. In a log a block is printed when its key changed, at the
+// end, and every logEvery otherwise.
+func (w *watcher) drawText(out io.Writer, text, key string, now time.Time, ended, terminal bool) error {
 	if terminal {
 		var b strings.Builder
 		if w.drawnLines > 0 {
@@ -354,15 +383,14 @@ func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
 		_, err := io.WriteString(out, b.String())
 		return err
 	}
-	key := watchKey(f.Exp)
-	if key == w.lastKey && f.Now.Sub(w.lastPrint) < logEvery && !f.Exp.Status.Phase.IsTerminal() {
+	if key == w.lastKey && now.Sub(w.lastPrint) < logEvery && !ended {
 		return nil
 	}
 	prefix := ""
 	if w.lastKey != "" {
 		prefix = "\n"
 	}
-	w.lastKey, w.lastPrint = key, f.Now
+	w.lastKey, w.lastPrint = key, now
 	_, err := io.WriteString(out, prefix+text)
 	return err
 }
