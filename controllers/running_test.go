@@ -58,16 +58,15 @@ const allFailedLog = `
 
 // playJob plays the Job controller and the kubelet for a unit's Indexed Job of one pod: it
 // waits for the Job, creates its pod and reports its k6 container running, then ended with
-// exit code 0 and log, and returns the pod.
-func playJob(t *testing.T, c client.Client, logs *kubeletLogs, ns, job, log string) *corev1.Pod {
+// exit code 0 and the log of a run whose every request failed.
+func playJob(t *testing.T, c client.Client, logs *kubeletLogs, ns, job string) {
 	t.Helper()
 	pod := startJobPod(t, c, ns, job)
-	logs.set(pod.Name, log)
+	logs.set(pod.Name, allFailedLog)
 	started := pod.Status.ContainerStatuses[0].State.Running.StartedAt
 	setContainer(t, c, pod, corev1.PodSucceeded, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: metav1.NewTime(time.Now()),
 	}})
-	return pod
 }
 
 // startJobPod waits for the Job, creates its pod and reports its k6 container running.
@@ -156,9 +155,9 @@ func TestRunningEndsWhenTheLoadEnded(t *testing.T) {
 		logs := &kubeletLogs{logs: map[string]string{}}
 		ns := start(t, "all-failed", load.New(c, load.Options{K6Image: "perfexp/k6:v1.8.1", Logs: logs}))
 		waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseWarmingUp)
-		playJob(t, c, logs, ns, "run-k6-warm-up", allFailedLog)
+		playJob(t, c, logs, ns, "run-k6-warm-up")
 		waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseRunning)
-		playJob(t, c, logs, ns, "run-k6-checkinout", allFailedLog)
+		playJob(t, c, logs, ns, "run-k6-checkinout")
 		leavesRunning(t, ns, 15*time.Second)
 	})
 
@@ -166,7 +165,7 @@ func TestRunningEndsWhenTheLoadEnded(t *testing.T) {
 		logs := &kubeletLogs{logs: map[string]string{}}
 		ns := start(t, "pod-gone", load.New(c, load.Options{K6Image: "perfexp/k6:v1.8.1", Logs: logs}))
 		waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseWarmingUp)
-		playJob(t, c, logs, ns, "run-k6-warm-up", allFailedLog)
+		playJob(t, c, logs, ns, "run-k6-warm-up")
 		waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseRunning)
 		pod := startJobPod(t, c, ns, "run-k6-checkinout")
 		// The pod ends and is gone before the operator sees its end; the Job counted it.
@@ -195,7 +194,7 @@ func TestRunningEndsWhenTheLoadEnded(t *testing.T) {
 		flaky := &flakyLoad{Runner: load.New(c, load.Options{K6Image: "perfexp/k6:v1.8.1", Logs: logs}), fails: 3}
 		ns := start(t, "flaky", flaky)
 		waitPhase(t, c, ns, "run", perfexpv1alpha1.PhaseWarmingUp)
-		playJob(t, c, logs, ns, "run-k6-warm-up", allFailedLog)
+		playJob(t, c, logs, ns, "run-k6-warm-up")
 		eventually(t, 15*time.Second, "LoadCompleted says why the load is not known to be over", func() error {
 			got := get(t, c, ns, "run")
 			cond := condition(got, perfexpv1alpha1.ConditionLoadCompleted)
@@ -204,7 +203,7 @@ func TestRunningEndsWhenTheLoadEnded(t *testing.T) {
 			}
 			return nil
 		})
-		playJob(t, c, logs, ns, "run-k6-checkinout", allFailedLog)
+		playJob(t, c, logs, ns, "run-k6-checkinout")
 		leavesRunning(t, ns, 30*time.Second)
 	})
 }

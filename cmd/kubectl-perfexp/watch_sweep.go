@@ -15,8 +15,6 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -130,57 +128,19 @@ func (w *watcher) getSweep(ctx context.Context, out io.Writer, ticker *time.Tick
 func (w *watcher) followSweep(ctx context.Context, wc client.WithWatch, out io.Writer, sw *perfexpv1alpha1.PerfSweep,
 	terminal bool, ticker *time.Ticker) (again bool, err error) {
 	source := &experimentWatch{client: wc, namespace: w.conn.namespace, name: w.name, now: w.set.now, sweep: true}
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, sw.ResourceVersion, source)
-	if err != nil {
-		return false, err
-	}
-	defer rw.Stop()
-	announced := false
-	for {
-		select {
-		case <-ctx.Done():
-			return false, nil
-		case ev, ok := <-rw.ResultChan():
-			if !ok {
-				return ctx.Err() == nil, nil
+	return w.followEvents(ctx, source, sw.ResourceVersion, out, ticker, watchedObject{
+		take: func(o runtime.Object) bool {
+			changed, ok := o.(*perfexpv1alpha1.PerfSweep)
+			if ok {
+				sw = changed
 			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				changed, ok := ev.Object.(*perfexpv1alpha1.PerfSweep)
-				if !ok {
-					continue
-				}
-				sw, announced = changed, false
-			case watch.Deleted:
-				return false, fmt.Errorf("perfsweep %q in namespace %q was deleted before it ended (phase %s)", w.name, w.conn.namespace, sweepPhaseOf(sw))
-			case watch.Error:
-				err := apierrors.FromObject(ev.Object)
-				if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
-					return true, nil
-				}
-				return false, err
-			default:
-				continue
-			}
-		case <-ticker.C:
-			if since, err := source.failing(); err != nil {
-				if w.set.now().Sub(since) > apiGrace {
-					return false, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
-				}
-				if !announced {
-					announced = true
-					if err := w.sayRetrying("watching", err, out); err != nil {
-						return false, err
-					}
-				}
-				continue
-			}
-			announced = false
-		}
-		if done, err := w.showSweep(out, sw, terminal); done || err != nil {
-			return false, err
-		}
-	}
+			return ok
+		},
+		deleted: func() error {
+			return fmt.Errorf("perfsweep %q in namespace %q was deleted before it ended (phase %s)", w.name, w.conn.namespace, sweepPhaseOf(sw))
+		},
+		show: func() (bool, error) { return w.showSweep(out, sw, terminal) },
+	})
 }
 
 // showSweep draws one refresh of the sweep; done once it has ended, with the error its end
@@ -400,8 +360,8 @@ var sweepFailOnOutcomes = []struct {
 	code int
 	hit  func(*perfexpv1alpha1.PerfSweep) bool
 }{
-	{"fail", exitFail, func(sw *perfexpv1alpha1.PerfSweep) bool { return sw.Status.Verdict == perfexpv1alpha1.VerdictFail }},
-	{"invalid", exitInvalid, func(sw *perfexpv1alpha1.PerfSweep) bool {
+	{outcomeFail, exitFail, func(sw *perfexpv1alpha1.PerfSweep) bool { return sw.Status.Verdict == perfexpv1alpha1.VerdictFail }},
+	{outcomeInvalid, exitInvalid, func(sw *perfexpv1alpha1.PerfSweep) bool {
 		if sw.Status.Failed > 0 {
 			return true
 		}
@@ -412,7 +372,7 @@ var sweepFailOnOutcomes = []struct {
 		}
 		return false
 	}},
-	{"regressed", exitRegressed, func(sw *perfexpv1alpha1.PerfSweep) bool {
+	{outcomeRegressed, exitRegressed, func(sw *perfexpv1alpha1.PerfSweep) bool {
 		if bi := sw.Status.Bisect; bi != nil && len(bi.Culprits) > 0 {
 			return true
 		}
@@ -423,7 +383,7 @@ var sweepFailOnOutcomes = []struct {
 		}
 		return false
 	}},
-	{"inconclusive", exitInconclusive, func(sw *perfexpv1alpha1.PerfSweep) bool {
+	{outcomeInconclusive, exitInconclusive, func(sw *perfexpv1alpha1.PerfSweep) bool {
 		for _, a := range sw.Status.Arms {
 			if a.Change == perfexpv1alpha1.ChangeInconclusive {
 				return true
