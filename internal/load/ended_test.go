@@ -123,7 +123,11 @@ func failedByJob(t *testing.T, env *testenv.Env) {
 	exp := f.experiment("gone", []perfexpv1alpha1.Scenario{vusScenario("checkinout", 1, 20*time.Second)})
 	mustStep(t)(f.r.Run(t.Context(), exp))
 	job := f.job(exp, "checkinout")
-	f.runPod(job, 0, second(time.Now()))
+	pod := f.runPod(job, 0, second(time.Now()))
+	// The pod failed and is gone before the operator saw how.
+	if err := f.c.Delete(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
 	f.setJobStatus(job, func(st *batchv1.JobStatus) {
 		st.StartTime = &metav1.Time{Time: time.Now()}
 		st.Failed, st.FailedIndexes = 1, ptr.To("0")

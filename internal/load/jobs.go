@@ -83,22 +83,25 @@ func (b jobBackend) observe(ctx context.Context, exp *perfexpv1alpha1.PerfExperi
 
 // jobAccount corrects the pods' views with the Job's own account of its indexes. The Job
 // controller counts an index completed or failed only once it saw its pod end, so an index it
-// counts while the view still has the pod pending or running (a pod gone since, or a pod
-// whose end this operator has not seen) has ended. Without this, a load whose Job had
-// finished waited for a pod that would never report again, until a timeout failed it.
+// counts has ended even when the view has no pod for it (a pod gone since) or still has the
+// pod pending or running (a status update this operator has not seen: believed once the Job
+// has been finished for jobAccountGrace, as the two caches may lag each other by a moment).
+// Without this, a load whose Job had finished waited for a pod that would never report
+// again, until a timeout failed it.
 func jobAccount(job *batchv1.Job, views []podView, now time.Time) []podView {
 	completed := indexSet(job.Status.CompletedIndexes)
 	failed := indexSet(ptr.Deref(job.Status.FailedIndexes, ""))
 	if len(completed) == 0 && len(failed) == 0 {
 		return views
 	}
-	end := now
-	if job.Status.CompletionTime != nil {
-		end = job.Status.CompletionTime.Time
+	end, finished := jobEnd(job)
+	if !finished {
+		end = now
 	}
+	staleView := finished && now.Sub(end) >= jobAccountGrace
 	for i := range views {
 		v := &views[i]
-		if v.phase == podEnded || v.phase == podBroken {
+		if v.phase == podEnded || v.phase == podBroken || (v.name != "" && !staleView) {
 			continue
 		}
 		switch {
@@ -114,6 +117,23 @@ func jobAccount(job *batchv1.Job, views []podView, now time.Time) []podView {
 		}
 	}
 	return views
+}
+
+// jobAccountGrace is how long after its Job finished a pod still seen running is believed
+// over by the Job's account.
+const jobAccountGrace = 30 * time.Second
+
+// jobEnd is when the Job finished (Complete or Failed), if it did.
+func jobEnd(job *batchv1.Job) (time.Time, bool) {
+	if job.Status.CompletionTime != nil {
+		return job.Status.CompletionTime.Time, true
+	}
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // reasonJobCounted marks a pod whose end is known from its Job only.
