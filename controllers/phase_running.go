@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -10,6 +11,9 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/variant"
 )
+
+// loadRetry is how soon the Running phase looks at the load again after looking failed.
+const loadRetry = 5 * time.Second
 
 // reconcileRunning runs the scenarios until every one finished, within their planned duration
 // plus the load grace.
@@ -23,13 +27,21 @@ func (r *PerfExperimentReconciler) reconcileRunning(ctx context.Context, s *scop
 			log.FromContext(ctx).Info("Could not check the variant for drift", "error", derr.Error())
 		}
 	}
+	deadline := phaseStart(s).Add(r.Load.PlannedDuration(exp) + timeouts(exp).LoadGrace)
 	switch {
+	case err != nil && s.now.Before(deadline):
+		// Said, and tried again at a steady pace: left to the controller's backoff, a few
+		// errors in a row put minutes between two looks, while the condition still said the
+		// load was running and the load may long have ended.
+		log.FromContext(ctx).Info("Looking at the load failed; retrying", "error", err.Error(), "after", loadRetry)
+		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, perfexpv1alpha1.ReasonLoadRunning,
+			"running: looking at the load failed, retrying every %s: %v", loadRetry, err)
+		return ctrl.Result{RequeueAfter: min(loadRetry, deadline.Sub(s.now))}, nil
 	case res.Failure != nil:
 		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, res.Failure.Reason, "%s", res.Failure.Message)
 	case !res.Done && err == nil:
 		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionFalse, perfexpv1alpha1.ReasonLoadRunning, "running: %s", orSomething(res.Waiting))
 	}
-	deadline := phaseStart(s).Add(r.Load.PlannedDuration(exp) + timeouts(exp).LoadGrace)
 	return r.advance(ctx, s, res, err, deadline, perfexpv1alpha1.ReasonLoadTimedOut, func() {
 		setCondition(exp, perfexpv1alpha1.ConditionLoadCompleted, metav1.ConditionTrue, perfexpv1alpha1.ReasonLoadSucceeded, "every scenario finished")
 		if exp.Status.Load != nil && exp.Status.Load.ThresholdsCrossed {

@@ -107,29 +107,43 @@ func completeExperiments(connect clientFactory, flags *kubeFlags, n int) cobra.C
 	}
 }
 
+// completeWatch completes watch's argument: an experiment or a sweep.
+func completeWatch(connect clientFactory, flags *kubeFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) >= 1 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeNames(connect, flags, cmd, toComplete, experimentAndSweepNames)
+	}
+}
+
+// experimentAndSweepNames are the experiments and the sweeps of the namespace; an experiment
+// wins a name both have.
+func experimentAndSweepNames(ctx context.Context, conn *connection) (map[string]string, error) {
+	names, err := experimentNames(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	sweeps, err := sweepNames(ctx, conn)
+	if err != nil {
+		// Completing experiments is still worth it when sweeps cannot be listed.
+		return names, nil
+	}
+	for n, d := range sweeps {
+		if _, clash := names[n]; !clash {
+			names[n] = d
+		}
+	}
+	return names, nil
+}
+
 // completeCompare completes compare's arguments: an experiment or a sweep first, then the
 // experiment to compare with the first one (never a sweep: a sweep is compared alone).
 func completeCompare(connect clientFactory, flags *kubeFlags) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		switch len(args) {
 		case 0:
-			return completeNames(connect, flags, cmd, toComplete, func(ctx context.Context, conn *connection) (map[string]string, error) {
-				names, err := experimentNames(ctx, conn)
-				if err != nil {
-					return nil, err
-				}
-				sweeps, err := sweepNames(ctx, conn)
-				if err != nil {
-					// Completing experiments is still worth it when sweeps cannot be listed.
-					return names, nil
-				}
-				for n, d := range sweeps {
-					if _, clash := names[n]; !clash {
-						names[n] = d
-					}
-				}
-				return names, nil
-			})
+			return completeNames(connect, flags, cmd, toComplete, experimentAndSweepNames)
 		case 1:
 			return completeNames(connect, flags, cmd, toComplete, func(ctx context.Context, conn *connection) (map[string]string, error) {
 				names, err := experimentNames(ctx, conn)

@@ -28,6 +28,14 @@ const (
 	exitTimedOut     = 9 // --timeout passed before the experiment ended
 )
 
+// The outcomes --fail-on names.
+const (
+	outcomeFail         = "fail"
+	outcomeInvalid      = "invalid"
+	outcomeRegressed    = "regressed"
+	outcomeInconclusive = "inconclusive"
+)
+
 // outcomeError ends the plugin with a code of its own.
 type outcomeError struct {
 	code int
@@ -52,14 +60,14 @@ var failOnOutcomes = []struct {
 	code int
 	hit  func(*perfexpv1alpha1.PerfExperiment) bool
 }{
-	{"fail", exitFail, func(e *perfexpv1alpha1.PerfExperiment) bool { return e.Status.Verdict == perfexpv1alpha1.VerdictFail }},
-	{"invalid", exitInvalid, func(e *perfexpv1alpha1.PerfExperiment) bool {
+	{outcomeFail, exitFail, func(e *perfexpv1alpha1.PerfExperiment) bool { return e.Status.Verdict == perfexpv1alpha1.VerdictFail }},
+	{outcomeInvalid, exitInvalid, func(e *perfexpv1alpha1.PerfExperiment) bool {
 		return e.Status.Verdict == perfexpv1alpha1.VerdictInvalid
 	}},
-	{"regressed", exitRegressed, func(e *perfexpv1alpha1.PerfExperiment) bool {
+	{outcomeRegressed, exitRegressed, func(e *perfexpv1alpha1.PerfExperiment) bool {
 		return e.Status.Comparison != nil && e.Status.Comparison.Change == perfexpv1alpha1.ChangeRegressed
 	}},
-	{"inconclusive", exitInconclusive, func(e *perfexpv1alpha1.PerfExperiment) bool {
+	{outcomeInconclusive, exitInconclusive, func(e *perfexpv1alpha1.PerfExperiment) bool {
 		return e.Status.Verdict == perfexpv1alpha1.VerdictInconclusive
 	}},
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/klog/v2"
@@ -36,7 +37,11 @@ const watchExamples = `  # Follow an experiment until it ends; the verdict is pr
   kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h --fail-on regressed,fail,invalid
 
   # The same, keeping only the verdict on standard output (the progress goes to standard error)
-  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h -o jsonpath='{.status.verdict}'`
+  kubectl perfexp watch demo-no-cpu-limits -n perfexp-demo --timeout 2h -o jsonpath='{.status.verdict}'
+
+  # Follow a sweep (a bisect here): runs done, each step, and the culprit at the end; exit 5
+  # when a culprit was named
+  kubectl perfexp watch perfsweep/demo-bisect -n perfexp-demo --fail-on regressed`
 
 // logEvery is how often watch prints an unchanged experiment when its output is not a
 // terminal: a CI log gets a line when something happens and a heartbeat, not one every 2 s.
@@ -51,8 +56,8 @@ func watchCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.
 	var failOnList []string
 	var o *output
 	cmd := &cobra.Command{
-		Use:   "watch NAME",
-		Short: "Follow an experiment: phase, queue position, load progress and time left, live p95 and error rate, and the verdict at the end",
+		Use:   "watch NAME | perfsweep/NAME",
+		Short: "Follow an experiment (phase, queue position, load progress, live p95 and error rate, verdict) or a sweep (runs, arms, probes or steps, headline)",
 		Long: `watch follows the experiment on a Kubernetes watch until it ends and shows where it is: its
 place in the queue while it waits, the load's progress with the time left while k6 runs, and the
 verdict when it ends. Each change is shown as soon as the API server reports it; a watch the
@@ -75,10 +80,20 @@ Exit codes: 0 when the experiment succeeded and no outcome named in --fail-on ap
 --fail-on, whatever its verdict); 3 verdict Fail, 4 verdict Invalid, 5 comparison Regressed,
 6 verdict Inconclusive (each only when --fail-on names it; the first that applies in this
 order wins); 7 when it ended Failed, 8 Aborted; 9 when --timeout passed first; 1 for any
-other error (no such experiment, no cluster).`,
+other error (no such experiment, no cluster).
+
+A sweep (perfsweep/NAME or psweep/NAME; a bare NAME is a sweep when no experiment has that
+name) is followed the same way: its runs done of those planned so far, the run that holds the
+environment (watch that one for its live numbers), each arm's runs and change, a capacity
+search's probes or a bisect's steps with their outcomes, and at the end the sweep's headline
+(capacity, culprit or best arm), verdict and report. Its exit codes are an experiment's: 7
+Failed, 8 Aborted, 9 timed out, and on a Succeeded sweep, for the outcomes --fail-on names: 3
+fail (verdict Fail), 4 invalid (a run failed or was aborted, or an arm has no valid result), 5
+regressed (an arm Regressed, or a bisect named a culprit), 6 inconclusive (an arm
+Inconclusive, a probe or a step Undecided).`,
 		Example:           watchExamples,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeExperiments(connect, flags, 1),
+		ValidArgsFunction: completeWatch(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			failOn, err := parseFailOn(failOnList)
 			if err != nil {
@@ -101,16 +116,26 @@ other error (no such experiment, no cluster).`,
 			if !o.human() {
 				progress = cmd.ErrOrStderr()
 			}
-			w := &watcher{conn: conn, name: args[0], promURL: promURL, set: set, failOn: failOn}
-			err = w.run(ctx, progress)
-			if !o.human() && w.last != nil {
-				if perr := o.printObject(cmd.OutOrStdout(), w.last); perr != nil && err == nil {
+			kind, name, bare, err := watchTarget(args[0])
+			if err != nil {
+				return err
+			}
+			w := &watcher{conn: conn, name: name, promURL: promURL, set: set, failOn: failOn, sweep: kind == kindSweep, bare: bare}
+			if !w.sweep {
+				err = w.run(ctx, progress)
+			}
+			if w.sweep || errors.Is(err, errIsSweep) {
+				kind, w.sweep = kindSweep, true
+				err = w.runSweep(ctx, progress)
+			}
+			if last := w.lastObject(); !o.human() && last != nil {
+				if perr := o.printObject(cmd.OutOrStdout(), last); perr != nil && err == nil {
 					err = perr
 				}
 			}
 			if err == nil && timeout > 0 && !w.ended && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &outcomeError{exitTimedOut, fmt.Sprintf("experiment %s/%s had not ended after --timeout %s (phase %s)",
-					conn.namespace, args[0], timeout, orDash(w.lastPhase))}
+				return &outcomeError{exitTimedOut, fmt.Sprintf("%s %s/%s had not ended after --timeout %s (phase %s)",
+					kind, conn.namespace, name, timeout, orDash(w.lastPhase))}
 			}
 			return err
 		},
@@ -119,7 +144,7 @@ other error (no such experiment, no cluster).`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (a Go duration such as 2h) with exit code 9; 0 waits until the experiment ends")
 	cmd.Flags().StringSliceVar(&failOnList, "fail-on", nil, "outcomes of a succeeded experiment that fail watch, comma-separated: fail, invalid, regressed, inconclusive")
 	o = addOutput(cmd, "")
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "invalid", "regressed", "inconclusive"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{outcomeFail, outcomeInvalid, outcomeRegressed, outcomeInconclusive}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -136,8 +161,14 @@ type watcher struct {
 	ended     bool
 	lastPhase string
 	seen      bool
-	// last is the experiment as last seen, which -o prints when watch ends.
-	last *perfexpv1alpha1.PerfExperiment
+	// last is the experiment as last seen, which -o prints when watch ends; lastSweep the
+	// sweep, when a sweep is followed (sweep).
+	last      *perfexpv1alpha1.PerfExperiment
+	sweep     bool
+	lastSweep *perfexpv1alpha1.PerfSweep
+	// bare says the name came without a type: a sweep of that name is followed when no
+	// experiment has it.
+	bare bool
 
 	prom    *livePrometheus
 	promFor string
@@ -188,6 +219,8 @@ func (w *watcher) get(ctx context.Context, out io.Writer, ticker *time.Ticker) (
 			return exp, nil
 		case ctx.Err() != nil:
 			return nil, nil
+		case apierrors.IsNotFound(err) && w.sweepInstead(ctx):
+			return nil, errIsSweep
 		case apierrors.IsNotFound(err):
 			return nil, notFoundIn(err, w.name, w.conn.namespace)
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
@@ -230,7 +263,36 @@ func (w *watcher) sayRetrying(what string, err error, out io.Writer) error {
 func (w *watcher) follow(ctx context.Context, wc client.WithWatch, out io.Writer, exp *perfexpv1alpha1.PerfExperiment,
 	terminal bool, ticker *time.Ticker) (again bool, err error) {
 	source := &experimentWatch{client: wc, namespace: w.conn.namespace, name: w.name, now: w.set.now}
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, exp.ResourceVersion, source)
+	return w.followEvents(ctx, source, exp.ResourceVersion, out, ticker, watchedObject{
+		take: func(o runtime.Object) bool {
+			changed, ok := o.(*perfexpv1alpha1.PerfExperiment)
+			if ok {
+				exp = changed
+			}
+			return ok
+		},
+		deleted: func() error {
+			return fmt.Errorf("perfexperiment %q in namespace %q was deleted before it ended (phase %s)", w.name, w.conn.namespace, phaseOf(exp))
+		},
+		show: func() (bool, error) { return w.show(ctx, out, exp, terminal) },
+	})
+}
+
+// watchedObject is what followEvents needs of the object it follows: take keeps a changed
+// object (false when the event holds another type), deleted is the error of its deletion, and
+// show draws it (done once it ended).
+type watchedObject struct {
+	take    func(runtime.Object) bool
+	deleted func() error
+	show    func() (done bool, err error)
+}
+
+// followEvents runs a RetryWatcher from resourceVersion on source and shows each change as the
+// API server reports it; between changes the ticker redraws the last state. again says the
+// watch could not resume and the object must be read anew.
+func (w *watcher) followEvents(ctx context.Context, source *experimentWatch, resourceVersion string, out io.Writer,
+	ticker *time.Ticker, obj watchedObject) (again bool, err error) {
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, source)
 	if err != nil {
 		return false, err
 	}
@@ -246,13 +308,12 @@ func (w *watcher) follow(ctx context.Context, wc client.WithWatch, out io.Writer
 			}
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				changed, ok := ev.Object.(*perfexpv1alpha1.PerfExperiment)
-				if !ok {
+				if !obj.take(ev.Object) {
 					continue
 				}
-				exp, announced = changed, false
+				announced = false
 			case watch.Deleted:
-				return false, fmt.Errorf("perfexperiment %q in namespace %q was deleted before it ended (phase %s)", w.name, w.conn.namespace, phaseOf(exp))
+				return false, obj.deleted()
 			case watch.Error:
 				err := apierrors.FromObject(ev.Object)
 				if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
@@ -277,18 +338,20 @@ func (w *watcher) follow(ctx context.Context, wc client.WithWatch, out io.Writer
 			}
 			announced = false
 		}
-		if done, err := w.show(ctx, out, exp, terminal); done || err != nil {
+		if done, err := obj.show(); done || err != nil {
 			return false, err
 		}
 	}
 }
 
-// experimentWatch opens watches on one experiment for the RetryWatcher, and remembers since
-// when opening them fails.
+// experimentWatch opens watches on one experiment (or one sweep) for the RetryWatcher, and
+// remembers since when opening them fails.
 type experimentWatch struct {
 	client          client.WithWatch
 	namespace, name string
 	now             func() time.Time
+	// sweep watches a PerfSweep instead of a PerfExperiment.
+	sweep bool
 
 	mu      sync.Mutex
 	since   time.Time
@@ -296,7 +359,11 @@ type experimentWatch struct {
 }
 
 func (e *experimentWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	wi, err := e.client.Watch(ctx, &perfexpv1alpha1.PerfExperimentList{}, &client.ListOptions{
+	var list client.ObjectList = &perfexpv1alpha1.PerfExperimentList{}
+	if e.sweep {
+		list = &perfexpv1alpha1.PerfSweepList{}
+	}
+	wi, err := e.client.Watch(ctx, list, &client.ListOptions{
 		Namespace:     e.namespace,
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", e.name),
 		Raw:           &opts,
@@ -342,7 +409,12 @@ func (w *watcher) show(ctx context.Context, out io.Writer, exp *perfexpv1alpha1.
 
 // draw shows the frame: redrawn in place on a terminal, appended to a log otherwise.
 func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
-	text := renderWatch(f)
+	return w.drawText(out, renderWatch(f), watchKey(f.Exp), f.Now, f.Exp.Status.Phase.IsTerminal(), terminal)
+}
+
+// drawText shows one rendered block. In a log a block is printed when its key changed, at the
+// end, and every logEvery otherwise.
+func (w *watcher) drawText(out io.Writer, text, key string, now time.Time, ended, terminal bool) error {
 	if terminal {
 		var b strings.Builder
 		if w.drawnLines > 0 {
@@ -354,15 +426,14 @@ func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
 		_, err := io.WriteString(out, b.String())
 		return err
 	}
-	key := watchKey(f.Exp)
-	if key == w.lastKey && f.Now.Sub(w.lastPrint) < logEvery && !f.Exp.Status.Phase.IsTerminal() {
+	if key == w.lastKey && now.Sub(w.lastPrint) < logEvery && !ended {
 		return nil
 	}
 	prefix := ""
 	if w.lastKey != "" {
 		prefix = "\n"
 	}
-	w.lastKey, w.lastPrint = key, f.Now
+	w.lastKey, w.lastPrint = key, now
 	_, err := io.WriteString(out, prefix+text)
 	return err
 }

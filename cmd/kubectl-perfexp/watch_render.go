@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/load"
 )
@@ -93,6 +96,12 @@ func renderLoad(row func(string, string, ...any), f watchFrame) {
 	}
 	if f.Live != nil {
 		row("live", "%s", f.Live.String())
+	}
+	// What the operator waits for, as LoadCompleted says it: once the pods ended, the summaries
+	// being read, or an error it retries; never a silent wait.
+	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionLoadCompleted); c != nil &&
+		c.Status == metav1.ConditionFalse && c.Reason == perfexpv1alpha1.ReasonLoadRunning && c.Message != "" {
+		row("awaiting", "%s", strings.TrimPrefix(c.Message, "running: "))
 	}
 }
 

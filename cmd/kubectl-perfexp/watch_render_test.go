@@ -103,6 +103,12 @@ func TestRenderWatch(t *testing.T) {
 		{"running-overtime", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -5*time.Minute-14*time.Second), loadStarted(-5*time.Minute-12*time.Second,
 			perfexpv1alpha1.ScenarioStatus{Name: "checkout", State: perfexpv1alpha1.ScenarioRunning, StartTime: at(-5*time.Minute - 12*time.Second)}, perfexpv1alpha1.ScenarioStatus{Name: "import", State: perfexpv1alpha1.ScenarioSucceeded})),
 			Live: &liveStats{P95: f64(0.19), ErrorRate: f64(0.0012)}}},
+		{"running-ended-awaiting-summary", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseRunning, -32*time.Second), loadStarted(-30*time.Second,
+			perfexpv1alpha1.ScenarioStatus{Name: "checkout", State: perfexpv1alpha1.ScenarioRunning, StartTime: at(-30 * time.Second), CompletionTime: at(-5 * time.Second)},
+			perfexpv1alpha1.ScenarioStatus{Name: "import", State: perfexpv1alpha1.ScenarioSucceeded}), func(e *perfexpv1alpha1.PerfExperiment) {
+			e.Status.Conditions = []metav1.Condition{{Type: perfexpv1alpha1.ConditionLoadCompleted, Status: metav1.ConditionFalse, Reason: perfexpv1alpha1.ReasonLoadRunning,
+				Message: "running: checkout: every k6 pod ended at 10:29:55; reading the summary of no-cpu-limits-k6-checkout-0-x7k2p from its log (the kubelet has no log for this pod), until 10:30:55 at the latest"}}
+		})}},
 		{"succeeded", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseSucceeded, -30*time.Second), finished(perfexpv1alpha1.VerdictPass),
 			withMessage("no-cpu-limits improved on baseline: checkout p95 -18 % [-25, -11]"))}},
 		{"failed", watchFrame{Exp: watchedExperiment(inPhase(perfexpv1alpha1.PhaseFailed, -30*time.Second), func(e *perfexpv1alpha1.PerfExperiment) {

@@ -189,19 +189,24 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 			out.failure = &step.Failure{Reason: uv.failureReason, Message: msg}
 			return out, nil
 		}
-		pendingSummaries, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now, st)
+		pending, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now, st)
 		if err != nil {
 			return out, err
 		}
-		if uv.state != perfexpv1alpha1.ScenarioSucceeded || pendingSummaries > 0 {
-			if uv.state == perfexpv1alpha1.ScenarioSucceeded {
-				// Reported as running until its summaries are read, so that the step is not
-				// done before they are kept.
-				st.State = perfexpv1alpha1.ScenarioRunning
-				out.wait = min(out.wait, 2*time.Second)
-			}
+		if uv.state == perfexpv1alpha1.ScenarioSucceeded && pending.count > 0 {
+			// Every pod ended: the load is over and only k6's summaries, a cross-check, are
+			// awaited, for at most SummaryTimeout after the end. Reported as running until
+			// then, so that the step is not done before they are kept, and said as it is.
+			st.State = perfexpv1alpha1.ScenarioRunning
 			out.done = false
-			waiting = append(waiting, fmt.Sprintf("%s: %d/%d pods running, %d pending", u.name, uv.running, len(views), uv.pending))
+			out.wait = min(out.wait, 2*time.Second)
+			waiting = append(waiting, fmt.Sprintf("%s: every k6 pod ended at %s; reading the summary of %s from its log (%s), until %s at the latest",
+				u.name, uv.finished.UTC().Format(time.TimeOnly), pending.pods, pending.lastErr, pending.giveUp.UTC().Format(time.TimeOnly)))
+			continue
+		}
+		if uv.state != perfexpv1alpha1.ScenarioSucceeded {
+			out.done = false
+			waiting = append(waiting, fmt.Sprintf("%s: %d/%d pods running, %d pending, %d ended", u.name, uv.running, len(views), uv.pending, len(uv.ended)))
 			continue
 		}
 		out.merge(st.StartTime, st.CompletionTime)
@@ -227,7 +232,7 @@ func (r *Runner) failureMessage(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 	}
 	tail := v.message
 	if r.opts.Logs != nil && v.name != "" {
-		if data, err := r.opts.Logs.Tail(ctx, exp.Namespace, v.name, k6Container, 64*1024); err == nil {
+		if data, err := r.readLog(ctx, exp.Namespace, v.name, 64*1024); err == nil {
 			tail = string(data)
 		} else {
 			log.FromContext(ctx).Info("Reading a failed pod's log failed", "pod", v.name, "error", err.Error())
@@ -239,31 +244,57 @@ func (r *Runner) failureMessage(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 	return msg
 }
 
+// pendingSummaries are the summaries of ended pods that could not be read yet.
+type pendingSummaries struct {
+	count int
+	// pods names them, lastErr says why the last one could not be read, giveUp is when the
+	// last of them is given up.
+	pods, lastErr string
+	giveUp        time.Time
+}
+
+func (p *pendingSummaries) add(pod string, err error, giveUp time.Time) {
+	p.count++
+	if p.pods != "" {
+		p.pods += ", "
+	}
+	p.pods += pod
+	p.lastErr = text.Truncate(err.Error(), 200)
+	if giveUp.After(p.giveUp) {
+		p.giveUp = giveUp
+	}
+}
+
 // keepSummaries reads the summaries of ended pods that are not kept yet and keeps them, and
-// records the k6 scenarios they count (a fromScript scenario's) in st. It returns how many it is
-// still waiting for (a log that could not be read yet).
-func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, unit string, ended []podView, now time.Time, st *perfexpv1alpha1.ScenarioStatus) (int, error) {
+// records the k6 scenarios they count (a fromScript scenario's) in st. It returns the ones it is
+// still waiting for (a log that could not be read yet, for at most SummaryTimeout after the pod
+// ended). A pod that is gone has no log to read: its summary is given up at once.
+func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, unit string, ended []podView, now time.Time, st *perfexpv1alpha1.ScenarioStatus) (pendingSummaries, error) {
+	var pending pendingSummaries
 	if r.opts.Logs == nil || len(ended) == 0 {
-		return 0, nil
+		return pending, nil
 	}
 	store, err := r.summaries(ctx, exp)
 	if err != nil {
-		return 0, err
+		return pending, err
 	}
-	pending := 0
 	for _, v := range ended {
 		key := SummaryKey(unit, v.index)
 		if store.has(key) {
 			continue
 		}
-		data, err := r.opts.Logs.Tail(ctx, exp.Namespace, v.name, k6Container, maxLogTail)
+		var data []byte
+		err := errPodGone
+		if v.name != "" {
+			data, err = r.readLog(ctx, exp.Namespace, v.name, maxLogTail)
+		}
 		if err != nil {
-			if now.Sub(v.finished) < r.opts.SummaryTimeout {
+			if giveUp := v.finished.Add(r.opts.SummaryTimeout); v.name != "" && now.Before(giveUp) {
 				log.FromContext(ctx).V(1).Info("Reading a k6 log failed; retrying", "pod", v.name, "error", err.Error())
-				pending++
+				pending.add(v.name, err, giveUp)
 				continue
 			}
-			log.FromContext(ctx).Info("Gave up reading a k6 summary", "pod", v.name, "error", err.Error())
+			log.FromContext(ctx).Info("Gave up reading a k6 summary", "pod", orDefault(v.name, fmt.Sprintf("%s index %d", unit, v.index)), "error", err.Error())
 		}
 		summary, err := ExtractSummary(data)
 		if err != nil {
@@ -280,6 +311,17 @@ func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 		}
 	}
 	return pending, nil
+}
+
+// errPodGone is why the log of a pod known only from its Job's account cannot be read.
+var errPodGone = errors.New("the pod is gone")
+
+// readLog reads the end of a k6 container's log within LogTimeout: a log stream the kubelet
+// never ends must not hold the experiment's reconcile (and with it the overall timeout).
+func (r *Runner) readLog(ctx context.Context, namespace, pod string, maxBytes int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.LogTimeout)
+	defer cancel()
+	return r.opts.Logs.Tail(ctx, namespace, pod, k6Container, maxBytes)
 }
 
 // recordK6Scenarios adds the k6 scenarios a summary counts to a scenario's status, in order.

@@ -61,6 +61,8 @@ type Options struct {
 	// log cannot be read; 1m when zero. A summary is a cross-check, never a reason to hold the
 	// environment.
 	SummaryTimeout time.Duration
+	// LogTimeout bounds one read of a pod's log; 20s when zero.
+	LogTimeout time.Duration
 	// Pods are the rules every runner pod must pass when it is created: its service account
 	// (Pods.Account() when the experiment names none) and its images. Pods.DefaultImage is
 	// K6Image when empty.
@@ -102,6 +104,9 @@ func New(c client.Client, opts Options) *Runner {
 	}
 	if opts.SummaryTimeout <= 0 {
 		opts.SummaryTimeout = time.Minute
+	}
+	if opts.LogTimeout <= 0 {
+		opts.LogTimeout = 20 * time.Second
 	}
 	return &Runner{c: c, opts: opts}
 }
