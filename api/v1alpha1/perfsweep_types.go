@@ -58,7 +58,7 @@ type PerfSweepSpec struct {
 	// repeats is how many runs each arm (the baseline included) gets. With 2 or more the run is
 	// the unit of comparison, so the noise between runs enters the intervals. Omitted (and
 	// without sequential), the sweep is sequential with the default budget (repeats: auto): it
-	// runs 2 repeats, then adds one at a time, stopping each arm once its verdict is decisive,
+	// runs 3 repeats, then adds one at a time, stopping each arm once its verdict is decisive,
 	// up to 10 repeats (fewer when 10 would exceed 200 runs). Set it to run exactly that many.
 	// +optional
 	// +kubebuilder:validation:Minimum=1

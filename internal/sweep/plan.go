@@ -153,7 +153,8 @@ const DefaultMaxRepeats = 10
 
 // Sequential is the sweep's sequential budget: spec.sequential, or, for a sweep of arms that
 // sets neither repeats nor sequential, the default one (repeats: auto) of DefaultMaxRepeats
-// repeats, cut to what MaxRuns allows for its arms (at least 3: MaxArms arms fit 3 times);
+// repeats, cut to what MaxRuns allows for its arms (at least DefaultFirstLook: MaxArms arms fit
+// 3 times);
 // nil for a fixed sweep, a capacity search and a bisect (they repeat their probes and steps by
 // their own budgets).
 func Sequential(s *perfexpv1alpha1.PerfSweep) *perfexpv1alpha1.SweepSequential {
@@ -168,7 +169,7 @@ func Sequential(s *perfexpv1alpha1.PerfSweep) *perfexpv1alpha1.SweepSequential {
 	budget := DefaultMaxRepeats
 	if arms, err := expandArms(s); err == nil {
 		if n := len(addLoadBaselines(arms)); n > 0 {
-			budget = min(budget, max(2, MaxRuns/n))
+			budget = min(budget, max(DefaultFirstLook, MaxRuns/n))
 		}
 	}
 	return &perfexpv1alpha1.SweepSequential{MaxRepeats: int32(budget)}
@@ -179,11 +180,19 @@ func Auto(s *perfexpv1alpha1.PerfSweep) bool {
 	return s.Spec.Sequential == nil && Sequential(s) != nil
 }
 
+// DefaultFirstLook is the repeats a sweep that is sequential by default runs before its first
+// look: the design docs/comparison.md's simulation table measures ("sequential r3-10").
+const DefaultFirstLook = 3
+
 // FirstLook is the repeats a sweep runs before it first looks at its comparisons: spec.repeats,
-// and for a sequential sweep at least 2 (one repeat has no run-to-run spread to pair on).
+// for a sequential sweep at least 2 (one repeat has no run-to-run spread to pair on), and
+// DefaultFirstLook for one that is sequential by default.
 func FirstLook(s *perfexpv1alpha1.PerfSweep) int {
 	n := max(1, int(s.Spec.Repeats))
-	if Sequential(s) != nil {
+	switch {
+	case Auto(s):
+		n = DefaultFirstLook
+	case Sequential(s) != nil:
 		n = max(2, n)
 	}
 	return n

@@ -125,9 +125,9 @@ func TestDefaultIsSequential(t *testing.T) {
 		budget    int32 // 0: not sequential
 		firstLook int
 	}{
-		{"neither repeats nor sequential: auto, 10 repeats at most", newSweep(withArms(envArm("pool-a", "10")), withRepeats(0)), 10, 2},
+		{"neither repeats nor sequential: auto, 3 repeats then up to 10", newSweep(withArms(envArm("pool-a", "10")), withRepeats(0)), 10, 3},
 		{"auto with 64 arms: the budget fits 200 runs", newSweep(withMatrix(perfexpv1alpha1.SweepDimension{Name: "pool",
-			Env: &perfexpv1alpha1.EnvDimension{WorkloadSelector: circulation, Variable: "HTTP_MAXPOOLSIZE", Values: values}}), withRepeats(0)), 3, 2},
+			Env: &perfexpv1alpha1.EnvDimension{WorkloadSelector: circulation, Variable: "HTTP_MAXPOOLSIZE", Values: values}}), withRepeats(0)), 3, 3},
 		{"repeats set: fixed", newSweep(withArms(envArm("pool-a", "10")), withRepeats(1)), 0, 1},
 		{"sequential set: its budget", newSweep(withArms(envArm("pool-a", "10")), withRepeats(0), withSequential(4)), 4, 2},
 		{"a capacity search keeps its own repeats", newSweep(withCapacity(perfexpv1alpha1.LoadVUs, 5, 100), withRepeats(0)), 0, 1},
