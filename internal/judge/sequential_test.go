@@ -76,7 +76,7 @@ func TestJudgeArms(t *testing.T) {
 			changes: map[int]map[int]perfexpv1alpha1.Change{
 				0: {2: perfexpv1alpha1.ChangeImproved},
 			},
-			want: []ArmDecision{{Comparison: &result.Comparison{Change: perfexpv1alpha1.ChangeImproved}, Blocks: 2, Decided: true}},
+			want:   []ArmDecision{{Comparison: &result.Comparison{Change: perfexpv1alpha1.ChangeImproved}, Blocks: 2, Decided: true}},
 			judged: map[int][]int{2: {0}},
 		},
 	}
