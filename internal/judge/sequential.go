@@ -80,7 +80,7 @@ type ArmDecision struct {
 	Decided bool
 }
 
-// JudgeArms replays the looks of a sequential design with per-arm stopping over the blocks run
+// DecideArms replays the looks of a sequential design with per-arm stopping over the blocks run
 // so far (blocks >= s.First), and returns each arm's decision. At each look, the arms not decided
 // at an earlier look are judged on the blocks run so far by judge (each comparison drawn at the
 // look's error rate), with Holm across them at that rate; every arm whose headline is decisive
@@ -97,7 +97,7 @@ type ArmDecision struct {
 // it was one of the family that look's Holm control held at alpha_k; the chance that any look
 // makes one is at most the sum of the alpha_k, alpha. Arms that stopped leave the families of
 // later looks, which only makes those families smaller.
-func JudgeArms(s Stopping, blocks int, stopped []int, arms int,
+func DecideArms(s Stopping, blocks int, stopped []int, arms int,
 	judge func(look Look, blocks int, arms []int) []*result.Comparison) []ArmDecision {
 	out := make([]ArmDecision, arms)
 	first := max(1, s.First)

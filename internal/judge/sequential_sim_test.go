@@ -18,7 +18,7 @@ import (
 // Holm across the arms judged at the look), run two ways over the same simulated environments:
 //   - all arms continue: every arm runs until every arm is decisive (or the budget is spent), and
 //     every arm is judged on the last look (the rule before per-arm stopping);
-//   - per-arm stopping (JudgeArms, the operator's rule): an arm stops at the look where it is
+//   - per-arm stopping (DecideArms, the operator's rule): an arm stops at the look where it is
 //     decisive and keeps that look's verdict; the undecided arms and the baseline run on.
 // The monitoring is continuous: every look after the first is taken, and a claim at any look is
 // final. The blocks of a sweep are drawn in full before judging (each arm's run in a block
@@ -61,13 +61,13 @@ type seqOutcome struct {
 	baseRuns int
 }
 
-// perArm judges the sweep with per-arm stopping (JudgeArms, as the operator does). An arm that
+// perArm judges the sweep with per-arm stopping (DecideArms, as the operator does). An arm that
 // stopped has no runs after its decision, so it leaves the pooled noise of later looks.
 func (sw seqSweep) perArm(st Stopping) seqOutcome {
 	arms := len(sw.runs) - 1
 	stoppedAt := make([]int, arms+1) // blocks an arm last ran in; 0: still running
 	last := make([]int, arms+1)
-	ds := JudgeArms(st, st.Max, nil, arms, func(look Look, n int, active []int) []*result.Comparison {
+	ds := DecideArms(st, st.Max, nil, arms, func(look Look, n int, active []int) []*result.Comparison {
 		isActive := map[int]bool{}
 		for _, a := range active {
 			isActive[a] = true

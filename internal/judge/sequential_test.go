@@ -31,7 +31,7 @@ func (s *scripted) judge(_ Look, n int, arms []int) []*result.Comparison {
 	return out
 }
 
-func TestJudgeArms(t *testing.T) {
+func TestDecideArms(t *testing.T) {
 	st := Stopping{First: 2, Max: 6}
 	tests := []struct {
 		name    string
@@ -83,7 +83,7 @@ func TestJudgeArms(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &scripted{changes: tt.changes}
-			got := JudgeArms(st, tt.blocks, tt.stopped, len(tt.want), s.judge)
+			got := DecideArms(st, tt.blocks, tt.stopped, len(tt.want), s.judge)
 			for i, w := range tt.want {
 				g := got[i]
 				if g.Comparison == nil || g.Comparison.Change != w.Comparison.Change || g.Blocks != w.Blocks || g.Decided != w.Decided {

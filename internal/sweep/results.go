@@ -95,7 +95,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 	return out
 }
 
-// judgeSequential replays a sequential sweep's looks (judge.JudgeArms): each arm gets the
+// judgeSequential replays a sequential sweep's looks (judge.DecideArms): each arm gets the
 // comparison of the look that decided it, frozen there, or of the last look, and says how many
 // runs and how much environment time its decision took.
 func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepResult, stopping judge.Stopping,
@@ -105,7 +105,7 @@ func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepRes
 	for j, i := range compared {
 		stopped[j] = stoppedAfter[out.Arms[i].Name]
 	}
-	decisions := judge.JudgeArms(stopping, PlannedRepeats(s), stopped, len(compared), func(look judge.Look, n int, arms []int) []*result.Comparison {
+	decisions := judge.DecideArms(stopping, PlannedRepeats(s), stopped, len(compared), func(look judge.Look, n int, arms []int) []*result.Comparison {
 		idx := make([]int, len(arms))
 		for k, j := range arms {
 			idx[k] = compared[j]
@@ -164,7 +164,7 @@ func sequentialNote(s *perfexpv1alpha1.PerfSweep, p *Plan, stopping judge.Stoppi
 }
 
 // Decided reports whether every arm compared with a baseline is decided: by the decision of a
-// sequential sweep's look (judge.JudgeArms), else by a decisive headline.
+// sequential sweep's look (judge.DecideArms), else by a decisive headline.
 func Decided(r *report.SweepResult) bool {
 	for _, a := range r.Arms {
 		if a.Baseline == "" {

@@ -130,7 +130,7 @@ func TestDefaultIsSequential(t *testing.T) {
 			Env: &perfexpv1alpha1.EnvDimension{WorkloadSelector: circulation, Variable: "HTTP_MAXPOOLSIZE", Values: values}}), withRepeats(0)), 3, 3},
 		{"repeats set: fixed", newSweep(withArms(envArm("pool-a", "10")), withRepeats(1)), 0, 1},
 		{"sequential set: its budget", newSweep(withArms(envArm("pool-a", "10")), withRepeats(0), withSequential(4)), 4, 2},
-		{"a capacity search keeps its own repeats", newSweep(withCapacity(perfexpv1alpha1.LoadVUs, 5, 100), withRepeats(0)), 0, 1},
+		{"a capacity search keeps its own repeats", newSweep(withCapacity(perfexpv1alpha1.LoadRate, 10, 200), withRepeats(0)), 0, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
