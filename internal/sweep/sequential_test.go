@@ -112,6 +112,15 @@ func TestCompareSequentialFreezesDecidedArms(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
 	}
+	page, err := report.SweepHTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"an arm stopping once decided", "What each decision took", ">2 + 2</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
 }
 
 func TestDefaultIsSequential(t *testing.T) {
