@@ -39,6 +39,10 @@ type Arm struct {
 	LoadValue *float64
 	// Baseline names the arm this one is compared with; empty for a baseline.
 	Baseline string
+	// LoadOnly is set for an arm that changes only the load: its runs are not comparable with
+	// the baseline's (the comparison refuses different load shapes), so a sequential sweep
+	// waits for no decision of it; the capacity table and curves are its result.
+	LoadOnly bool
 }
 
 // IsBaseline reports whether the arm is a baseline (the sweep's, or one at another load).

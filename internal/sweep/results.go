@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -74,15 +75,31 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		}
 		return cs
 	}
-	var compared []int
+	var compared, loadOnly []int
 	for i := range out.Arms {
-		if out.Arms[i].Baseline != "" {
+		switch {
+		case out.Arms[i].Baseline == "":
+		case p.Arms[i].LoadOnly:
+			loadOnly = append(loadOnly, i)
+		default:
 			compared = append(compared, i)
 		}
 	}
 	if stopping, ok := Stopping(s); ok {
 		judgeSequential(s, p, out, stopping, compared, compare, outcomes)
+		// Arms that change only the load are not decided by any look: they run as long as
+		// the sweep does and are compared on all its repeats.
+		if len(loadOnly) > 0 {
+			alpha := stopping.LookAt(PlannedRepeats(s)).Alpha()
+			cs := compare(alpha, PlannedRepeats(s), loadOnly)
+			judge.AdjustArmsAt(cs, alpha)
+			for j, i := range loadOnly {
+				out.Arms[i].Comparison = cs[j]
+			}
+		}
 	} else {
+		compared = append(compared, loadOnly...)
+		slices.Sort(compared)
 		cs := compare(0, PlannedRepeats(s), compared)
 		judge.AdjustArms(cs)
 		for j, i := range compared {
@@ -164,19 +181,21 @@ func sequentialNote(s *perfexpv1alpha1.PerfSweep, p *Plan, stopping judge.Stoppi
 }
 
 // Decided reports whether every arm compared with a baseline is decided: by the decision of a
-// sequential sweep's look (judge.DecideArms), else by a decisive headline.
+// sequential sweep's look (judge.DecideArms), else by a decisive headline. In a sequential
+// sweep's results only the arms with a decision count: an arm that changes only
+// the load has none (nothing to decide), and a sweep of such arms alone is decided at its first
+// look.
 func Decided(r *report.SweepResult) bool {
+	sequential := slices.ContainsFunc(r.Arms, func(a report.SweepArmResult) bool { return a.Decision != nil })
 	for _, a := range r.Arms {
-		if a.Baseline == "" {
-			continue
-		}
-		if a.Decision != nil {
+		switch {
+		case a.Baseline == "":
+		case a.Decision != nil:
 			if !a.Decision.Decided {
 				return false
 			}
-			continue
-		}
-		if !judge.Decisive(a.Comparison) {
+		case sequential:
+		case !judge.Decisive(a.Comparison):
 			return false
 		}
 	}

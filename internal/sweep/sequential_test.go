@@ -162,3 +162,31 @@ func TestDefaultIsSequential(t *testing.T) {
 		})
 	}
 }
+
+func TestSequentialSweepOverLoadWaitsForNoDecision(t *testing.T) {
+	// Arms that change only the load are not comparable with the baseline: a sweep of them
+	// alone (sequential by default) is done at its first look, not after the whole budget.
+	s := newSweep(withMatrix(perfexpv1alpha1.SweepDimension{Name: "users",
+		Load: &perfexpv1alpha1.LoadDimension{Parameter: perfexpv1alpha1.LoadVUs, Values: []int32{1, 20}}}), withRepeats(0))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Runs) != 9 {
+		t.Fatalf("%d runs, want 3 arms x 3 repeats", len(p.Runs))
+	}
+	outcomes := map[string]sweep.Outcome{}
+	for _, run := range p.Runs {
+		p95 := map[string]float64{"baseline": 100, "users-1": 40, "users-20": 300}[run.Arm] + float64(run.Repeat)
+		outcomes[run.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(run.Name, p95, 50)}
+	}
+	r := sweep.Compare(s, p, outcomes)
+	if !sweep.Decided(r) {
+		t.Error("a sweep over load alone waits for decisions no look can make")
+	}
+	for _, a := range r.Arms[1:] {
+		if a.Decision != nil || a.Comparison == nil {
+			t.Errorf("arm %s: decision %+v, comparison %v: want no decision and a comparison", a.Name, a.Decision, a.Comparison)
+		}
+	}
+}
