@@ -138,6 +138,11 @@ func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepRes
 		if d.Comparison != nil {
 			a.Decision.Change = d.Comparison.Change
 		}
+		if rec := recordedChange(s, a.Name); rec != "" && rec != a.Decision.Change {
+			// Only a change in the runs' results (a report re-read differently) can do this.
+			out.Notes = append(out.Notes, fmt.Sprintf("arm %s stopped with the verdict %s after %d repeats; its runs' results now read %s on the same repeats",
+				a.Name, rec, d.Blocks, a.Decision.Change))
+		}
 		look := stopping.LookAt(d.Blocks)
 		a.Decision.Look, a.Decision.Alpha = look.K, look.Alpha()
 		for _, run := range p.RunsOf(a.Name) {
@@ -149,6 +154,18 @@ func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepRes
 		}
 	}
 	out.Notes = append(out.Notes, sequentialNote(s, p, stopping, len(compared)))
+}
+
+// recordedChange is the verdict an arm of a sequential sweep was stopped with, or "".
+func recordedChange(s *perfexpv1alpha1.PerfSweep, arm string) perfexpv1alpha1.Change {
+	if st := s.Status.Sequential; st != nil {
+		for _, a := range st.Arms {
+			if a.Name == arm {
+				return a.Change
+			}
+		}
+	}
+	return ""
 }
 
 // upTo is the runs of the first n blocks.

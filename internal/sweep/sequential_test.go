@@ -112,6 +112,14 @@ func TestCompareSequentialFreezesDecidedArms(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
 	}
+	if strings.Contains(strings.Join(r.Notes, "\n"), "now read") {
+		t.Errorf("notes %q say a verdict changed", r.Notes)
+	}
+	// Had pool-a been recorded with another verdict, the report says its results changed.
+	s.Status.Sequential.Arms[0].Change = perfexpv1alpha1.ChangeImproved
+	if notes := strings.Join(sweep.Compare(s, p, outcomes).Notes, "\n"); !strings.Contains(notes, "arm pool-a stopped with the verdict Improved after 2 repeats; its runs' results now read Regressed") {
+		t.Errorf("notes %q do not say pool-a's verdict changed", notes)
+	}
 	page, err := report.SweepHTML(r)
 	if err != nil {
 		t.Fatal(err)
