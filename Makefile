@@ -86,16 +86,26 @@ PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_
   go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m | tee "$(BENCH_DIR)/queue.txt"
 endef
 
+# Sweeps per cell and rule of the per-arm stopping table (docs/comparison.md).
+SIM_SEQ_N ?= 200
+
+.PHONY: sim-table-sequential
+sim-table-sequential: ## Simulate sequential sweeps with and without per-arm stopping (SIM_SEQ_N sweeps per cell and rule) and rewrite that table of docs/comparison.md (between <!-- seqsim:begin --> and <!-- seqsim:end -->); part of sim-table.
+	@mkdir -p "$(LOCALBIN)"
+	PERFEXP_SEQ_TABLE="$(LOCALBIN)/seq-table.md" PERFEXP_SIM_N=$(SIM_SEQ_N) go test ./internal/judge -run '^TestSequentialStoppingTable$$' -count=1 -timeout 60m
+	awk -v table="$(LOCALBIN)/seq-table.md" '/<!-- seqsim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+	  /<!-- seqsim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
+
+# make sim-table also writes the per-arm stopping table.
+sim-table: sim-table-sequential
+
 # Comparisons per cell of the simulation table (docs/comparison.md).
 SIM_N ?= 400
 # Simulated histories (change points, docs/history.md) and soaks (leak verdict, docs/analysis.md) per case.
 SIM_HISTORY_N ?= 1000
 
-# Sweeps per cell and rule of the per-arm stopping table (docs/comparison.md).
-SIM_SEQ_N ?= 200
-
 .PHONY: sim-table
-sim-table: sim-table-sequential ## Simulate the comparison rules with known truth (SIM_N per cell) and rewrite the table of docs/comparison.md (between <!-- sim:begin --> and <!-- sim:end -->); then change points and leaks (SIM_HISTORY_N per case) into docs/history.md and docs/analysis.md.
+sim-table: ## Simulate the comparison rules with known truth (SIM_N per cell) and rewrite the table of docs/comparison.md (between <!-- sim:begin --> and <!-- sim:end -->); then change points and leaks (SIM_HISTORY_N per case) into docs/history.md and docs/analysis.md.
 	@mkdir -p "$(LOCALBIN)"
 	PERFEXP_SIM_TABLE="$(LOCALBIN)/sim-table.md" PERFEXP_SIM_N=$(SIM_N) go test ./internal/judge -run '^TestSimulationTable$$' -count=1 -timeout 60m
 	awk -v table="$(LOCALBIN)/sim-table.md" '/<!-- sim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
@@ -106,13 +116,6 @@ sim-table: sim-table-sequential ## Simulate the comparison rules with known trut
 	  /<!-- cpsim:end -->/ { skip = 0 } !skip' docs/history.md > docs/history.md.new && mv docs/history.md.new docs/history.md
 	awk -v table="$(LOCALBIN)/leak-table.md" '/<!-- leaksim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 	  /<!-- leaksim:end -->/ { skip = 0 } !skip' docs/analysis.md > docs/analysis.md.new && mv docs/analysis.md.new docs/analysis.md
-
-.PHONY: sim-table-sequential
-sim-table-sequential: ## Simulate sequential sweeps with and without per-arm stopping (SIM_SEQ_N sweeps per cell and rule) and rewrite that table of docs/comparison.md (between <!-- seqsim:begin --> and <!-- seqsim:end -->).
-	@mkdir -p "$(LOCALBIN)"
-	PERFEXP_SEQ_TABLE="$(LOCALBIN)/seq-table.md" PERFEXP_SIM_N=$(SIM_SEQ_N) go test ./internal/judge -run '^TestSequentialStoppingTable$$' -count=1 -timeout 60m
-	awk -v table="$(LOCALBIN)/seq-table.md" '/<!-- seqsim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
-	  /<!-- seqsim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
 
 .PHONY: bench-queue
 bench-queue: test-deps ## Run the queue benchmarks (envtest): BENCH_QUEUE_EXPERIMENTS (1000) into one queue, into queues of 10, and the bare status-write floor.
