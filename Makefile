@@ -86,6 +86,19 @@ PERFEXP_BENCH_EXPERIMENTS=$(BENCH_QUEUE_EXPERIMENTS) KUBEBUILDER_ASSETS="$(KUBE_
   go test ./controllers -run '^$$' -bench '^BenchmarkQueue' -benchtime=1x -timeout 60m | tee "$(BENCH_DIR)/queue.txt"
 endef
 
+# Sweeps per cell and rule of the per-arm stopping table (docs/comparison.md).
+SIM_SEQ_N ?= 200
+
+.PHONY: sim-table-sequential
+sim-table-sequential: ## Simulate sequential sweeps with and without per-arm stopping (SIM_SEQ_N sweeps per cell and rule) and rewrite that table of docs/comparison.md (between <!-- seqsim:begin --> and <!-- seqsim:end -->); part of sim-table.
+	@mkdir -p "$(LOCALBIN)"
+	PERFEXP_SEQ_TABLE="$(LOCALBIN)/seq-table.md" PERFEXP_SIM_N=$(SIM_SEQ_N) go test ./internal/judge -run '^TestSequentialStoppingTable$$' -count=1 -timeout 60m
+	awk -v table="$(LOCALBIN)/seq-table.md" '/<!-- seqsim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+	  /<!-- seqsim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
+
+# make sim-table also writes the per-arm stopping table.
+sim-table: sim-table-sequential
+
 # Comparisons per cell of the simulation table (docs/comparison.md).
 SIM_N ?= 400
 # Simulated histories (change points, docs/history.md) and soaks (leak verdict, docs/analysis.md) per case.

@@ -72,6 +72,9 @@ func (r *PerfSweepReconciler) sweepOutcomes(ctx context.Context, s *sweepScope) 
 	outcomes := map[string]sweep.Outcome{}
 	for name, exp := range s.runs {
 		o := sweep.Outcome{Phase: exp.Status.Phase}
+		if st, end := exp.Status.StartTime, exp.Status.CompletionTime; st != nil && end != nil && end.After(st.Time) {
+			o.Seconds = end.Sub(st.Time).Seconds()
+		}
 		if exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
 			res, err := r.runResult(ctx, exp)
 			if err != nil {

@@ -459,6 +459,86 @@ func TestSweep(t *testing.T) {
 		}
 	})
 
+	t.Run("a sequential sweep stops an arm once its verdict is decisive; the baseline and the undecided arm run on", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-per-arm")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		// pool-1 is three times slower in every repeat: decided at the first look. pool-2 is
+		// about 4 % slower, give or take 4 %: no look decides it.
+		p95 := map[string][]float64{
+			"perarm-baseline": {100, 101, 100}, "perarm-pool-1": {300, 303, 300}, "perarm-pool-2": {108, 100, 108},
+		}
+		for arm, vs := range p95 {
+			for i, v := range vs {
+				mustCreate(t, c, runReport(t, ns, fmt.Sprintf("%s-%d", arm, i+1), v))
+				lab.finishLoad(fmt.Sprintf("%s-%d", arm, i+1))
+			}
+		}
+		sw := newTestSweep(ns, "perarm", 2, "1", "2")
+		sw.Spec.Sequential = &perfexpv1alpha1.SweepSequential{MaxRepeats: 3}
+		mustCreate(t, c, sw)
+
+		got := waitSweepPhase(t, c, ns, "perarm", perfexpv1alpha1.SweepSucceeded)
+		st := got.Status.Sequential
+		if st == nil || st.Repeats != 3 || st.Looks != 2 || len(st.Arms) != 1 || st.Arms[0].Name != "pool-1" || st.Arms[0].Repeats != 2 ||
+			st.Arms[0].Change != perfexpv1alpha1.ChangeRegressed {
+			t.Errorf("sequential status %+v: want 3 repeats, 2 looks, pool-1 stopped after 2 repeats Regressed", st)
+		}
+		runs := runsOf(t, c, ns)
+		if _, ok := runs["perarm-pool-1-3"]; ok {
+			t.Error("the decided arm got a run after its decision")
+		}
+		for _, name := range []string{"perarm-baseline-3", "perarm-pool-2-3"} {
+			if _, ok := runs[name]; !ok {
+				t.Errorf("run %s was not created: the baseline and the undecided arm run on", name)
+			}
+		}
+		if got.Status.Total != 8 || got.Status.Arms[1].Change != perfexpv1alpha1.ChangeRegressed || got.Status.Arms[1].Runs != 2 {
+			t.Errorf("%d runs, arm %s %s with %d runs", got.Status.Total, got.Status.Arms[1].Name, got.Status.Arms[1].Change, got.Status.Arms[1].Runs)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: got.Status.ReportRef.Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		md := cm.Data[report.KeyMarkdown]
+		for _, want := range []string{"| pool-1 | Regressed | yes, stopped | 2 | 1 (", "| 2 + 2 |", "| pool-2 |", "no: budget spent | 3 | 2 (", "| 3 + 3 |"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("the report lacks %q:\n%s", want, md)
+			}
+		}
+		res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := res.Arms[1].Decision; d == nil || d.EnvironmentSeconds <= 0 {
+			t.Errorf("pool-1's decision %+v says no environment time", d)
+		}
+	})
+
+	t.Run("a sweep that sets neither repeats nor sequential is sequential by default", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-auto")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		for arm, vs := range map[string][]float64{"auto-baseline": {100, 101, 100}, "auto-pool-1": {300, 303, 300}} {
+			for i, v := range vs {
+				mustCreate(t, c, runReport(t, ns, fmt.Sprintf("%s-%d", arm, i+1), v))
+				lab.finishLoad(fmt.Sprintf("%s-%d", arm, i+1))
+			}
+		}
+		mustCreate(t, c, newTestSweep(ns, "auto", 0, "1"))
+		got := waitSweepPhase(t, c, ns, "auto", perfexpv1alpha1.SweepSucceeded)
+		if got.Spec.Repeats != 0 {
+			t.Errorf("the API server defaulted repeats to %d", got.Spec.Repeats)
+		}
+		st := got.Status.Sequential
+		if st == nil || !st.Auto || st.MaxRepeats != 10 || st.Repeats != 3 || st.Looks != 1 || !strings.Contains(st.StopReason, "every arm was decisive after 3 repeats") {
+			t.Errorf("sequential status %+v: want auto, a budget of 10, decided at the first look after 3 repeats", st)
+		}
+		if got.Status.Total != 6 || got.Status.Arms[1].Change != perfexpv1alpha1.ChangeRegressed {
+			t.Errorf("%d runs, arm %s", got.Status.Total, got.Status.Arms[1].Change)
+		}
+	})
+
 	t.Run("a sweep whose arm equals the baseline is refused and creates nothing", func(t *testing.T) {
 		ns := env.Namespace(t, "sweep-refused")
 		startSweepOperator(t, env, newLab())

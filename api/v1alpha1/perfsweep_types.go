@@ -56,9 +56,11 @@ type PerfSweepSpec struct {
 	Matrix []SweepDimension `json:"matrix,omitempty"`
 
 	// repeats is how many runs each arm (the baseline included) gets. With 2 or more the run is
-	// the unit of comparison, so the noise between runs enters the intervals.
+	// the unit of comparison, so the noise between runs enters the intervals. Omitted (and
+	// without sequential), the sweep is sequential with the default budget (repeats: auto): it
+	// runs 3 repeats, then adds one at a time, stopping each arm once its verdict is decisive,
+	// up to 10 repeats (fewer when 10 would exceed 200 runs). Set it to run exactly that many.
 	// +optional
-	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	Repeats int32 `json:"repeats,omitempty"`
@@ -77,7 +79,9 @@ type PerfSweepSpec struct {
 	// time and looks at the comparisons after each, until every arm's headline is Regressed,
 	// Improved or NoMeaningfulChange, or its budget is spent. Each look spends a share of the
 	// 5 % error rate, so looking after every repeat does not inflate false claims
-	// (docs/comparison.md). Without it the sweep runs exactly `repeats` repeats.
+	// (docs/comparison.md). An arm whose verdict is decisive stops getting runs while the
+	// others, and the baseline, continue. Without it the sweep runs exactly `repeats` repeats
+	// when repeats is set, and is sequential with the default budget when it is not.
 	// +optional
 	Sequential *SweepSequential `json:"sequential,omitempty"`
 
@@ -144,6 +148,33 @@ type SweepSequentialStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	StopReason string `json:"stopReason,omitempty"`
+	// auto is true when the sweep is sequential by default (neither repeats nor sequential
+	// set), with maxRepeats its default budget.
+	// +optional
+	Auto bool `json:"auto,omitempty"`
+	// maxRepeats is the budget in repeats the sweep runs under.
+	// +optional
+	MaxRepeats int32 `json:"maxRepeats,omitempty"`
+	// arms lists the arms that stopped getting runs because their verdict was decisive, with
+	// the repeats it rests on: their verdicts are final.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Arms []SweepSequentialArm `json:"arms,omitempty"`
+}
+
+// SweepSequentialArm is an arm of a sequential sweep that was decided and stopped.
+type SweepSequentialArm struct {
+	// name of the arm.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// repeats is how many repeats (blocks) the arm ran; its verdict rests on them and on the
+	// baseline's runs of the same blocks.
+	Repeats int32 `json:"repeats"`
+	// change is the verdict the arm was decided with.
+	// +optional
+	Change Change `json:"change,omitempty"`
 }
 
 // SweepTemplate is the part of a PerfExperiment's spec every run of a sweep shares.

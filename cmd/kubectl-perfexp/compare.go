@@ -280,6 +280,22 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 	if res.BestArm != "" {
 		best = "best arm: " + res.BestArm
 	}
+	if rows := report.SweepDecisionRows(res); len(rows) > 0 {
+		_, err = fmt.Fprintf(out, "\n%s; sequential, up to %d run(s) per arm; changes under %.0f %% do not count\n\n", best, res.Repeats, res.MinMeaningfulChangePercent)
+		if err != nil {
+			return err
+		}
+		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		if _, err := fmt.Fprintln(w, "ARM\tVERDICT\tDECIDED\tREPEATS\tLOOK (ERROR RATE)\tRUNS (ARM + BASELINE)\tENVIRONMENT TIME"); err != nil {
+			return err
+		}
+		for _, d := range rows {
+			if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.Arm, d.Verdict, d.Decided, d.Repeats, d.Look, d.Runs, d.Time); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	}
 	_, err = fmt.Fprintf(out, "\n%s; %d run(s) per arm; changes under %.0f %% do not count\n", best, res.Repeats, res.MinMeaningfulChangePercent)
 	return err
 }

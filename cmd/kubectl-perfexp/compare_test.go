@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,22 @@ func TestCompare(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
+	// A sequential sweep whose arm was decided after 3 repeats.
+	seqResult := *sweepResult
+	seqResult.Sweep, seqResult.Repeats = "seq", 5
+	seqResult.Arms = slices.Clone(sweepResult.Arms)
+	seqResult.Arms[1].Decision = &report.SweepDecision{Decided: true, Change: perfexpv1alpha1.ChangeImproved, Repeats: 3, Look: 1, Alpha: 0.002,
+		Runs: 3, BaselineRuns: 3, EnvironmentSeconds: 540}
+	seqJS, err := report.SweepJSON(&seqResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "seq-report"}, Data: map[string]string{report.KeySweepJSON: string(seqJS)}})
+	seq := newSweep("seq")
+	seq.Status.Phase, seq.Status.ReportRef = perfexpv1alpha1.SweepSucceeded, &perfexpv1alpha1.LocalObjectReference{Name: "seq-report"}
+	if err := env.Client.Status().Update(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
 	running := newSweep("running")
 	running.Status.Phase, running.Status.Progress, running.Status.Message = perfexpv1alpha1.SweepRunning, "3/4", "3 of 4 runs ended"
 	running.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "baseline", Runs: 2, Succeeded: 2}, {Name: "more", Parameter: "vus", Value: "2", Runs: 2, Succeeded: 1}}
@@ -108,6 +125,8 @@ func TestCompare(t *testing.T) {
 			[]string{"other against base:", "(computed now from one run each)"}, ""},
 		{"a sweep's table", []string{"compare", "pool"}, []string{"ARM", "VERDICT", "baseline", "as deployed", "100 ms", "pool-10", "HTTP_MAXPOOLSIZE", "80 ms", "-20.0 %", "Improved",
 			"best arm: pool-10; 2 run(s) per arm"}, ""},
+		{"a sequential sweep's table says what each decision took", []string{"compare", "seq"}, []string{"sequential, up to 5 run(s) per arm",
+			"RUNS (ARM + BASELINE)", "ENVIRONMENT TIME", "yes, stopped", "3 + 3", "9m0s"}, ""},
 		{"a sweep's report as Markdown", []string{"compare", "pool", "-o", "md"}, []string{"# Sweep " + ns + "/pool", "| pool-10 | HTTP_MAXPOOLSIZE | 10 |"}, ""},
 		{"a sweep without a report shows its progress", []string{"compare", "running"}, []string{"has no report yet (phase Running, 3/4 runs ended)", "more", "vus"}, ""},
 		{"an unknown sweep", []string{"compare", "nope"}, nil, "no PerfSweep nope in namespace " + ns},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -46,6 +47,30 @@ type SweepArmResult struct {
 	Scenarios []SweepScenarioStats `json:"scenarios,omitempty"`
 	// Comparison of the arm's runs with the baseline's runs; absent for the baseline.
 	Comparison *result.Comparison `json:"comparison,omitempty"`
+	// Decision is how a sequential sweep decided the arm; absent for a fixed sweep.
+	Decision *SweepDecision `json:"decision,omitempty"`
+}
+
+// SweepDecision is how a sequential sweep reached an arm's verdict: at which look, on how many
+// repeats, and what that cost.
+type SweepDecision struct {
+	// Decided is true when the verdict was decisive at that look and the arm stopped there;
+	// false when the budget ran out first.
+	Decided bool `json:"decided"`
+	// Change is the verdict.
+	Change perfexpv1alpha1.Change `json:"change,omitempty"`
+	// Repeats is how many repeats (blocks) the verdict rests on; Look is the look it was drawn
+	// at (from 1) and Alpha the error rate that look spent.
+	Repeats int     `json:"repeats"`
+	Look    int     `json:"look"`
+	Alpha   float64 `json:"alpha"`
+	// Runs is how many runs of the arm the decision took, BaselineRuns how many of the
+	// baseline's (those of the same blocks, shared with the other arms).
+	Runs         int `json:"runs"`
+	BaselineRuns int `json:"baselineRuns"`
+	// EnvironmentSeconds is how long those runs (the arm's and the baseline's of the same
+	// blocks) held the environment.
+	EnvironmentSeconds float64 `json:"environmentSeconds"`
 }
 
 // SweepScenarioStats are one scenario's statistics in one arm: means over the arm's runs;
@@ -77,6 +102,16 @@ func ParseSweepJSON(b []byte) (*SweepResult, error) {
 		return nil, fmt.Errorf("reading sweep results: %w", err)
 	}
 	return r, nil
+}
+
+// sequentialResult reports whether the results are a sequential sweep's.
+func sequentialResult(r *SweepResult) bool {
+	for _, a := range r.Arms {
+		if a.Decision != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // SweepRow is one line of the sweep table: one arm and one scenario.
@@ -167,8 +202,12 @@ func Interval(m result.MetricComparison) (lo, hi float64, unit string, ok bool) 
 func SweepMarkdown(r *SweepResult) string {
 	m := &markdown{}
 	m.printf("# Sweep %s/%s\n\n", r.Namespace, r.Sweep)
-	m.printf("%d arms (baseline included), %d run(s) each, run interleaved (B, V1, V2, ..., B, V1, V2, ...). "+
-		"A change smaller than %.0f %% does not count.", len(r.Arms), r.Repeats, r.MinMeaningfulChangePercent)
+	each := fmt.Sprintf("%d run(s) each", r.Repeats)
+	if sequentialResult(r) {
+		each = fmt.Sprintf("sequential: up to %d run(s) each, an arm stopping once decided", r.Repeats)
+	}
+	m.printf("%d arms (baseline included), %s, run in blocks (every arm once per repeat). "+
+		"A change smaller than %.0f %% does not count.", len(r.Arms), each, r.MinMeaningfulChangePercent)
 	if r.BestArm != "" {
 		m.printf(" Best arm: **%s**.", r.BestArm)
 	} else {
@@ -197,6 +236,15 @@ func SweepMarkdown(r *SweepResult) string {
 		}
 		m.printf("\n")
 	}
+	if rows := SweepDecisionRows(r); len(rows) > 0 {
+		m.printf("\n## What each decision took\n\n")
+		m.printf("A sequential sweep stops an arm at the look where its verdict is decisive; the baseline runs on while any arm does. " +
+			"Runs and environment time count the arm's runs and the baseline's runs of the same repeats (those are shared with the other arms).\n\n")
+		m.printf("| Arm | Verdict | Decided | Repeats | Look (error rate) | Runs (arm + baseline) | Environment time |\n|---|---|---|---:|---:|---:|---:|\n")
+		for _, d := range rows {
+			m.printf("| %s | %s | %s | %d | %s | %s | %s |\n", cell(d.Arm), d.Verdict, d.Decided, d.Repeats, d.Look, d.Runs, d.Time)
+		}
+	}
 	m.printf("\n## Runs\n\n")
 	for _, a := range r.Arms {
 		m.printf("- %s: %s (%d of %d succeeded)\n", a.Name, strings.Join(a.Experiments, ", "), a.Succeeded, len(a.Experiments))
@@ -210,6 +258,34 @@ func SweepMarkdown(r *SweepResult) string {
 	m.printf("\n")
 	m.notes(r.Notes)
 	return m.String()
+}
+
+// SweepDecisionRow is one arm's line of the table of what a sequential sweep's decisions took.
+type SweepDecisionRow struct {
+	Arm, Verdict, Decided, Look, Runs, Time string
+	Repeats                                 int
+}
+
+// SweepDecisionRows lays out, per arm of a sequential sweep, what its decision took; nil for a
+// fixed sweep.
+func SweepDecisionRows(r *SweepResult) []SweepDecisionRow {
+	var rows []SweepDecisionRow
+	for _, a := range r.Arms {
+		d := a.Decision
+		if d == nil {
+			continue
+		}
+		decided := "yes, stopped"
+		if !d.Decided {
+			decided = "no: budget spent"
+		}
+		rows = append(rows, SweepDecisionRow{
+			Arm: a.Name, Verdict: orDash(string(d.Change)), Decided: decided, Repeats: d.Repeats,
+			Look: fmt.Sprintf("%d (%.3g)", d.Look, d.Alpha), Runs: fmt.Sprintf("%d + %d", d.Runs, d.BaselineRuns),
+			Time: (time.Duration(d.EnvironmentSeconds) * time.Second).String(),
+		})
+	}
+	return rows
 }
 
 // VerdictReason is the comparison's own message or, when it has none, the reasons its scenarios'

@@ -50,8 +50,12 @@ func writeSweepHeader(b *strings.Builder, r *SweepResult) {
 			compared++
 		}
 	}
-	fmt.Fprintf(b, `<p class="variant">%d arms (baseline included), %d run(s) each, interleaved; a change smaller than ±%g %% does not count.</p>`,
-		len(r.Arms), r.Repeats, r.MinMeaningfulChangePercent)
+	each := fmt.Sprintf("%d run(s) each, interleaved", r.Repeats)
+	if sequentialResult(r) {
+		each = fmt.Sprintf("sequential: up to %d run(s) each, an arm stopping once decided (see What each decision took)", r.Repeats)
+	}
+	fmt.Fprintf(b, `<p class="variant">%d arms (baseline included), %s; a change smaller than ±%g %% does not count.</p>`,
+		len(r.Arms), esc(each), r.MinMeaningfulChangePercent)
 	b.WriteString(`<div class="verdicts">`)
 	if r.BestArm != "" {
 		fmt.Fprintf(b, `<div class="badge" id="headline" style="border-color:%[1]s"><span class="label">Best arm</span><b style="color:%[1]s">%[2]s</b><span class="why">Improved on the baseline the most (primary latency)</span></div>`,

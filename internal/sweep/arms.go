@@ -51,7 +51,11 @@ func addLoadBaselines(arms []Arm) []Arm {
 	for i := range arms[1:] {
 		a := &arms[i+1]
 		a.Baseline = main.Name
-		if a.Load == nil || sameVariant(a.Variant, main.Variant) {
+		if a.Load == nil {
+			continue
+		}
+		if sameVariant(a.Variant, main.Variant) {
+			a.LoadOnly = true
 			continue
 		}
 		want := Arm{Variant: main.Variant.DeepCopy(), Load: a.Load.DeepCopy()}

@@ -39,6 +39,10 @@ type Arm struct {
 	LoadValue *float64
 	// Baseline names the arm this one is compared with; empty for a baseline.
 	Baseline string
+	// LoadOnly is set for an arm that changes only the load: its runs are not comparable with
+	// the baseline's (the comparison refuses different load shapes), so a sequential sweep
+	// waits for no decision of it; the capacity table and curves are its result.
+	LoadOnly bool
 }
 
 // IsBaseline reports whether the arm is a baseline (the sweep's, or one at another load).
@@ -87,7 +91,7 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	}
 	repeats, budget := PlannedRepeats(s), MaxRepeats(s)
 	if n := len(arms) * budget; n > MaxRuns {
-		if s.Spec.Sequential != nil {
+		if Sequential(s) != nil {
 			return nil, fmt.Errorf("the sweep would make up to %d runs (%d arms x %d repeats, sequential.maxRepeats); at most %d are allowed", n, len(arms), budget, MaxRuns)
 		}
 		return nil, fmt.Errorf("the sweep would make %d runs (%d arms x %d repeats); at most %d are allowed", n, len(arms), budget, MaxRuns)
@@ -95,8 +99,9 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	p := &Plan{Arms: arms}
 	p.LoadParameter = loadParameter(s, arms)
 	shuffle := blockShuffler(s)
+	stopped := StoppedAfter(s)
 	for r := 1; r <= repeats; r++ {
-		for _, a := range shuffle(arms) {
+		for _, a := range shuffle(runningIn(arms, stopped, r)) {
 			run := Run{Arm: a.Name, Repeat: r, Name: RunName(s.Name, a.Name, r), Sequence: len(p.Runs)}
 			if !a.IsBaseline() {
 				run.Baseline = RunName(s.Name, a.Baseline, r)
@@ -105,6 +110,23 @@ func NewPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// runningIn is the arms that run in repeat r: all of them, but for an arm of a sequential sweep
+// that stopped after an earlier repeat (its verdict decisive). Baselines never stop: while any
+// arm runs, its baseline's run of the same block is what it is paired with.
+func runningIn(arms []Arm, stopped map[string]int, r int) []Arm {
+	if len(stopped) == 0 {
+		return arms
+	}
+	out := make([]Arm, 0, len(arms))
+	for _, a := range arms {
+		if n, ok := stopped[a.Name]; ok && !a.IsBaseline() && n > 0 && r > n {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // blockShuffler returns what orders the arms of each repeat (a block): the declared order for
@@ -129,11 +151,52 @@ func blockShuffler(s *perfexpv1alpha1.PerfSweep) func([]Arm) []Arm {
 	}
 }
 
+// DefaultMaxRepeats is the budget of a sweep that is sequential by default (neither repeats nor
+// sequential set), unless that many repeats of its arms would exceed MaxRuns.
+const DefaultMaxRepeats = 10
+
+// Sequential is the sweep's sequential budget: spec.sequential, or, for a sweep of arms that
+// sets neither repeats nor sequential, the default one (repeats: auto) of DefaultMaxRepeats
+// repeats, cut to what MaxRuns allows for its arms (at least DefaultFirstLook: MaxArms arms fit
+// 3 times);
+// nil for a fixed sweep, a capacity search and a bisect (they repeat their probes and steps by
+// their own budgets).
+func Sequential(s *perfexpv1alpha1.PerfSweep) *perfexpv1alpha1.SweepSequential {
+	switch {
+	case s.Spec.Capacity != nil || s.Spec.Bisect != nil:
+		return nil
+	case s.Spec.Sequential != nil:
+		return s.Spec.Sequential
+	case s.Spec.Repeats > 0:
+		return nil
+	}
+	budget := DefaultMaxRepeats
+	if arms, err := expandArms(s); err == nil {
+		if n := len(addLoadBaselines(arms)); n > 0 {
+			budget = min(budget, max(DefaultFirstLook, MaxRuns/n))
+		}
+	}
+	return &perfexpv1alpha1.SweepSequential{MaxRepeats: int32(budget)}
+}
+
+// Auto reports whether the sweep is sequential by default (neither repeats nor sequential set).
+func Auto(s *perfexpv1alpha1.PerfSweep) bool {
+	return s.Spec.Sequential == nil && Sequential(s) != nil
+}
+
+// DefaultFirstLook is the repeats a sweep that is sequential by default runs before its first
+// look: the design docs/comparison.md's simulation table measures ("sequential r3-10").
+const DefaultFirstLook = 3
+
 // FirstLook is the repeats a sweep runs before it first looks at its comparisons: spec.repeats,
-// and for a sequential sweep at least 2 (one repeat has no run-to-run spread to pair on).
+// for a sequential sweep at least 2 (one repeat has no run-to-run spread to pair on), and
+// DefaultFirstLook for one that is sequential by default.
 func FirstLook(s *perfexpv1alpha1.PerfSweep) int {
 	n := max(1, int(s.Spec.Repeats))
-	if s.Spec.Sequential != nil {
+	switch {
+	case Auto(s):
+		n = DefaultFirstLook
+	case Sequential(s) != nil:
 		n = max(2, n)
 	}
 	return n
@@ -141,7 +204,7 @@ func FirstLook(s *perfexpv1alpha1.PerfSweep) int {
 
 // MaxRepeats is the most repeats the sweep may run: spec.repeats, or a sequential sweep's budget.
 func MaxRepeats(s *perfexpv1alpha1.PerfSweep) int {
-	if q := s.Spec.Sequential; q != nil {
+	if q := Sequential(s); q != nil {
 		return max(FirstLook(s), int(q.MaxRepeats))
 	}
 	return FirstLook(s)
@@ -152,20 +215,41 @@ func MaxRepeats(s *perfexpv1alpha1.PerfSweep) int {
 // repeats does not depend on how many follow, so a plan that grows keeps its runs.
 func PlannedRepeats(s *perfexpv1alpha1.PerfSweep) int {
 	n := FirstLook(s)
-	if st := s.Status.Sequential; s.Spec.Sequential != nil && st != nil && int(st.Repeats) > n {
+	if st := s.Status.Sequential; Sequential(s) != nil && st != nil && int(st.Repeats) > n {
 		n = int(st.Repeats)
 	}
 	return min(n, MaxRepeats(s))
 }
 
+// Stopping is a sequential sweep's plan of looks; ok is false for a fixed sweep.
+func Stopping(s *perfexpv1alpha1.PerfSweep) (judge.Stopping, bool) {
+	if Sequential(s) == nil {
+		return judge.Stopping{}, false
+	}
+	return judge.Stopping{First: FirstLook(s), Max: MaxRepeats(s)}, true
+}
+
 // Look is the look a sequential sweep's comparison is at, with the repeats planned now; nil
 // for a fixed sweep.
 func Look(s *perfexpv1alpha1.PerfSweep) *judge.Look {
-	if s.Spec.Sequential == nil {
+	st, ok := Stopping(s)
+	if !ok {
 		return nil
 	}
-	first := FirstLook(s)
-	return &judge.Look{K: PlannedRepeats(s) - first + 1, Max: MaxRepeats(s) - first + 1}
+	l := st.LookAt(PlannedRepeats(s))
+	return &l
+}
+
+// StoppedAfter is the repeats after which each arm of a sequential sweep stopped getting runs
+// because its verdict was decisive (status.sequential.arms); absent arms run on.
+func StoppedAfter(s *perfexpv1alpha1.PerfSweep) map[string]int {
+	out := map[string]int{}
+	if st := s.Status.Sequential; st != nil && Sequential(s) != nil {
+		for _, a := range st.Arms {
+			out[a.Name] = int(a.Repeats)
+		}
+	}
+	return out
 }
 
 // Arm returns the arm of the given name, or nil.

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -15,6 +16,8 @@ type Outcome struct {
 	Phase perfexpv1alpha1.Phase
 	// Result is the run's results.json; nil when it has none.
 	Result *result.Result
+	// Seconds is how long the run held the environment (from leaving the queue to its end).
+	Seconds float64
 }
 
 // Compare builds the sweep's results once every run has ended: each arm's statistics (means
@@ -50,50 +53,166 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		out.Arms = append(out.Arms, a)
 	}
 
-	for _, arm := range p.Arms {
-		design.Arms = append(design.Arms, results[arm.Name])
-	}
-	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent, Design: design}
+	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}
 	if a := s.Spec.Template.Analysis; a != nil {
 		// The environment's calibrated run-to-run noise and node-load limit hold for a sweep
 		// of one run per arm as for one experiment.
 		fromTemplate, _ := judge.OptionsFor(*a)
 		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
 	}
-	look := Look(s)
-	if look != nil {
-		opts.Alpha = look.Alpha()
-	}
-	comparisons := make([]*result.Comparison, 0, len(out.Arms)-1)
-	for i := range out.Arms {
-		a := &out.Arms[i]
-		if a.Baseline == "" {
-			continue
+	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
+	compare := func(alpha float64, n int, arms []int) []*result.Comparison {
+		d := &judge.Design{Blocks: design.Blocks}
+		for _, arm := range p.Arms {
+			d.Arms = append(d.Arms, upTo(results[arm.Name], design.Blocks, n))
 		}
-		a.Comparison = judge.CompareRuns(results[a.Baseline], results[a.Name], opts)
-		comparisons = append(comparisons, a.Comparison)
+		o := opts
+		o.Design, o.Alpha = d, alpha
+		cs := make([]*result.Comparison, 0, len(arms))
+		for _, i := range arms {
+			a := &out.Arms[i]
+			cs = append(cs, judge.CompareRuns(upTo(results[a.Baseline], design.Blocks, n), upTo(results[a.Name], design.Blocks, n), o))
+		}
+		return cs
 	}
-	if look != nil {
-		judge.AdjustArmsAt(comparisons, look.Alpha())
-		out.Notes = append(out.Notes, sequentialNote(s, look, len(p.Arms)))
+	var compared, loadOnly []int
+	for i := range out.Arms {
+		switch {
+		case out.Arms[i].Baseline == "":
+		case p.Arms[i].LoadOnly:
+			loadOnly = append(loadOnly, i)
+		default:
+			compared = append(compared, i)
+		}
+	}
+	if stopping, ok := Stopping(s); ok {
+		judgeSequential(s, p, out, stopping, compared, compare, outcomes)
+		// Arms that change only the load are not decided by any look: they run as long as
+		// the sweep does and are compared on all its repeats.
+		if len(loadOnly) > 0 {
+			alpha := stopping.LookAt(PlannedRepeats(s)).Alpha()
+			cs := compare(alpha, PlannedRepeats(s), loadOnly)
+			judge.AdjustArmsAt(cs, alpha)
+			for j, i := range loadOnly {
+				out.Arms[i].Comparison = cs[j]
+			}
+		}
 	} else {
-		judge.AdjustArms(comparisons)
+		compared = append(compared, loadOnly...)
+		slices.Sort(compared)
+		cs := compare(0, PlannedRepeats(s), compared)
+		judge.AdjustArms(cs)
+		for j, i := range compared {
+			out.Arms[i].Comparison = cs[j]
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
+			"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(compared)))
 	}
 	out.BestArm = bestArm(out.Arms)
-	out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
-		"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(comparisons)))
 	return out
 }
 
-// sequentialNote says how far a sequential sweep went (the controller adds why it stopped).
-func sequentialNote(s *perfexpv1alpha1.PerfSweep, look *judge.Look, arms int) string {
-	return fmt.Sprintf("sequential: %d repeats of every arm ran (%d runs), %s", PlannedRepeats(s), PlannedRepeats(s)*arms, look)
+// judgeSequential replays a sequential sweep's looks (judge.DecideArms): each arm gets the
+// comparison of the look that decided it, frozen there, or of the last look, and says how many
+// runs and how much environment time its decision took.
+func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepResult, stopping judge.Stopping,
+	compared []int, compare func(alpha float64, n int, arms []int) []*result.Comparison, outcomes map[string]Outcome) {
+	stoppedAfter := StoppedAfter(s)
+	stopped := make([]int, len(compared))
+	for j, i := range compared {
+		stopped[j] = stoppedAfter[out.Arms[i].Name]
+	}
+	decisions := judge.DecideArms(stopping, PlannedRepeats(s), stopped, len(compared), func(look judge.Look, n int, arms []int) []*result.Comparison {
+		idx := make([]int, len(arms))
+		for k, j := range arms {
+			idx[k] = compared[j]
+		}
+		cs := compare(look.Alpha(), n, idx)
+		judge.AdjustArmsAt(cs, look.Alpha())
+		return cs
+	})
+	for j, i := range compared {
+		a, d := &out.Arms[i], decisions[j]
+		a.Comparison = d.Comparison
+		a.Decision = &report.SweepDecision{Decided: d.Decided, Repeats: d.Blocks}
+		if d.Comparison != nil {
+			a.Decision.Change = d.Comparison.Change
+		}
+		if rec := recordedChange(s, a.Name); rec != "" && rec != a.Decision.Change {
+			// Only a change in the runs' results (a report re-read differently) can do this.
+			out.Notes = append(out.Notes, fmt.Sprintf("arm %s stopped with the verdict %s after %d repeats; its runs' results now read %s on the same repeats",
+				a.Name, rec, d.Blocks, a.Decision.Change))
+		}
+		look := stopping.LookAt(d.Blocks)
+		a.Decision.Look, a.Decision.Alpha = look.K, look.Alpha()
+		for _, run := range p.RunsOf(a.Name) {
+			if run.Repeat <= d.Blocks {
+				a.Decision.Runs++
+				a.Decision.BaselineRuns++
+				a.Decision.EnvironmentSeconds += outcomes[run.Name].Seconds + outcomes[run.Baseline].Seconds
+			}
+		}
+	}
+	out.Notes = append(out.Notes, sequentialNote(s, p, stopping, len(compared)))
 }
 
-// Decided reports whether every arm compared with a baseline has a decisive headline.
+// recordedChange is the verdict an arm of a sequential sweep was stopped with, or "".
+func recordedChange(s *perfexpv1alpha1.PerfSweep, arm string) perfexpv1alpha1.Change {
+	if st := s.Status.Sequential; st != nil {
+		for _, a := range st.Arms {
+			if a.Name == arm {
+				return a.Change
+			}
+		}
+	}
+	return ""
+}
+
+// upTo is the runs of the first n blocks.
+func upTo(rs []*result.Result, blocks map[string]int, n int) []*result.Result {
+	out := make([]*result.Result, 0, len(rs))
+	for _, r := range rs {
+		if b, ok := blocks[r.Experiment]; ok && b <= n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sequentialNote says how far a sequential sweep went and how its arms stopped (the controller
+// adds why it stopped).
+func sequentialNote(s *perfexpv1alpha1.PerfSweep, p *Plan, stopping judge.Stopping, arms int) string {
+	how := ""
+	if Auto(s) {
+		how = " (the default for a sweep that sets neither repeats nor sequential: repeats auto)"
+	}
+	n := PlannedRepeats(s)
+	ran := fmt.Sprintf("%d repeats of every arm ran (%d runs)", n, len(p.Runs))
+	if len(p.Runs) < n*len(p.Arms) {
+		ran = fmt.Sprintf("%d repeats ran (%d runs; arms decided earlier stopped there)", n, len(p.Runs))
+	}
+	return fmt.Sprintf("sequential%s: %s, %s; first look after %d repeats. At each look the arms not yet decided are judged on the repeats so far, "+
+		"with Holm across them (%d arms at the first look). An arm stops getting runs at the look where its verdict is decisive and keeps that look's comparison: "+
+		"later repeats are not used for it. The baseline runs on while any arm does, so every comparison pairs an arm's runs with the baseline's runs of the same repeats",
+		how, ran, stopping.LookAt(n), stopping.First, arms)
+}
+
+// Decided reports whether every arm compared with a baseline is decided: by the decision of a
+// sequential sweep's look (judge.DecideArms), else by a decisive headline. In a sequential
+// sweep's results only the arms with a decision count: an arm that changes only
+// the load has none (nothing to decide), and a sweep of such arms alone is decided at its first
+// look.
 func Decided(r *report.SweepResult) bool {
+	sequential := slices.ContainsFunc(r.Arms, func(a report.SweepArmResult) bool { return a.Decision != nil })
 	for _, a := range r.Arms {
-		if a.Baseline != "" && !judge.Decisive(a.Comparison) {
+		switch {
+		case a.Baseline == "":
+		case a.Decision != nil:
+			if !a.Decision.Decided {
+				return false
+			}
+		case sequential:
+		case !judge.Decisive(a.Comparison):
 			return false
 		}
 	}
