@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/uuid"
 	promapi "github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -137,7 +138,7 @@ const fuzzScript = "export default function () {}"
 // checks every answer.
 func runAdmitted(t *testing.T, exp *perfexpv1alpha1.PerfExperiment, documented map[string]bool) {
 	ctx := log.IntoContext(context.Background(), logr.Discard())
-	exp.Namespace, exp.UID = fuzzTeam, types.UID("fuzz-uid-"+exp.Name)
+	exp.Namespace, exp.UID = fuzzTeam, types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(exp.Name)).String())
 	exp.CreationTimestamp = metav1.NewTime(time.Now().Add(-time.Hour))
 	exp.Status.TestID, exp.Status.Queue = exp.TestID(), exp.QueueName()
 
@@ -156,7 +157,7 @@ func runAdmitted(t *testing.T, exp *perfexpv1alpha1.PerfExperiment, documented m
 	ended := func(what string, res step.Result, err error) bool {
 		t.Helper()
 		if err != nil {
-			t.Fatalf("%s returned an error, which the reconciler retries until the phase's deadline: %v\nspec %s", what, err, specJSON(exp))
+			t.Fatalf("%s returned an error, which the reconciler retries (until the phase's deadline; Restoring for ever) instead of saying what is wrong: %v\nspec %s", what, err, specJSON(exp))
 		}
 		if res.Failure == nil {
 			return false
@@ -280,7 +281,7 @@ func fuzzCluster(t *testing.T, exp *perfexpv1alpha1.PerfExperiment) (client.Clie
 	if b := exp.Spec.Baseline; b != nil && b.Name != "before" && b.Name != exp.Name {
 		// The baseline exists, except under the name the edits use for a missing one.
 		base := exp.DeepCopy()
-		base.Name, base.UID, base.Spec.Baseline, base.Status = b.Name, "fuzz-baseline-uid", nil, perfexpv1alpha1.PerfExperimentStatus{}
+		base.Name, base.UID, base.Spec.Baseline, base.Status = b.Name, types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(b.Name)).String()), nil, perfexpv1alpha1.PerfExperimentStatus{}
 		objs = append(objs, base)
 	}
 	created := &[]string{}
@@ -297,7 +298,7 @@ func fuzzCluster(t *testing.T, exp *perfexpv1alpha1.PerfExperiment) (client.Clie
 			}
 			// As the API server does; the load's timeouts count from the creation time.
 			obj.SetCreationTimestamp(metav1.Now())
-			obj.SetUID(types.UID("fuzz-" + gvk.Kind + "-" + obj.GetName()))
+			obj.SetUID(types.UID(uuid.NewSHA1(uuid.NameSpaceOID, []byte(gvk.Kind+"/"+obj.GetName())).String()))
 			*created = append(*created, gvk.Kind+" "+obj.GetName())
 			return cl.Create(ctx, obj, opts...)
 		}}).Build()
@@ -513,4 +514,19 @@ func documentedReasons(f *testing.F) map[string]bool {
 		f.Fatalf("found %d reasons", len(out))
 	}
 	return out
+}
+
+// An experiment stored before the CRD checked a patch target's apiVersion (or admitted by an
+// older CRD) still fails clean and restores: Restore used to read the target it could not
+// parse on every call, so Restoring, which never gives up, held the queue for ever. Found by
+// FuzzExperimentSpec (testdata/fuzz/FuzzExperimentSpec/restore-unparsable-patch-apiversion,
+// now refused at admission).
+func TestRestoreSkipsAnUnparsablePatchTarget(t *testing.T) {
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Name: "stored-before"}}
+	exp.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "s", Script: perfexpv1alpha1.ScriptSource{Inline: fuzzScript},
+		VUs: ptr.To[int32](1), Duration: &metav1.Duration{Duration: time.Minute}, Parallelism: 1}}
+	exp.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{{
+		Target: perfexpv1alpha1.ObjectTarget{APIVersion: "a/b/c", Kind: "ConfigMap", Name: "settings"},
+		Type:   perfexpv1alpha1.PatchTypeStrategicMerge, Patch: `{"data":{"POOL":"50"}}`}}}
+	runAdmitted(t, exp, map[string]bool{perfexpv1alpha1.ReasonInvalidVariant: true})
 }
