@@ -2,7 +2,7 @@
 // perfexp's kinds: the CRD's OpenAPI schema (pruning, defaults, types, bounds, formats, list
 // types) and its x-kubernetes-validations (CEL), with the API server's own code
 // (k8s.io/apiextensions-apiserver). A fuzz loop can then ask "would kubectl apply accept this
-// spec?" thousands of times a second, where an envtest dry-run create costs milliseconds.
+// spec?" with no API server to start or call (BenchmarkCreate measures one answer).
 //
 // The ValidatingAdmissionPolicies of config/policy are not evaluated: they ask the API
 // server's authorizer about the person who applies the object, which this package has no

@@ -74,3 +74,26 @@ func TestAdmissionAgreesWithTheAPIServer(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCreate is the cost of one admission of the largest sample, what each fuzz input
+// pays before the operator's checks.
+func BenchmarkCreate(b *testing.B) {
+	crd, err := admission.Load(filepath.Join(testenv.Root(), "config", "crd", "bases", "perfexp.dev_perfexperiments.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "samples", "perfexp_v1alpha1_kafka_kraft.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sample := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &sample.Object); err != nil {
+		b.Fatal(err)
+	}
+	sample.SetNamespace("team")
+	for b.Loop() {
+		if errs := crd.Create(b.Context(), sample.DeepCopy()); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+	}
+}
