@@ -216,7 +216,9 @@ var sweepEdits = []sweepEdit{
 	{"order", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) {
 		sw.Spec.Order = pick(in, perfexpv1alpha1.SweepOrder(""), perfexpv1alpha1.SweepOrderInterleaved, perfexpv1alpha1.SweepOrderRandomized, "Other")
 	}},
-	{"minMeaningfulChangePercent", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) { sw.Spec.MinMeaningfulChangePercent = in.int32(5, 50, 101) }},
+	{"minMeaningfulChangePercent", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) {
+		sw.Spec.MinMeaningfulChangePercent = in.int32(5, 50, 101)
+	}},
 	{"arm.add", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) {
 		arm := perfexpv1alpha1.SweepArm{Name: in.text("pool-50", "baseline", "a", "Bad Name", "", "an-arm-name-long-enough-to-overflow-a-label-value-of-sixty-three-chars")}
 		if in.bool() {
