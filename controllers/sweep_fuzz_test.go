@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
 	"github.com/perfexp/perfexp/internal/testenv/admission"
 )
@@ -28,8 +29,9 @@ import (
 // refused with a message (the sweep fails with InvalidSweep). Every planned run, as the
 // reconciler builds it (Plan.Experiment), must then be admitted by the PerfExperiment CRD: a
 // run refused there fails the sweep halfway, after its first runs held the queue and patched
-// the environment. The first run and the first run compared with a baseline then go through
-// runAdmitted.
+// the environment. A capacity search is planned with probes at both ends of its range, a
+// bisect with its first step. The first run, the first run compared with a baseline and the
+// last planned run (a capacity search's highest load) then go through runAdmitted.
 func FuzzSweepSpec(f *testing.F) {
 	seeds := seedSweeps(f)
 	for i := range seeds {
@@ -74,6 +76,18 @@ func FuzzSweepSpec(f *testing.F) {
 			t.Fatalf("the admitted object does not read back: %v", err)
 		}
 		admitted.UID = types.UID("fuzz-sweep-" + admitted.Name)
+		// A capacity search and a bisect plan from their status: give the search a probe at
+		// each end of its range (it probes nowhere else) and the bisect its first step, as the
+		// reconciler's first advance does.
+		if c := admitted.Spec.Capacity; c != nil {
+			admitted.Status.Capacity = &perfexpv1alpha1.SweepCapacityStatus{Probes: []perfexpv1alpha1.CapacityProbeStatus{
+				{Load: c.Min, Runs: 1, Outcome: perfexpv1alpha1.ProbeHeld}, {Load: c.Max, Runs: 1}}}
+		}
+		if admitted.Spec.Bisect != nil {
+			if p, err := newSweepPlan(admitted); err == nil {
+				sweep.AdvanceBisect(admitted, p, nil)
+			}
+		}
 		plan, err := newSweepPlan(admitted)
 		if err != nil {
 			if strings.TrimSpace(err.Error()) == "" {
@@ -82,7 +96,7 @@ func FuzzSweepSpec(f *testing.F) {
 			t.Logf("plan refused: %v", err)
 			return
 		}
-		var first, compared *perfexpv1alpha1.PerfExperiment
+		var first, compared, last *perfexpv1alpha1.PerfExperiment
 		for i, run := range plan.Runs {
 			if i == 64 {
 				break // every run of a repeat is alike; a long plan adds only time
@@ -105,6 +119,7 @@ func FuzzSweepSpec(f *testing.F) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ru.Object, stored); err != nil {
 				t.Fatal(err)
 			}
+			last = stored
 			switch {
 			case first == nil:
 				first = stored
@@ -112,8 +127,8 @@ func FuzzSweepSpec(f *testing.F) {
 				compared = stored
 			}
 		}
-		for _, exp := range []*perfexpv1alpha1.PerfExperiment{first, compared} {
-			if exp != nil {
+		for _, exp := range []*perfexpv1alpha1.PerfExperiment{first, compared, last} {
+			if exp != nil && (exp != last || last != first && last != compared) {
 				runAdmitted(t, exp, documented)
 			}
 		}
