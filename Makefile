@@ -64,6 +64,20 @@ test-property: test-deps ## The API property test at length: PROPERTY_SPECS rand
 	KUBEBUILDER_ASSETS="$(KUBE_BIN_DIR)" PERFEXP_PROPERTY_SPECS=$${PROPERTY_SPECS:-400} PERFEXP_PROPERTY_SEED=$${PROPERTY_SEED:-$$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')} \
 		go test ./controllers -run TestRandomSpecsAreRefusedOrEndWithTheEnvironmentUnchanged -count=1 -v -timeout 60m
 
+# The fuzz targets, as package:Target; `make fuzz` runs each for FUZZTIME (a duration, or Nx for
+# N inputs) with FUZZ_WORKERS workers. Their seeds and the inputs in each package's
+# testdata/fuzz run as plain tests in `make test`.
+FUZZ_TARGETS ?= ./controllers:FuzzExperimentSpec ./controllers:FuzzSweepSpec ./internal/analysis:FuzzRenderQuery
+FUZZTIME ?= 60s
+FUZZ_WORKERS ?= 2
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target for FUZZTIME (default 60s) each; a failing input is written to the package's testdata/fuzz.
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzzing $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+	  go test "$${t%%:*}" -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZ_WORKERS); \
+	done
+
 # Where the benchmarks write their output; `make bench` turns every file of it into the table
 # of docs/benchmarks.md (between <!-- bench:begin --> and <!-- bench:end -->).
 BENCH_DIR ?= $(LOCALBIN)/bench

@@ -19,7 +19,9 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.36.3
+	k8s.io/apiextensions-apiserver v0.36.2
 	k8s.io/apimachinery v0.36.3
+	k8s.io/apiserver v0.36.2
 	k8s.io/cli-runtime v0.36.2
 	k8s.io/client-go v0.36.3
 	k8s.io/klog/v2 v2.140.0
@@ -141,8 +143,6 @@ require (
 	google.golang.org/grpc v1.82.1 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiextensions-apiserver v0.36.2 // indirect
-	k8s.io/apiserver v0.36.2 // indirect
 	k8s.io/component-base v0.36.2 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/kubectl v0.36.2 // indirect

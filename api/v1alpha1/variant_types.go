@@ -56,6 +56,7 @@ type WorkloadSelector struct {
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
 	Names []string `json:"names,omitempty"`
 
@@ -305,6 +306,7 @@ type ObjectTarget struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="apiVersion is group/version (apps/v1, kafka.strimzi.io/v1beta2) or a version of the core group (v1)"
 	APIVersion string `json:"apiVersion"`
 	// kind of the object.
 	// +required

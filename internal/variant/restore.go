@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -312,6 +313,11 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 		add(objRef{APIVersion: kafkaGVK.GroupVersion().String(), Kind: kafkaGVK.Kind, Namespace: ns, Name: v.Kafka.StrimziMode.Name})
 	}
 	for _, pt := range v.Patches {
+		if _, err := schema.ParseGroupVersion(pt.Target.APIVersion); err != nil {
+			// Prepare refuses such a target before any write (InvalidVariant), and no client
+			// can read it: reading it here failed every restore, for ever.
+			continue
+		}
 		add(objRef{APIVersion: pt.Target.APIVersion, Kind: pt.Target.Kind, Namespace: ns, Name: pt.Target.Name})
 	}
 	lab, err := e.labelled(ctx, exp)
