@@ -33,6 +33,10 @@ type CapacityResult struct {
 	// LimitingWorkload the most throttled or most loaded workload there, if any stood out.
 	LimitingObjective string `json:"limitingObjective,omitempty"`
 	LimitingWorkload  string `json:"limitingWorkload,omitempty"`
+	// RisingWorkload is the workload without a CPU limit whose CPU rose most from the last load
+	// that held to the first that broke (a database or broker is often one), if any rose
+	// markedly: a limit cannot name it, its use can.
+	RisingWorkload string `json:"risingWorkload,omitempty"`
 	// Probes by load.
 	Probes []CapacityProbe `json:"probes"`
 	Notes  []string        `json:"notes,omitempty"`
@@ -63,6 +67,9 @@ func (r *CapacityResult) LimitingFactor() string {
 	}
 	if r.LimitingWorkload != "" {
 		parts = append(parts, "most constrained workload: "+r.LimitingWorkload)
+	}
+	if r.RisingWorkload != "" {
+		parts = append(parts, "CPU rising most without a limit: "+r.RisingWorkload)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -233,7 +233,7 @@ func CapacityReport(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]O
 		param, value := describe(s.Spec.Capacity.Variant, nil)
 		out.Variant = param + " = " + value
 	}
-	var brokeResults []*result.Result
+	var brokeResults, heldResults []*result.Result
 	for _, pr := range st.Probes {
 		arm := ProbeArm(s.Spec.Capacity.Parameter, pr.Load)
 		rs := probeResults(p, arm, outcomes)
@@ -249,6 +249,9 @@ func CapacityReport(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]O
 		probe.Scenarios = scenarioMeans(used)
 		j := judge.DecideProbe(s.Spec.Template.Analysis.Objectives, rs, judge.Look{K: len(rs), Max: search.MaxRepeats})
 		probe.Objectives, probe.Limiting = j.Objectives, j.Limiting
+		if st.LastHeld != nil && pr.Load == *st.LastHeld {
+			heldResults = used
+		}
 		if st.FirstBroken != nil && pr.Load == *st.FirstBroken {
 			brokeResults = used
 			out.LimitingObjective = j.Limiting
@@ -257,6 +260,9 @@ func CapacityReport(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]O
 	}
 	slices.SortStableFunc(out.Probes, func(a, b report.CapacityProbe) int { return cmp.Compare(a.Load, b.Load) })
 	out.LimitingWorkload = limitingWorkload(brokeResults)
+	if st.LastHeld != nil && st.FirstBroken != nil {
+		out.RisingWorkload = risingWorkload(heldResults, brokeResults, *st.LastHeld, *st.FirstBroken, capacityUnit(s))
+	}
 	st.LimitingFactor = text.Truncate(out.LimitingFactor(), 512)
 	if b := search.Bracket(judgeProbes(st.Probes)); len(b.Inverted) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("the objectives held again at %v, above the lowest load that broke (%d): noise, or a system whose behaviour is not monotonic in load; the capacity is read below the first break",
@@ -315,4 +321,62 @@ func limitingWorkload(runs []*result.Result) string {
 		return fmt.Sprintf("%s: memory at %.0f %% of its limit", n, v)
 	}
 	return ""
+}
+
+// Thresholds of risingWorkload: a rise smaller than either is not worth naming.
+const (
+	risingMinCores   = 0.1
+	risingMinPercent = 25.0
+)
+
+// risingWorkload names the workload without a CPU limit whose mean CPU rose most (in cores)
+// from the last load that held to the first that broke: a database or broker with no limit
+// never shows in limitingWorkload's limit shares, yet its CPU is often what runs out. Empty
+// unless the rise is at least risingMinCores and risingMinPercent of the held load's use.
+func risingWorkload(held, broke []*result.Result, heldLoad, brokeLoad int32, unit string) string {
+	type use struct{ cpu []float64 }
+	collect := func(rs []*result.Result) (map[string]*use, []string) {
+		m := map[string]*use{}
+		var names []string
+		for _, r := range rs {
+			for _, w := range r.Workloads {
+				if w.CPULimit != nil || w.CPUAvg == nil {
+					continue
+				}
+				key := w.Kind + "/" + w.Name
+				u, ok := m[key]
+				if !ok {
+					u = &use{}
+					m[key] = u
+					names = append(names, key)
+				}
+				u.cpu = append(u.cpu, *w.CPUAvg)
+			}
+		}
+		slices.Sort(names)
+		return m, names
+	}
+	before, _ := collect(held)
+	after, names := collect(broke)
+	best, bestRise := "", 0.0
+	var from, to float64
+	for _, n := range names {
+		b, ok := before[n]
+		if !ok {
+			continue
+		}
+		mb, ma := mean(b.cpu), mean(after[n].cpu)
+		if mb == nil || ma == nil {
+			continue
+		}
+		rise := *ma - *mb
+		if rise < risingMinCores || (*mb > 0 && rise/(*mb)*100 < risingMinPercent) || rise <= bestRise {
+			continue
+		}
+		best, bestRise, from, to = n, rise, *mb, *ma
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: CPU %.2f -> %.2f cores from %d to %d %s (no CPU limit)", best, from, to, heldLoad, brokeLoad, unit)
 }
