@@ -9,7 +9,8 @@ ARGOCD_HEALTH_MODULE := hack/argocd-health
 ARGOCD_VERSION ?= $(shell sed -n 's|^[[:space:]]*github.com/argoproj/argo-cd/v3 \(v[^ ]*\)$$|\1|p' $(ARGOCD_HEALTH_MODULE)/go.mod)
 ARGOCD_HEALTH_TEST ?= $(LOCALBIN)/argocd-health/$(ARGOCD_VERSION)/argocd-health.test
 
-##@ Argo CD
+# No ##@ section of its own: the demo-*.mk targets that follow in include order have none
+# either and would be listed under it by `make help`.
 
 # The test binary is kept under $(LOCALBIN) and rebuilt only when the module changes: the
 # first build compiles Argo CD and its dependencies (about 10 minutes on 2 cores, hence nice).
