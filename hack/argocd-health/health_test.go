@@ -3,6 +3,7 @@ package argocdhealth
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -116,14 +117,33 @@ func TestResourceCustomizationsInArgoCD(t *testing.T) {
 		overrides := map[string]appv1.ResourceOverride{c.group + "/" + c.kind: {HealthLua: c.script}}
 		for _, tc := range c.cases.Tests {
 			t.Run(c.kind+"/"+tc.InputPath, func(t *testing.T) {
-				hs := argoHealth(t, readObject(t, filepath.Join(c.dir, tc.InputPath)), overrides)
-				t.Logf("Argo CD: %s %q", hs.Status, hs.Message)
+				obj := readObject(t, filepath.Join(c.dir, tc.InputPath))
+				hs := argoHealth(t, obj, overrides)
+				// kstatus is shown beside, not asserted: most testdata objects carry only the
+				// fields the health check reads, not the kstatus conditions the operator writes.
+				k, err := kstatus.Compute(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("Argo CD: %s %q; kstatus (conditions %v): %s %q", hs.Status, hs.Message, conditionTypes(obj), k.Status, k.Message)
 				if string(hs.Status) != tc.HealthStatus.Status || hs.Message != tc.HealthStatus.Message {
 					t.Errorf("Argo CD gives %s %q, health_test.yaml wants %s %q", hs.Status, hs.Message, tc.HealthStatus.Status, tc.HealthStatus.Message)
 				}
 			})
 		}
 	}
+}
+
+// conditionTypes are the types of obj's status.conditions, in order.
+func conditionTypes(obj *unstructured.Unstructured) []string {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	types := make([]string, 0, len(conditions))
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok {
+			types = append(types, fmt.Sprint(m["type"]))
+		}
+	}
+	return types
 }
 
 // argocd-cm.yaml, merged into an installed argocd-cm (which carries Argo CD's part-of label),
