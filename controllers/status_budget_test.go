@@ -2,10 +2,12 @@ package controllers
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -41,7 +43,7 @@ func largestStatus(t *testing.T) perfexpv1alpha1.PerfExperimentStatus {
 	if err := yaml.Unmarshal(data, &crd); err != nil {
 		t.Fatal(err)
 	}
-	filled := fill(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"])
+	filled := fill("status", crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"])
 	raw, err := json.Marshal(filled)
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +72,16 @@ type schema struct {
 	Items      *schema           `json:"items"`
 }
 
-func fill(s schema) any {
+// durationFields are the status fields of type metav1.Duration (a string in the schema): they
+// get the longest text a Duration prints, which is what they can hold.
+var durationFields = map[string]bool{"environmentTime": true, "elapsed": true}
+
+func fill(name string, s schema) any {
 	switch s.Type {
 	case "object":
 		out := map[string]any{}
 		for k, p := range s.Properties {
-			out[k] = fill(p)
+			out[k] = fill(k, p)
 		}
 		return out
 	case "array":
@@ -85,7 +91,7 @@ func fill(s schema) any {
 		}
 		out := make([]any, n)
 		for i := range out {
-			out[i] = fill(*s.Items)
+			out[i] = fill(name, *s.Items)
 		}
 		return out
 	case "string":
@@ -94,6 +100,8 @@ func fill(s schema) any {
 			return s.Enum[0]
 		case s.Format == "date-time":
 			return "2026-01-01T00:00:00Z"
+		case durationFields[name]:
+			return time.Duration(math.MaxInt64).String()
 		case s.MaxLength != nil:
 			return strings.Repeat("x", *s.MaxLength)
 		}
