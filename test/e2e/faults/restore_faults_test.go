@@ -83,6 +83,49 @@ func testFinalizerForceRemovedMidRun(t *testing.T) {
 	record("finalizer force-removed mid-run (orphan janitor)", restored, gone)
 }
 
+// The finalizer is removed by force while the restore of one Deployment is refused: the
+// janitor restores what it can, reports the Deployment (Event OrphanNotRestored), and the next
+// experiment of the queue says so in its UnrestoredOrphans condition (it then fails: the
+// Deployment still carries the gone experiment's snapshot). Once the refusal ends, the janitor
+// restores the Deployment too.
+func TestUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
+	repeat(t, testUnrestorableOrphanReportedOnTheNextExperiment)
+}
+
+func testUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
+	en := environment(t)
+	suffix := framework.RandomSuffix()
+	gone, next := "orphan-gone-"+suffix, "orphan-next-"+suffix
+	apply(t, en.ns, experimentYAML(gone))
+	waitPhase(t, en.ns, gone, "Running")
+	remove := refuse(t, en.ns, "inventory")
+	framework.Kubectl(t, "-n", en.ns, "patch", "pexp", gone, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	framework.Kubectl(t, "-n", en.ns, "delete", "pexp", gone, "--wait=false")
+	waitGone(t, en.ns, gone, time.Minute)
+	framework.Eventually(t, 2*time.Minute, 2*time.Second, "the janitor reports inventory", func() error {
+		out, err := framework.KubectlErr("-n", en.ns, "get", "events", "--field-selector", "reason=OrphanNotRestored", "-o", "jsonpath={range .items[*]}{.involvedObject.name} {end}")
+		if err != nil || !strings.Contains(out, "inventory") {
+			return fmt.Errorf("no OrphanNotRestored event for inventory yet (%q, %v)", out, err)
+		}
+		return nil
+	})
+	apply(t, en.ns, experimentYAML(next))
+	e := waitTerminal(t, en.ns, next, 5*time.Minute)
+	status, reason, msg := e.condition("UnrestoredOrphans")
+	t.Logf("%s ended %s (%s); UnrestoredOrphans=%s %s: %s", next, e.Status.Phase, e.Status.Message, status, reason, msg)
+	reported := status == "True" && reason == "OrphanNotRestored" && strings.Contains(msg, "Deployment "+en.ns+"/inventory") && strings.Contains(msg, gone)
+	if !reported {
+		t.Errorf("%s's UnrestoredOrphans is %s/%s %q, want True/OrphanNotRestored naming Deployment %s/inventory and %s", next, status, reason, msg, en.ns, gone)
+	}
+	if diff := differences(en.before, objects(t, en.ns)); len(diff) != 1 || !strings.HasPrefix(diff[0], "Deployment/inventory ") {
+		t.Errorf("while inventory's restore is refused, want only it patched; differences: %v", diff)
+	}
+	remove()
+	restored := en.restored(t, gone, 3*time.Minute)
+	record("finalizer force-removed, restore refused (reported on the next experiment)", restored && reported, e.terminal())
+	framework.Kubectl(t, "-n", en.ns, "delete", "pexp", next, "--wait=true", "--timeout=2m")
+}
+
 // A target Deployment is deleted by someone while the load runs. The experiment must still end,
 // put every other object back, and not bring the deleted one back (patched or not).
 func TestTargetDeploymentDeletedMidRun(t *testing.T) { repeat(t, testTargetDeploymentDeletedMidRun) }
@@ -146,6 +189,30 @@ spec:
 `
 }
 
+// refuse applies refuseUpdatesYAML and waits until the API server refuses an update of the
+// Deployment (a policy takes a moment to load); the returned func removes it (also at cleanup).
+func refuse(t *testing.T, ns, deployment string) func() {
+	t.Helper()
+	policy := "e2e-faults-refuse-" + framework.RandomSuffix()
+	framework.KubectlStdin(t, refuseUpdatesYAML(policy, ns, deployment), "apply", "-f", "-")
+	removed := false
+	remove := func() {
+		if !removed {
+			_, _ = framework.KubectlErr("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", policy, "--ignore-not-found")
+			removed = true
+		}
+	}
+	t.Cleanup(remove)
+	framework.Eventually(t, time.Minute, time.Second, "the policy refuses updates of "+deployment, func() error {
+		_, err := framework.KubectlErr("-n", ns, "annotate", "deploy", deployment, "faults.perfexp.dev/probe=1", "--dry-run=server")
+		if err == nil {
+			return fmt.Errorf("an update of %s was accepted", deployment)
+		}
+		return nil
+	})
+	return remove
+}
+
 // The restore's write of a patched Deployment is refused by admission for a while (30 s, 90 s
 // in the long form), then accepted again: the experiment must keep trying, not end with the
 // environment patched, and restore once the refusal ends.
@@ -157,19 +224,10 @@ func testRestoreRefusedForAWhile(t *testing.T) {
 	if long() {
 		hold = 90 * time.Second
 	}
-	suffix := framework.RandomSuffix()
-	name, policy := "refused-"+suffix, "e2e-faults-refuse-"+suffix
+	name := "refused-" + framework.RandomSuffix()
 	apply(t, en.ns, experimentYAML(name))
 	waitPhase(t, en.ns, name, "Running")
-	framework.KubectlStdin(t, refuseUpdatesYAML(policy, en.ns, "inventory"), "apply", "-f", "-")
-	removed := false
-	remove := func() {
-		if !removed {
-			_, _ = framework.KubectlErr("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", policy, "--ignore-not-found")
-			removed = true
-		}
-	}
-	t.Cleanup(remove)
+	remove := refuse(t, en.ns, "inventory")
 	waitPhase(t, en.ns, name, "Restoring")
 	time.Sleep(hold)
 	e := get(t, en.ns, name)
