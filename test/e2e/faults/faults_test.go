@@ -678,10 +678,14 @@ func testHungPrometheusKeepsNoOtherExperimentFromRestoring(t *testing.T) {
 		t.Errorf("%s succeeded while Prometheus hung", first)
 	}
 	resume()
-	for _, n := range []string{first, second} {
+	for _, c := range []struct{ name, fault string }{
+		{first, "Prometheus frozen (accepts, never answers): the experiment analysing"},
+		{second, "Prometheus frozen (accepts, never answers): an experiment running and restoring meanwhile"},
+	} {
+		n, fault := c.name, c.fault
 		e := waitTerminal(t, en.ns, n, 10*time.Minute)
 		t.Logf("%s ended %s (%s)", n, e.Status.Phase, e.Status.Message)
-		en.promise(t, "Prometheus frozen (accepts, never answers)", n, e)
+		en.promise(t, fault, n, e)
 	}
 }
 

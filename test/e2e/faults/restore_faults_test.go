@@ -304,7 +304,7 @@ func testManagerKilledDuringAbort(t *testing.T) {
 
 // hungExperimentYAML is a baseline run (nothing patched) on a queue of its own whose analysis
 // reads a Prometheus that accepts connections and never answers; timeouts.analysis ends it.
-func hungExperimentYAML(name, queue, prometheusURL string) string {
+func hungExperimentYAML(name, queue, prometheusURL, analysisTimeout string) string {
 	return `
 apiVersion: perfexp.dev/v1alpha1
 kind: PerfExperiment
@@ -312,7 +312,7 @@ metadata:
   name: ` + name + `
 spec:
   queue: ` + queue + `
-  timeouts: {analysis: 3m}
+  timeouts: {analysis: ` + analysisTimeout + `}
   analysis: {prometheusURL: "` + prometheusURL + `"}
   load:
     scenarios:
@@ -347,12 +347,17 @@ func testFiveHungAnalysesBesideARestore(t *testing.T) {
 	})
 	hung := fmt.Sprintf("http://%s:%d", nodeFromPods, ln.Addr().(*net.TCPAddr).Port)
 
+	// The hung analyses must outlast the sixth experiment's run (about 30 s on a quiet node).
+	analysisTimeout := "90s"
+	if long() {
+		analysisTimeout = "3m"
+	}
 	suffix := framework.RandomSuffix()
 	var hungNames []string
 	for i := range 5 {
 		n := fmt.Sprintf("hung-%d-%s", i+1, suffix)
 		hungNames = append(hungNames, n)
-		apply(t, en.ns, hungExperimentYAML(n, "e2e-faults-"+n, hung))
+		apply(t, en.ns, hungExperimentYAML(n, "e2e-faults-"+n, hung, analysisTimeout))
 	}
 	for _, n := range hungNames {
 		waitPhase(t, en.ns, n, "Analyzing")
