@@ -119,13 +119,20 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 		logger.Error(err, "Could not look for objects of experiments that are gone")
 		return
 	}
+	// What could not be restored is told to the reconciler before anything is reported: an
+	// experiment that takes a lock once the Event is out must see it.
 	unrestored := map[string][]variant.Orphan{}
 	for _, o := range found {
-		kind := o.Object.GetKind()
 		if !o.Restored {
 			ns := o.Object.GetNamespace()
 			unrestored[ns] = append(unrestored[ns], o)
 		}
+	}
+	j.mu.Lock()
+	j.unrestored = unrestored
+	j.mu.Unlock()
+	for _, o := range found {
+		kind := o.Object.GetKind()
 		switch {
 		case o.Restored:
 			metrics.OrphansRestored.WithLabelValues(kind).Inc()
@@ -141,9 +148,6 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 			logger.Info("Could not restore an object whose experiment is gone", "object", o.Ref(), "experiment", o.Experiment, "problem", o.Problem)
 		}
 	}
-	j.mu.Lock()
-	j.unrestored = unrestored
-	j.mu.Unlock()
 }
 
 // maxOrphansNamed bounds how many objects the UnrestoredOrphans condition names.

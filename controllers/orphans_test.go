@@ -204,3 +204,49 @@ func TestOrphanNotRestoredIsReportedOnTheNextExperimentOfTheQueue(t *testing.T) 
 		t.Errorf("an experiment after the orphan was settled has %+v", cond)
 	}
 }
+
+// reportCheck is an event recorder that looks, at each OrphanNotRestored Event, whether the
+// janitor already tells the reconciler about that object.
+type reportCheck struct {
+	janitor *controllers.OrphanJanitor
+	seen    []bool
+}
+
+func (r *reportCheck) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+	if reason != controllers.EventOrphanNotRestored {
+		return
+	}
+	u := regarding.(*unstructured.Unstructured)
+	told := false
+	for _, o := range r.janitor.Unrestored(u.GetNamespace()) {
+		told = told || o.Object.GetUID() == u.GetUID()
+	}
+	r.seen = append(r.seen, told)
+}
+
+// Whoever sees the OrphanNotRestored Event and then starts an experiment must find the
+// condition on it: the reconciler is told before the Event goes out. (On the local cluster, an
+// experiment applied within a second of the Event took the lock before the janitor had
+// finished its round, and said nothing.)
+func TestOrphanJanitorTellsTheReconcilerBeforeTheEvent(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("apps/v1")
+	obj.SetKind("Deployment")
+	obj.SetNamespace("shop")
+	obj.SetName("inventory")
+	obj.SetUID("o1")
+	s := runtime.NewScheme()
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	j := &controllers.OrphanJanitor{
+		Environment: &foundOrphans{orphans: []variant.Orphan{{Object: obj, Experiment: "shop/gone", UID: "e1", Problem: "refused"}}},
+		Reader:      fake.NewClientBuilder().WithScheme(s).Build(),
+	}
+	rec := &reportCheck{janitor: j}
+	j.Recorder = rec
+	j.Round(t.Context())
+	if len(rec.seen) != 1 || !rec.seen[0] {
+		t.Errorf("at the OrphanNotRestored Event the reconciler was told %v, want [true]", rec.seen)
+	}
+}

@@ -103,9 +103,10 @@ func testUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
 	framework.Kubectl(t, "-n", en.ns, "delete", "pexp", gone, "--wait=false")
 	waitGone(t, en.ns, gone, time.Minute)
 	framework.Eventually(t, 2*time.Minute, 2*time.Second, "the janitor reports inventory", func() error {
-		out, err := framework.KubectlErr("-n", en.ns, "get", "events", "--field-selector", "reason=OrphanNotRestored", "-o", "jsonpath={range .items[*]}{.involvedObject.name} {end}")
-		if err != nil || !strings.Contains(out, "inventory") {
-			return fmt.Errorf("no OrphanNotRestored event for inventory yet (%q, %v)", out, err)
+		out, err := framework.KubectlErr("-n", en.ns, "get", "events", "--field-selector", "reason=OrphanNotRestored,involvedObject.name=inventory",
+			"-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
+		if err != nil || !strings.Contains(out, gone+" ") {
+			return fmt.Errorf("no OrphanNotRestored event for inventory naming %s yet (%v)", gone, err)
 		}
 		return nil
 	})
