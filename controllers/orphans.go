@@ -59,12 +59,12 @@ type OrphanJanitor struct {
 	// the only ones the operator may list, and the only ones whose experiments it runs.
 	Namespaces []string
 
-	// reported are the objects already counted as unrestorable (by UID), so a round that
-	// finds them again does not count them again. unrestored are the objects the last
+	// reported are the orphan episodes (object and experiment UIDs) already counted as
+	// unrestorable, so a round that finds them again does not count them again. unrestored are the objects the last
 	// finished round could not restore, by namespace, for the next experiment that takes a
 	// queue's lock there (Unrestored).
 	mu         sync.Mutex
-	reported   map[types.UID]bool
+	reported   map[string]bool
 	unrestored map[string][]variant.Orphan
 }
 
@@ -141,13 +141,14 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 				note += "; " + o.Problem
 			}
 			j.event(o, corev1.EventTypeNormal, EventOrphanRestored, note)
-		case j.firstReport(o.Object.GetUID()):
+		case j.firstReport(reportKey(o)):
 			metrics.OrphansUnrestorable.WithLabelValues(kind).Inc()
 			j.event(o, corev1.EventTypeWarning, EventOrphanNotRestored,
 				"experiment "+o.Experiment+" (UID "+string(o.UID)+") is gone without restoring this object, and perfexp cannot: "+o.Problem)
 			logger.Info("Could not restore an object whose experiment is gone", "object", o.Ref(), "experiment", o.Experiment, "problem", o.Problem)
 		}
 	}
+	j.forgetSettled(unrestored)
 }
 
 // maxOrphansNamed bounds how many objects the UnrestoredOrphans condition names.
@@ -176,17 +177,39 @@ func (r *PerfExperimentReconciler) reportOrphans(exp *perfexpv1alpha1.PerfExperi
 		len(found), exp.TargetNamespace(), strings.Join(parts, "; "))
 }
 
-func (j *OrphanJanitor) firstReport(uid types.UID) bool {
+// reportKey names one orphan episode: an object left patched by one experiment. The same
+// object orphaned again by a later experiment is a new episode, reported again.
+func reportKey(o variant.Orphan) string { return string(o.Object.GetUID()) + "/" + string(o.UID) }
+
+func (j *OrphanJanitor) firstReport(key string) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.reported == nil {
-		j.reported = map[types.UID]bool{}
+		j.reported = map[string]bool{}
 	}
-	if j.reported[uid] {
+	if j.reported[key] {
 		return false
 	}
-	j.reported[uid] = true
+	j.reported[key] = true
 	return true
+}
+
+// forgetSettled drops the reported episodes this round no longer found: settled by a person
+// or restored, so a later one is reported again and the set does not grow for ever.
+func (j *OrphanJanitor) forgetSettled(unrestored map[string][]variant.Orphan) {
+	still := map[string]bool{}
+	for _, list := range unrestored {
+		for _, o := range list {
+			still[reportKey(o)] = true
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.reported {
+		if !still[k] {
+			delete(j.reported, k)
+		}
+	}
 }
 
 func (j *OrphanJanitor) event(o variant.Orphan, typ, reason, note string) {

@@ -250,3 +250,41 @@ func TestOrphanJanitorTellsTheReconcilerBeforeTheEvent(t *testing.T) {
 		t.Errorf("at the OrphanNotRestored Event the reconciler was told %v, want [true]", rec.seen)
 	}
 }
+
+// The same object orphaned again (by a later experiment, or after it was settled) is reported
+// again; one episode found by several rounds is reported once.
+func TestOrphanJanitorReportsEachEpisode(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("apps/v1")
+	obj.SetKind("Deployment")
+	obj.SetNamespace("shop")
+	obj.SetName("inventory")
+	obj.SetUID("o1")
+	s := runtime.NewScheme()
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	env := &foundOrphans{}
+	recorder := events.NewFakeRecorder(10)
+	j := &controllers.OrphanJanitor{Environment: env, Reader: fake.NewClientBuilder().WithScheme(s).Build(), Recorder: recorder}
+	orphan := func(uid types.UID) []variant.Orphan {
+		return []variant.Orphan{{Object: obj, Experiment: "shop/" + string(uid), UID: uid, Problem: "refused"}}
+	}
+	for _, round := range []struct {
+		orphans []variant.Orphan
+		events  int
+	}{
+		{orphan("e1"), 1}, {orphan("e1"), 0}, // one episode, two rounds
+		{orphan("e2"), 1}, // orphaned again by a later experiment
+		{nil, 0}, {orphan("e2"), 1}, // settled, then broken again
+	} {
+		env.orphans = round.orphans
+		j.Round(t.Context())
+		if got := len(recorder.Events); got != round.events {
+			t.Errorf("round with %v: %d events, want %d", round.orphans, got, round.events)
+		}
+		for len(recorder.Events) > 0 {
+			<-recorder.Events
+		}
+	}
+}
