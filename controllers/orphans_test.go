@@ -275,7 +275,7 @@ func TestOrphanJanitorReportsEachEpisode(t *testing.T) {
 		events  int
 	}{
 		{orphan("e1"), 1}, {orphan("e1"), 0}, // one episode, two rounds
-		{orphan("e2"), 1}, // orphaned again by a later experiment
+		{orphan("e2"), 1},           // orphaned again by a later experiment
 		{nil, 0}, {orphan("e2"), 1}, // settled, then broken again
 	} {
 		env.orphans = round.orphans

@@ -105,8 +105,11 @@ func testUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
 	framework.Eventually(t, 2*time.Minute, 2*time.Second, "the janitor reports inventory", func() error {
 		out, err := framework.KubectlErr("-n", en.ns, "get", "events", "--field-selector", "reason=OrphanNotRestored,involvedObject.name=inventory",
 			"-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
-		if err != nil || !strings.Contains(out, gone+" ") {
-			return fmt.Errorf("no OrphanNotRestored event for inventory naming %s yet (%v)", gone, err)
+		if err != nil {
+			return fmt.Errorf("reading events: %w", err)
+		}
+		if !strings.Contains(out, gone+" ") {
+			return fmt.Errorf("no OrphanNotRestored event for inventory naming %s yet", gone)
 		}
 		return nil
 	})
