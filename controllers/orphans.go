@@ -2,10 +2,14 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,10 +59,28 @@ type OrphanJanitor struct {
 	// the only ones the operator may list, and the only ones whose experiments it runs.
 	Namespaces []string
 
-	// reported are the objects already counted as unrestorable (by UID), so a round that
-	// finds them again does not count them again.
-	mu       sync.Mutex
-	reported map[types.UID]bool
+	// reported are the orphan episodes (object and experiment UIDs) already counted as
+	// unrestorable, so a round that finds them again does not count them again. unrestored are the objects the last
+	// finished round could not restore, by namespace, for the next experiment that takes a
+	// queue's lock there (Unrestored).
+	mu         sync.Mutex
+	reported   map[string]bool
+	unrestored map[string][]variant.Orphan
+}
+
+// OrphanReports says which objects the orphan janitor could not restore, so the next
+// experiment whose environment holds one says so (UnrestoredOrphans).
+type OrphanReports interface {
+	// Unrestored returns the objects of the namespace the last look could not restore.
+	Unrestored(namespace string) []variant.Orphan
+}
+
+// Unrestored returns the objects of namespace that the last finished round found patched for
+// an experiment that is gone and could not put back.
+func (j *OrphanJanitor) Unrestored(namespace string) []variant.Orphan {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.unrestored[namespace])
 }
 
 // NeedLeaderElection makes the janitor run on the leader only.
@@ -97,6 +119,18 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 		logger.Error(err, "Could not look for objects of experiments that are gone")
 		return
 	}
+	// What could not be restored is told to the reconciler before anything is reported: an
+	// experiment that takes a lock once the Event is out must see it.
+	unrestored := map[string][]variant.Orphan{}
+	for _, o := range found {
+		if !o.Restored {
+			ns := o.Object.GetNamespace()
+			unrestored[ns] = append(unrestored[ns], o)
+		}
+	}
+	j.mu.Lock()
+	j.unrestored = unrestored
+	j.mu.Unlock()
 	for _, o := range found {
 		kind := o.Object.GetKind()
 		switch {
@@ -107,26 +141,75 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 				note += "; " + o.Problem
 			}
 			j.event(o, corev1.EventTypeNormal, EventOrphanRestored, note)
-		case j.firstReport(o.Object.GetUID()):
+		case j.firstReport(reportKey(o)):
 			metrics.OrphansUnrestorable.WithLabelValues(kind).Inc()
 			j.event(o, corev1.EventTypeWarning, EventOrphanNotRestored,
 				"experiment "+o.Experiment+" (UID "+string(o.UID)+") is gone without restoring this object, and perfexp cannot: "+o.Problem)
 			logger.Info("Could not restore an object whose experiment is gone", "object", o.Ref(), "experiment", o.Experiment, "problem", o.Problem)
 		}
 	}
+	j.forgetSettled(unrestored)
 }
 
-func (j *OrphanJanitor) firstReport(uid types.UID) bool {
+// maxOrphansNamed bounds how many objects the UnrestoredOrphans condition names.
+const maxOrphansNamed = 5
+
+// reportOrphans sets UnrestoredOrphans on an experiment that takes its queue's lock while its
+// target namespace holds objects the orphan janitor could not restore: nothing else on the
+// experiment would say that it runs on an environment that may not be its baseline.
+func (r *PerfExperimentReconciler) reportOrphans(exp *perfexpv1alpha1.PerfExperiment) {
+	if r.Orphans == nil {
+		return
+	}
+	found := r.Orphans.Unrestored(exp.TargetNamespace())
+	if len(found) == 0 {
+		return
+	}
+	parts := make([]string, 0, min(len(found), maxOrphansNamed)+1)
+	for _, o := range found[:min(len(found), maxOrphansNamed)] {
+		parts = append(parts, fmt.Sprintf("%s (experiment %s, UID %s): %s", o.Ref(), o.Experiment, o.UID, o.Problem))
+	}
+	if len(found) > maxOrphansNamed {
+		parts = append(parts, fmt.Sprintf("and %d more", len(found)-maxOrphansNamed))
+	}
+	setCondition(exp, perfexpv1alpha1.ConditionUnrestoredOrphans, metav1.ConditionTrue, perfexpv1alpha1.ReasonOrphanNotRestored,
+		"%d object(s) of namespace %s are still patched for experiments that no longer exist and perfexp could not put them back; this run may not measure the baseline environment: %s",
+		len(found), exp.TargetNamespace(), strings.Join(parts, "; "))
+}
+
+// reportKey names one orphan episode: an object left patched by one experiment. The same
+// object orphaned again by a later experiment is a new episode, reported again.
+func reportKey(o variant.Orphan) string { return string(o.Object.GetUID()) + "/" + string(o.UID) }
+
+func (j *OrphanJanitor) firstReport(key string) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.reported == nil {
-		j.reported = map[types.UID]bool{}
+		j.reported = map[string]bool{}
 	}
-	if j.reported[uid] {
+	if j.reported[key] {
 		return false
 	}
-	j.reported[uid] = true
+	j.reported[key] = true
 	return true
+}
+
+// forgetSettled drops the reported episodes this round no longer found: settled by a person
+// or restored, so a later one is reported again and the set does not grow for ever.
+func (j *OrphanJanitor) forgetSettled(unrestored map[string][]variant.Orphan) {
+	still := map[string]bool{}
+	for _, list := range unrestored {
+		for _, o := range list {
+			still[reportKey(o)] = true
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k := range j.reported {
+		if !still[k] {
+			delete(j.reported, k)
+		}
+	}
 }
 
 func (j *OrphanJanitor) event(o variant.Orphan, typ, reason, note string) {

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -20,6 +21,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/metrics"
+	"github.com/perfexp/perfexp/internal/testenv"
 	"github.com/perfexp/perfexp/internal/variant"
 )
 
@@ -125,5 +127,164 @@ func TestOrphanJanitorNamespaced(t *testing.T) {
 	j.Round(t.Context())
 	if env.alive != nil {
 		t.Errorf("a namespace that cannot be listed still gave alive experiments %v: its own would be taken for gone", env.alive)
+	}
+}
+
+// An object the janitor could not restore is reported on the next experiment that takes the
+// lock of a queue for its namespace, besides the Event and the metric: that experiment may
+// measure an environment that is not its baseline. The experiment that held the lock when the
+// orphan was found, an experiment of another namespace, and an experiment that takes the lock
+// after the object was settled carry no such condition.
+func TestOrphanNotRestoredIsReportedOnTheNextExperimentOfTheQueue(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, leaseNamespace)
+	c := env.Client
+	ns := env.Namespace(t, "orphaned")
+	clean := env.Namespace(t, "clean")
+
+	obj := func(ns, kind, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		u.SetUID(types.UID(ns + "-" + name))
+		return u
+	}
+	found := &foundOrphans{orphans: []variant.Orphan{
+		{Object: obj(ns, "ConfigMap", "settings"), Experiment: ns + "/gone", UID: "e-gone", Problem: "restoring: admission webhook denied the request"},
+		{Object: obj(ns, "Service", "frontend"), Experiment: ns + "/gone", UID: "e-gone", Restored: true},
+		{Object: obj("elsewhere", "ConfigMap", "other"), Experiment: "elsewhere/gone", UID: "e-other", Problem: "no snapshot"},
+	}}
+	janitor := &controllers.OrphanJanitor{Environment: found, Reader: c}
+	lab := newLab()
+	startOperatorOpts(t, env, operatorOptions{workers: 2, orphans: janitor}, lab, lab, lab)
+
+	// The holder takes the lock before the janitor's look; the next one waits behind it.
+	mustCreate(t, c, experiment(ns, "holder", ns, 0))
+	waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+	mustCreate(t, c, experiment(ns, "next", ns, 0))
+	waitPhase(t, c, ns, "next", perfexpv1alpha1.PhaseQueued)
+	janitor.Round(t.Context())
+	mustCreate(t, c, experiment(clean, "elsewhere", clean, 0))
+	lab.finishLoad("holder")
+
+	next := waitPhase(t, c, ns, "next", perfexpv1alpha1.PhaseRunning)
+	cond := condition(next, perfexpv1alpha1.ConditionUnrestoredOrphans)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != perfexpv1alpha1.ReasonOrphanNotRestored {
+		t.Fatalf("the next experiment of the queue has UnrestoredOrphans %+v, want True/OrphanNotRestored", cond)
+	}
+	for _, want := range []string{"ConfigMap " + ns + "/settings", ns + "/gone", "admission webhook denied"} {
+		if !strings.Contains(cond.Message, want) {
+			t.Errorf("UnrestoredOrphans message %q does not name %q", cond.Message, want)
+		}
+	}
+	for _, not := range []string{"frontend", "elsewhere"} {
+		if strings.Contains(cond.Message, not) {
+			t.Errorf("UnrestoredOrphans message %q names %q: restored, or in another namespace", cond.Message, not)
+		}
+	}
+	holder := waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseSucceeded)
+	if cond := condition(holder, perfexpv1alpha1.ConditionUnrestoredOrphans); cond != nil {
+		t.Errorf("the holder, which took the lock before the orphan was found, has %+v", cond)
+	}
+	lab.finishLoad("elsewhere")
+	if cond := condition(waitPhase(t, c, clean, "elsewhere", perfexpv1alpha1.PhaseSucceeded), perfexpv1alpha1.ConditionUnrestoredOrphans); cond != nil {
+		t.Errorf("an experiment of a namespace without orphans has %+v", cond)
+	}
+
+	// Settled by hand: the next look finds nothing, and the next experiment says nothing.
+	found.orphans = nil
+	janitor.Round(t.Context())
+	lab.finishLoad("next")
+	waitPhase(t, c, ns, "next", perfexpv1alpha1.PhaseSucceeded)
+	mustCreate(t, c, experiment(ns, "after", ns, 0))
+	lab.finishLoad("after")
+	if cond := condition(waitPhase(t, c, ns, "after", perfexpv1alpha1.PhaseSucceeded), perfexpv1alpha1.ConditionUnrestoredOrphans); cond != nil {
+		t.Errorf("an experiment after the orphan was settled has %+v", cond)
+	}
+}
+
+// reportCheck is an event recorder that looks, at each OrphanNotRestored Event, whether the
+// janitor already tells the reconciler about that object.
+type reportCheck struct {
+	janitor *controllers.OrphanJanitor
+	seen    []bool
+}
+
+func (r *reportCheck) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+	if reason != controllers.EventOrphanNotRestored {
+		return
+	}
+	u := regarding.(*unstructured.Unstructured)
+	told := false
+	for _, o := range r.janitor.Unrestored(u.GetNamespace()) {
+		told = told || o.Object.GetUID() == u.GetUID()
+	}
+	r.seen = append(r.seen, told)
+}
+
+// Whoever sees the OrphanNotRestored Event and then starts an experiment must find the
+// condition on it: the reconciler is told before the Event goes out. (On the local cluster, an
+// experiment applied within a second of the Event took the lock before the janitor had
+// finished its round, and said nothing.)
+func TestOrphanJanitorTellsTheReconcilerBeforeTheEvent(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("apps/v1")
+	obj.SetKind("Deployment")
+	obj.SetNamespace("shop")
+	obj.SetName("inventory")
+	obj.SetUID("o1")
+	s := runtime.NewScheme()
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	j := &controllers.OrphanJanitor{
+		Environment: &foundOrphans{orphans: []variant.Orphan{{Object: obj, Experiment: "shop/gone", UID: "e1", Problem: "refused"}}},
+		Reader:      fake.NewClientBuilder().WithScheme(s).Build(),
+	}
+	rec := &reportCheck{janitor: j}
+	j.Recorder = rec
+	j.Round(t.Context())
+	if len(rec.seen) != 1 || !rec.seen[0] {
+		t.Errorf("at the OrphanNotRestored Event the reconciler was told %v, want [true]", rec.seen)
+	}
+}
+
+// The same object orphaned again (by a later experiment, or after it was settled) is reported
+// again; one episode found by several rounds is reported once.
+func TestOrphanJanitorReportsEachEpisode(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("apps/v1")
+	obj.SetKind("Deployment")
+	obj.SetNamespace("shop")
+	obj.SetName("inventory")
+	obj.SetUID("o1")
+	s := runtime.NewScheme()
+	if err := perfexpv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	env := &foundOrphans{}
+	recorder := events.NewFakeRecorder(10)
+	j := &controllers.OrphanJanitor{Environment: env, Reader: fake.NewClientBuilder().WithScheme(s).Build(), Recorder: recorder}
+	orphan := func(uid types.UID) []variant.Orphan {
+		return []variant.Orphan{{Object: obj, Experiment: "shop/" + string(uid), UID: uid, Problem: "refused"}}
+	}
+	for _, round := range []struct {
+		orphans []variant.Orphan
+		events  int
+	}{
+		{orphan("e1"), 1}, {orphan("e1"), 0}, // one episode, two rounds
+		{orphan("e2"), 1},           // orphaned again by a later experiment
+		{nil, 0}, {orphan("e2"), 1}, // settled, then broken again
+	} {
+		env.orphans = round.orphans
+		j.Round(t.Context())
+		if got := len(recorder.Events); got != round.events {
+			t.Errorf("round with %v: %d events, want %d", round.orphans, got, round.events)
+		}
+		for len(recorder.Events) > 0 {
+			<-recorder.Events
+		}
 	}
 }

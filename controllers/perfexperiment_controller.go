@@ -89,6 +89,11 @@ type PerfExperimentReconciler struct {
 	// experiment may ask for (DefaultMaxOverallTimeout when unset). See overall.go.
 	DefaultOverallTimeout, MaxOverallTimeout time.Duration
 
+	// Orphans, when set, names the objects of a target namespace that are still patched for an
+	// experiment that is gone and could not be put back (the OrphanJanitor); an experiment
+	// that takes its queue's lock while some are there says so (UnrestoredOrphans).
+	Orphans OrphanReports
+
 	// Dashboards deletes the dashboards an experiment had delivered to another namespace once
 	// it is gone; the Analyzer writes them. Nil deletes none.
 	Dashboards DashboardJanitor

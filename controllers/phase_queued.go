@@ -84,6 +84,7 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	exp.Status.QueuePosition = 0
 	exp.Status.StartTime = &now
 	setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionFalse, perfexpv1alpha1.ReasonLockAcquired, "holds the lock of queue %s", name)
+	r.reportOrphans(exp)
 	r.enter(s, perfexpv1alpha1.PhasePreparing, "took the lock of queue %s; preparing the environment", name)
 	return ctrl.Result{}, nil
 }

@@ -65,6 +65,8 @@ type operatorOptions struct {
 	defaultOverall, maxOverall time.Duration
 	// config replaces the API server's config (a benchmark counts requests through its own).
 	config *rest.Config
+	// orphans names the objects the orphan janitor could not restore.
+	orphans controllers.OrphanReports
 }
 
 func startOperatorOpts(t testing.TB, env *testenv.Env, opts operatorOptions, environment controllers.Environment, load controllers.LoadRunner, analyzer controllers.Analyzer) *operator {
@@ -96,6 +98,7 @@ func startOperatorOpts(t testing.TB, env *testenv.Env, opts operatorOptions, env
 		BaselineArrivalGrace:    opts.baselineGrace,
 		DefaultOverallTimeout:   opts.defaultOverall,
 		MaxOverallTimeout:       opts.maxOverall,
+		Orphans:                 opts.orphans,
 		SkipNameValidation:      true,
 	}
 	ctx, cancel := context.WithCancel(context.Background())

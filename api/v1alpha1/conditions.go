@@ -115,6 +115,22 @@ const (
 	ReasonFieldChangedDuringRun = "FieldChangedDuringRun"
 )
 
+// UnrestoredOrphans (PerfExperiment).
+const (
+	// ConditionUnrestoredOrphans is True when, as the experiment took its queue's lock, its
+	// target namespace held an object patched for an experiment that no longer exists (its
+	// finalizer was removed by force) which perfexp could not put back: the run may measure
+	// an environment that is not its baseline. Absent otherwise. The object also has a Warning
+	// Event OrphanNotRestored, perfexp_orphans_unrestorable_total counts it and the alert
+	// PerfexpOrphanNotRestored fires.
+	ConditionUnrestoredOrphans = "UnrestoredOrphans"
+
+	// ReasonOrphanNotRestored (UnrestoredOrphans=True): the operator's last look for orphans
+	// found objects in the target namespace it could not restore; the message names each
+	// (up to five), the experiment that patched it and why it could not be put back.
+	ReasonOrphanNotRestored = "OrphanNotRestored"
+)
+
 // Analyzed (PerfExperiment). Besides the reasons below, Analyzed=False carries the reason of
 // an analysis that gave up (NoWindow, NoPrometheus, AnalysisFailed,
 // PrometheusURLNotAllowed), the same as Ready's.

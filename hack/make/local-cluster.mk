@@ -36,9 +36,16 @@ demo: ## Local cluster + operator + demo app + demo experiments; waits and print
 demo-reset: ## Delete the demo experiments so the next `make demo` runs them again.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) delete --ignore-not-found -k scenarios/demo
 
+# How many times `make test-faults` injects each fault, and where it writes the table of runs,
+# restored and terminal per fault (`make test-e2e` runs each once).
+FAULTS_RUNS ?= 3
+FAULTS_TABLE ?= $(CURDIR)/bin/faults-table.md
+
 .PHONY: test-faults
-test-faults: cluster-up images ## The fault suite at length (test/e2e/faults, FAULTS_LONG=1): more manager kills, a k6 pod stuck Terminating, the kubelet stopped mid-run.
-	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) FAULTS_LONG=1 go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/faults/
+test-faults: cluster-up images ## The fault suite at length (test/e2e/faults, FAULTS_LONG=1): FAULTS_RUNS runs per fault (3), more manager kills, a k6 pod stuck Terminating, the kubelet stopped mid-run; the table goes to FAULTS_TABLE.
+	mkdir -p $(dir $(FAULTS_TABLE))
+	KUBECONFIG=$(LOCAL_KUBECONFIG) LOCALBIN=$(LOCALBIN) FAULTS_LONG=1 FAULTS_RUNS=$(FAULTS_RUNS) FAULTS_TABLE=$(FAULTS_TABLE) \
+	  go test -tags e2e -count=1 -timeout 240m -v ./test/e2e/faults/
 
 .PHONY: test-e2e
 test-e2e: cluster-up images helm ## Run the end-to-end tests (build tag e2e) on the local cluster, starting it if needed.

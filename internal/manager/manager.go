@@ -248,6 +248,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		if err := mgr.Add(janitor); err != nil {
 			return fmt.Errorf("adding the orphan janitor: %w", err)
 		}
+		// The next experiment to take a queue's lock where an orphan could not be restored
+		// says so; the reconciler starts with the manager, below.
+		r.Orphans = janitor
 	}
 	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
 	if err := sweeps.SetupWithManager(mgr); err != nil {
