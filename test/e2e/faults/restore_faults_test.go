@@ -89,6 +89,7 @@ func testFinalizerForceRemovedMidRun(t *testing.T) {
 // Deployment still carries the gone experiment's snapshot). Once the refusal ends, the janitor
 // restores the Deployment too.
 func TestUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
+	longInCI(t)
 	repeat(t, testUnrestorableOrphanReportedOnTheNextExperiment)
 }
 
@@ -132,7 +133,10 @@ func testUnrestorableOrphanReportedOnTheNextExperiment(t *testing.T) {
 
 // A target Deployment is deleted by someone while the load runs. The experiment must still end,
 // put every other object back, and not bring the deleted one back (patched or not).
-func TestTargetDeploymentDeletedMidRun(t *testing.T) { repeat(t, testTargetDeploymentDeletedMidRun) }
+func TestTargetDeploymentDeletedMidRun(t *testing.T) {
+	longInCI(t)
+	repeat(t, testTargetDeploymentDeletedMidRun)
+}
 
 func testTargetDeploymentDeletedMidRun(t *testing.T) {
 	en := environment(t)
@@ -220,7 +224,10 @@ func refuse(t *testing.T, ns, deployment string) func() {
 // The restore's write of a patched Deployment is refused by admission for a while (30 s, 90 s
 // in the long form), then accepted again: the experiment must keep trying, not end with the
 // environment patched, and restore once the refusal ends.
-func TestRestoreRefusedForAWhile(t *testing.T) { repeat(t, testRestoreRefusedForAWhile) }
+func TestRestoreRefusedForAWhile(t *testing.T) {
+	longInCI(t)
+	repeat(t, testRestoreRefusedForAWhile)
+}
 
 func testRestoreRefusedForAWhile(t *testing.T) {
 	en := environment(t)
@@ -288,7 +295,10 @@ func testManagerKilledDuringRestore(t *testing.T) {
 	en.promise(t, "manager killed during restore", name, e)
 }
 
-func TestManagerKilledDuringAbort(t *testing.T) { repeat(t, testManagerKilledDuringAbort) }
+func TestManagerKilledDuringAbort(t *testing.T) {
+	longInCI(t)
+	repeat(t, testManagerKilledDuringAbort)
+}
 
 func testManagerKilledDuringAbort(t *testing.T) {
 	en := environment(t)
@@ -333,6 +343,7 @@ spec:
 // and never answers; a sixth, on its own queue, must run, restore and end in its normal time
 // beside them (issue 22 item 8 on the real cluster).
 func TestFiveHungAnalysesBesideARestore(t *testing.T) {
+	longInCI(t)
 	repeat(t, testFiveHungAnalysesBesideARestore)
 }
 
