@@ -45,6 +45,7 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 	lab := newLab()
 	startOperatorWith(t, env, lab, lab, labWithQueries{lab: lab, queries: &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: prom.URL}})
 
+	rssFromHere := testenv.ResetPeakRSS()
 	stop := make(chan struct{})
 	peak := make(chan uint64)
 	go func() { peak <- testenv.PeakHeap(stop) }()
@@ -65,5 +66,13 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 	t.Logf("the fake Prometheus sent %.1f MiB; the test process' heap peaked at %.1f MiB", float64(sent.Load())/(1<<20), float64(heap)/(1<<20))
 	if heap > 128<<20 {
 		t.Errorf("the heap peaked at %.1f MiB while the answer was read; want it far below the manager's 256 MiB", float64(heap)/(1<<20))
+	}
+	// The resident set of the whole test process (the operator, the fake Prometheus, the
+	// test's clients) bounds the operator's own: under the manager's 256 MiB limit.
+	if rss, ok := testenv.PeakRSS(); ok && rssFromHere {
+		t.Logf("the test process' resident set peaked at %.1f MiB", float64(rss)/(1<<20))
+		if rss > 256<<20 {
+			t.Errorf("the test process' resident set peaked at %.1f MiB; the manager's limit is 256 MiB", float64(rss)/(1<<20))
+		}
 	}
 }
