@@ -510,8 +510,19 @@ func TestSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := res.Arms[1].Decision; d == nil || d.EnvironmentSeconds <= 0 {
-			t.Errorf("pool-1's decision %+v says no environment time", d)
+		// The decision's environment time is its runs' and the baseline's of the same repeats,
+		// each from its start to its completion (whole seconds, as the status stores them: the
+		// lab's runs may start and end within one).
+		want := 0.0
+		for _, name := range []string{"perarm-pool-1-1", "perarm-pool-1-2", "perarm-baseline-1", "perarm-baseline-2"} {
+			st := runs[name].Status
+			if st.StartTime == nil || st.CompletionTime == nil {
+				t.Fatalf("run %s has no start or completion time", name)
+			}
+			want += st.CompletionTime.Sub(st.StartTime.Time).Seconds()
+		}
+		if d := res.Arms[1].Decision; d == nil || d.EnvironmentSeconds != want {
+			t.Errorf("pool-1's decision %+v: want %v s of environment time, its runs' and the baseline's", d, want)
 		}
 	})
 
