@@ -210,36 +210,50 @@ func (w *watcher) run(ctx context.Context, out io.Writer) error {
 // get reads the experiment, retrying an API server that stops answering for up to apiGrace;
 // nil without an error once ctx is done.
 func (w *watcher) get(ctx context.Context, out io.Writer, ticker *time.Ticker) (*perfexpv1alpha1.PerfExperiment, error) {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	ok, err := w.read(ctx, out, ticker, exp, func(err error) error {
+		if w.sweepInstead(ctx) {
+			return errIsSweep
+		}
+		return notFoundIn(err, w.name, w.conn.namespace)
+	})
+	if !ok || err != nil {
+		return nil, err
+	}
+	return exp, nil
+}
+
+// read gets the watched object into obj, retrying an API server that stops answering for up
+// to apiGrace; notFound says what a missing object means. It reports false without an error
+// once ctx is done.
+func (w *watcher) read(ctx context.Context, out io.Writer, ticker *time.Ticker, obj client.Object, notFound func(error) error) (bool, error) {
 	var failingSince time.Time
 	for {
-		exp := &perfexpv1alpha1.PerfExperiment{}
-		err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, exp)
+		err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, obj)
 		switch {
 		case err == nil:
-			return exp, nil
+			return true, nil
 		case ctx.Err() != nil:
-			return nil, nil
-		case apierrors.IsNotFound(err) && w.sweepInstead(ctx):
-			return nil, errIsSweep
+			return false, nil
 		case apierrors.IsNotFound(err):
-			return nil, notFoundIn(err, w.name, w.conn.namespace)
+			return false, notFound(err)
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			return nil, err
+			return false, err
 		case !w.seen && isUnreachable(err):
 			// Nothing answers where the kubeconfig points: say so at once, as kubectl
 			// does, instead of retrying a server that was never there.
-			return nil, unreachable(err, w.conn.rest)
+			return false, unreachable(err, w.conn.rest)
 		case failingSince.IsZero():
 			failingSince = w.set.now()
 			if err := w.sayRetrying("reading", err, out); err != nil {
-				return nil, err
+				return false, err
 			}
 		case w.set.now().Sub(failingSince) > apiGrace:
-			return nil, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
+			return false, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil
+			return false, nil
 		case <-ticker.C:
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,35 +92,14 @@ func (w *watcher) runSweep(ctx context.Context, out io.Writer) error {
 
 // getSweep reads the sweep, retrying an API server that stops answering for up to apiGrace.
 func (w *watcher) getSweep(ctx context.Context, out io.Writer, ticker *time.Ticker) (*perfexpv1alpha1.PerfSweep, error) {
-	var failingSince time.Time
-	for {
-		sw := &perfexpv1alpha1.PerfSweep{}
-		err := w.conn.client.Get(ctx, client.ObjectKey{Namespace: w.conn.namespace, Name: w.name}, sw)
-		switch {
-		case err == nil:
-			return sw, nil
-		case ctx.Err() != nil:
-			return nil, nil
-		case apierrors.IsNotFound(err):
-			return nil, &wrapped{msg: fmt.Sprintf("perfsweep %q not found in namespace %q", w.name, w.conn.namespace), err: err}
-		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			return nil, err
-		case !w.seen && isUnreachable(err):
-			return nil, unreachable(err, w.conn.rest)
-		case failingSince.IsZero():
-			failingSince = w.set.now()
-			if err := w.sayRetrying("reading", err, out); err != nil {
-				return nil, err
-			}
-		case w.set.now().Sub(failingSince) > apiGrace:
-			return nil, fmt.Errorf("the API server has not answered for %s: %w", shortDuration(apiGrace), err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-ticker.C:
-		}
+	sw := &perfexpv1alpha1.PerfSweep{}
+	ok, err := w.read(ctx, out, ticker, sw, func(err error) error {
+		return &wrapped{msg: fmt.Sprintf("perfsweep %q not found in namespace %q", w.name, w.conn.namespace), err: err}
+	})
+	if !ok || err != nil {
+		return nil, err
 	}
+	return sw, nil
 }
 
 // followSweep shows each change of the sweep as the API server reports it; see follow.
