@@ -98,7 +98,7 @@ func verdictWhy(exp *perfexpv1alpha1.PerfExperiment) string {
 		why = append(why, c.Message)
 	}
 	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionThresholdsCrossed); c != nil && c.Status == metav1.ConditionTrue {
-		why = append(why, "k6 thresholds "+strings.TrimSuffix(c.Message, "; the verdict is Fail"))
+		why = append(why, strings.TrimSuffix(c.Message, "; the verdict is Fail"))
 	}
 	if cmp := exp.Status.Comparison; cmp != nil && cmp.Change == perfexpv1alpha1.ChangeRegressed {
 		why = append(why, "the comparison with the baseline Regressed")

@@ -26,7 +26,7 @@ func TestVerdictWhy(t *testing.T) {
 	}{
 		{"Pass says nothing more", perfexpv1alpha1.VerdictPass, []func(*perfexpv1alpha1.PerfExperiment){regressed}, ""},
 		{"a crossed threshold", perfexpv1alpha1.VerdictFail, []func(*perfexpv1alpha1.PerfExperiment){
-			withCondition(perfexpv1alpha1.ConditionThresholdsCrossed, metav1.ConditionTrue, "crossed: http_req_duration p(95)<500; the verdict is Fail"),
+			withCondition(perfexpv1alpha1.ConditionThresholdsCrossed, metav1.ConditionTrue, "k6 thresholds crossed: http_req_duration p(95)<500; the verdict is Fail"),
 			withCondition(perfexpv1alpha1.ConditionObjectivesMet, metav1.ConditionTrue, "all 2 objectives met"),
 		}, ": k6 thresholds crossed: http_req_duration p(95)<500"},
 		{"a missed objective and a regression", perfexpv1alpha1.VerdictFail, []func(*perfexpv1alpha1.PerfExperiment){

@@ -36,9 +36,9 @@ func setGateConditions(exp *perfexpv1alpha1.PerfExperiment, res *result.Result) 
 		}
 	}
 	if len(crossed) > 0 || (exp.Status.Load != nil && exp.Status.Load.ThresholdsCrossed) {
-		msg := "k6 reported crossed thresholds (exit code 99); the verdict is Fail"
+		msg := "k6 thresholds crossed, not named (k6 exited with 99; its summaries do not say which); the verdict is Fail"
 		if len(crossed) > 0 {
-			msg = "crossed: " + strings.Join(crossed, "; ") + "; the verdict is Fail"
+			msg = "k6 thresholds crossed: " + strings.Join(crossed, "; ") + "; the verdict is Fail"
 		}
 		meta.SetStatusCondition(&exp.Status.Conditions, metav1.Condition{
 			Type: perfexpv1alpha1.ConditionThresholdsCrossed, Status: metav1.ConditionTrue,
