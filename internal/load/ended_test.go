@@ -25,8 +25,6 @@ func TestLoadEndsWhenItsRunnersEnded(t *testing.T) {
 	t.Run("a Job that counts a pod failed whose end was not seen fails the load", func(t *testing.T) { failedByJob(t, env) })
 	t.Run("an unreadable log is awaited for the summary timeout and said so", func(t *testing.T) { unreadableLog(t, env) })
 	t.Run("a log stream that never ends is cut after the log timeout", func(t *testing.T) { endlessLog(t, env) })
-	t.Run("a log read before its last lines were written is read again for the summary", func(t *testing.T) { lateLogLines(t, env) })
-	t.Run("a log that never gets a summary is given up 10 s after the pod ended", func(t *testing.T) { noSummaryEver(t, env) })
 }
 
 // stalledLogs is a kubelet whose log streams never end.
@@ -163,62 +161,6 @@ func unreadableLog(t *testing.T, env *testenv.Env) {
 	f.clock.SetTime(t1.Add(81 * time.Second))
 	if res := mustStep(t)(f.r.Run(t.Context(), exp)); !res.Done {
 		t.Fatalf("still waiting a minute after the pod ended: %+v", res)
-	}
-}
-
-// lateLogLines: the kubelet reports k6 ended (exit code 99, a threshold crossed) while the
-// runtime has not yet written k6's last output, its summary, to the log. The first read finds
-// the text summary only; the summary is read again, and kept, rather than given up.
-func lateLogLines(t *testing.T, env *testenv.Env) {
-	f := newFixture(t, env, "latelog")
-	exp := f.experiment("threshold", []perfexpv1alpha1.Scenario{vusScenario("checkinout", 1, 20*time.Second)})
-	mustStep(t)(f.r.Run(t.Context(), exp))
-	t1 := second(time.Now())
-	pod := f.runPod(f.job(exp, "checkinout"), 0, t1)
-	full := k6Log(42)
-	f.endPod(pod, 99, "Error", t1, t1.Add(20*time.Second), full[:strings.Index(full, "{")])
-	f.clock.SetTime(t1.Add(20*time.Second + 300*time.Millisecond))
-	res := mustStep(t)(f.r.Run(t.Context(), exp))
-	if res.Done {
-		t.Fatal("done on a log without its summary, a moment after the pod ended")
-	}
-	if !strings.Contains(res.Waiting, "reading the summary of "+pod.Name) || !strings.Contains(res.Waiting, "no k6 summary in the log") {
-		t.Errorf("waiting %q, want it to say the summary of %s is read again", res.Waiting, pod.Name)
-	}
-	f.logs.set(pod.Name, full)
-	f.clock.SetTime(t1.Add(22 * time.Second))
-	if res := mustStep(t)(f.r.Run(t.Context(), exp)); !res.Done {
-		t.Fatalf("not done once the log holds the summary: %+v", res)
-	}
-	summaries, err := load.ReadSummaries(t.Context(), env.Client, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok := summaries[load.SummaryKey("checkinout", 0)]
-	if !ok {
-		t.Fatalf("summary not kept: %v", summaries)
-	}
-	if n, _ := s.Metrics["iterations"].Value("count"); n != 42 {
-		t.Errorf("kept summary counts %v iterations, want 42", n)
-	}
-}
-
-// noSummaryEver: k6 that ended without printing a summary (it failed before the end of the
-// test) costs the load at most 10 s more, not the summary timeout's minute.
-func noSummaryEver(t *testing.T, env *testenv.Env) {
-	f := newFixture(t, env, "nosummary")
-	exp := f.experiment("crashed", []perfexpv1alpha1.Scenario{vusScenario("checkinout", 1, 20*time.Second)})
-	mustStep(t)(f.r.Run(t.Context(), exp))
-	t1 := second(time.Now())
-	pod := f.runPod(f.job(exp, "checkinout"), 0, t1)
-	f.endPod(pod, 0, "Completed", t1, t1.Add(20*time.Second), "k6 printed no summary\n")
-	f.clock.SetTime(t1.Add(25 * time.Second))
-	if res := mustStep(t)(f.r.Run(t.Context(), exp)); res.Done {
-		t.Fatal("gave the summary up 5 s after the pod ended")
-	}
-	f.clock.SetTime(t1.Add(30*time.Second + time.Millisecond))
-	if res := mustStep(t)(f.r.Run(t.Context(), exp)); !res.Done {
-		t.Fatalf("still waiting for a summary 10 s after the pod ended: %+v", res)
 	}
 }
 

@@ -138,12 +138,20 @@ func TestExtractSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A real log of a k6 pod whose threshold was crossed, as the pod log API returned it on the
+	// local cluster: k6's error line (standard error) inside the JSON (standard output).
+	crossed, err := os.ReadFile("testdata/k6-log-threshold-crossed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name           string
 		log            string
 		wantErr        bool
 		wantIterations float64
 	}{
+		{name: "k6's error line inside the JSON", log: string(crossed), wantIterations: 6621},
+		{name: "a JSON-format log line inside the JSON", log: "{\n  \"metrics\": {\"iterations\": {\"count\": 5}},\n{\"level\":\"error\",\"msg\":\"thresholds crossed\",\"time\":\"x\"}\n  \"root_group\": {}\n}\n", wantIterations: 5},
 		// A real k6 log: console.log lines holding "{", the text summary, then the JSON.
 		{name: "real k6 output", log: string(real), wantIterations: 10},
 		{name: "JSON before the text summary", log: "{\n  \"metrics\": {\"iterations\": {\"count\": 3}}\n}\n\n  █ TOTAL RESULTS\n", wantIterations: 3},

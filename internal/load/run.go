@@ -297,20 +297,8 @@ func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 			log.FromContext(ctx).Info("Gave up reading a k6 summary", "pod", orDefault(v.name, fmt.Sprintf("%s index %d", unit, v.index)), "error", err.Error())
 		}
 		summary, err := ExtractSummary(data)
-		if err != nil && v.name != "" && data != nil {
-			// The kubelet may report a container ended a moment before the runtime has written
-			// the last of its output to the log: a log read at once can lack the summary k6
-			// printed last (seen on the local cluster in about half the runs whose k6 exited
-			// with 99). The log is read again for a while before the summary is given up.
-			if giveUp := v.finished.Add(min(r.opts.SummaryTimeout, summaryLateLog)); now.Before(giveUp) {
-				log.FromContext(ctx).V(1).Info("No k6 summary in a log yet; reading it again", "pod", v.name, "bytes", len(data))
-				pending.add(v.name, err, giveUp)
-				continue
-			}
-		}
 		if err != nil {
-			log.FromContext(ctx).Info("Found no k6 summary in a pod's log", "pod", v.name, "exitCode", v.exitCode,
-				"bytes", len(data), "lastLine", text.Truncate(lastLine(data), 200))
+			log.FromContext(ctx).Info("Found no k6 summary in a pod's log", "pod", v.name, "exitCode", v.exitCode, "bytes", len(data))
 			summary = nil
 		}
 		recordK6Scenarios(st, summary)
@@ -323,16 +311,6 @@ func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 		}
 	}
 	return pending, nil
-}
-
-// summaryLateLog is how long after a pod ended a log without a summary is read again: the
-// container's end is reported before the runtime has always written its last output.
-const summaryLateLog = 10 * time.Second
-
-// lastLine is the last non-empty line of a log, for a message.
-func lastLine(data []byte) string {
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	return lines[len(lines)-1]
 }
 
 // errPodGone is why the log of a pod known only from its Job's account cannot be read.

@@ -103,11 +103,12 @@ func parseSummary(data []byte) (Summary, error) {
 // prints around them. Without them the log holds k6's --summary-export JSON, and nothing of the
 // script on standard output: k6 prints its text summary and the JSON (which starts with a line
 // holding only "{") in either order, and console.log lines are logfmt, so the last line that is
-// exactly "{" starts the summary.
+// exactly "{" starts the summary. k6's own log lines are left out first (see withoutLogLines).
 func ExtractSummary(log []byte) ([]byte, error) {
 	if framed, ok := framedSummary(log); ok {
 		return framed, nil
 	}
+	log = withoutLogLines(log)
 	lines := bytes.Split(log, []byte("\n"))
 	offset := len(log)
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -128,6 +129,28 @@ func ExtractSummary(log []byte) ([]byte, error) {
 		}
 	}
 	return nil, errNoSummary
+}
+
+// withoutLogLines drops the lines of k6's own log from a pod log. k6 writes its log to standard
+// error and the summary to standard output, and the pod log API merges the two streams line by
+// line in the order they were written: k6's "thresholds on metrics ... have been crossed" error
+// is written while the summary is, and on the local cluster it landed inside the JSON in 2 of 4
+// runs whose k6 exited 99 (the summary then could not be decoded). A log line is logfmt
+// (time="..." level=...) or, with --log-format json, an object on one line ({"level":...});
+// no line of the indented summary starts with either.
+func withoutLogLines(log []byte) []byte {
+	if !bytes.Contains(log, []byte("time=\"")) && !bytes.Contains(log, []byte("\n{\"")) && !bytes.HasPrefix(log, []byte("{\"")) {
+		return log
+	}
+	lines := bytes.SplitAfter(log, []byte("\n"))
+	out := make([]byte, 0, len(log))
+	for _, l := range lines {
+		if bytes.HasPrefix(l, []byte("time=\"")) || bytes.HasPrefix(l, []byte("{\"")) {
+			continue
+		}
+		out = append(out, l...)
+	}
+	return out
 }
 
 // summaryJSON compacts a summary document, if raw is one (an object with metrics).
