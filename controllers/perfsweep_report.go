@@ -72,9 +72,7 @@ func (r *PerfSweepReconciler) sweepOutcomes(ctx context.Context, s *sweepScope) 
 	outcomes := map[string]sweep.Outcome{}
 	for name, exp := range s.runs {
 		o := sweep.Outcome{Phase: exp.Status.Phase}
-		if st, end := exp.Status.StartTime, exp.Status.CompletionTime; st != nil && end != nil && end.After(st.Time) {
-			o.Seconds = end.Sub(st.Time).Seconds()
-		}
+		o.Seconds = sweep.EnvironmentTime(exp).Seconds()
 		if exp.Status.Phase == perfexpv1alpha1.PhaseSucceeded {
 			res, err := r.runResult(ctx, exp)
 			if err != nil {

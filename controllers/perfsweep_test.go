@@ -511,15 +511,23 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The decision's environment time is its runs' and the baseline's of the same repeats,
-		// each from its start to its completion (whole seconds, as the status stores them: the
-		// lab's runs may start and end within one).
+		// each from leaving the queue to entering Analyzing (the environment restored), as a
+		// confirmation counts it; whole seconds, as the status stores them (the lab's runs may
+		// start and end within one).
 		want := 0.0
 		for _, name := range []string{"perarm-pool-1-1", "perarm-pool-1-2", "perarm-baseline-1", "perarm-baseline-2"} {
 			st := runs[name].Status
 			if st.StartTime == nil || st.CompletionTime == nil {
 				t.Fatalf("run %s has no start or completion time", name)
 			}
-			want += st.CompletionTime.Sub(st.StartTime.Time).Seconds()
+			restored := st.CompletionTime.Time
+			for _, tr := range st.PhaseHistory {
+				if tr.Phase == perfexpv1alpha1.PhaseAnalyzing {
+					restored = tr.Time.Time
+					break
+				}
+			}
+			want += restored.Sub(st.StartTime.Time).Seconds()
 		}
 		if d := res.Arms[1].Decision; d == nil || d.EnvironmentSeconds != want {
 			t.Errorf("pool-1's decision %+v: want %v s of environment time, its runs' and the baseline's", d, want)

@@ -195,30 +195,12 @@ func Progress(sw *perfexpv1alpha1.PerfSweep, runs []perfexpv1alpha1.PerfExperime
 	return c
 }
 
-// EnvironmentTime sums the time each run held the environment: from leaving the queue
-// (status.startTime) to entering Analyzing, when the environment was restored and the lock
-// released; a run that ended without analysis counts to its completion. Runs still holding it
-// count nothing yet.
+// EnvironmentTime sums the time each run held the environment (sweep.EnvironmentTime: from
+// leaving the queue to the restored environment), to the second.
 func EnvironmentTime(runs []perfexpv1alpha1.PerfExperiment) time.Duration {
 	var total time.Duration
-	for _, r := range runs {
-		if r.Status.StartTime == nil {
-			continue
-		}
-		start := r.Status.StartTime.Time
-		var end time.Time
-		for _, t := range r.Status.PhaseHistory {
-			if t.Phase == perfexpv1alpha1.PhaseAnalyzing && !t.Time.Before(r.Status.StartTime) {
-				end = t.Time.Time
-				break
-			}
-		}
-		if end.IsZero() && r.Status.CompletionTime != nil {
-			end = r.Status.CompletionTime.Time
-		}
-		if end.After(start) {
-			total += end.Sub(start)
-		}
+	for i := range runs {
+		total += sweep.EnvironmentTime(&runs[i])
 	}
 	return total.Round(time.Second)
 }

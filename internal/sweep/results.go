@@ -16,7 +16,8 @@ type Outcome struct {
 	Phase perfexpv1alpha1.Phase
 	// Result is the run's results.json; nil when it has none.
 	Result *result.Result
-	// Seconds is how long the run held the environment (from leaving the queue to its end).
+	// Seconds is how long the run held the environment (EnvironmentTime: from leaving the
+	// queue to the restored environment).
 	Seconds float64
 }
 
