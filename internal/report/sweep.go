@@ -239,7 +239,7 @@ func SweepMarkdown(r *SweepResult) string {
 	if rows := SweepDecisionRows(r); len(rows) > 0 {
 		m.printf("\n## What each decision took\n\n")
 		m.printf("A sequential sweep stops an arm at the look where its verdict is decisive; the baseline runs on while any arm does. " +
-			"Runs and environment time count the arm's runs and the baseline's runs of the same repeats (those are shared with the other arms); "+
+			"Runs and environment time count the arm's runs and the baseline's runs of the same repeats (those are shared with the other arms); " +
 			"a run's environment time is from leaving the queue to the restored environment (its analysis runs beside the next run).\n\n")
 		m.printf("| Arm | Verdict | Decided | Repeats | Look (error rate) | Runs (arm + baseline) | Environment time |\n|---|---|---|---:|---:|---:|---:|\n")
 		for _, d := range rows {
