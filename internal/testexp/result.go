@@ -19,7 +19,9 @@ func RunResult(name string, medianMS float64, seed uint64) *result.Result {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	// Buckets 2 % wide from 1 ms, as the comparison reads k6's native histograms.
 	bucket := func(sec float64) int { return int(math.Floor(math.Log(sec/0.001) / math.Log(1.02))) }
-	bounds := func(i int) [2]float64 { return [2]float64{0.001 * math.Pow(1.02, float64(i)), 0.001 * math.Pow(1.02, float64(i+1))} }
+	bounds := func(i int) [2]float64 {
+		return [2]float64{0.001 * math.Pow(1.02, float64(i)), 0.001 * math.Pow(1.02, float64(i+1))}
+	}
 	counts := make([]map[int]float64, intervals)
 	sums := make([]float64, intervals)
 	var all []float64
