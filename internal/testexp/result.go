@@ -24,7 +24,7 @@ func RunResult(name string, medianMS float64, seed uint64) *result.Result {
 	}
 	counts := make([]map[int]float64, intervals)
 	sums := make([]float64, intervals)
-	var all []float64
+	all := make([]float64, 0, intervals*perInterval)
 	used := map[int]bool{}
 	for i := range counts {
 		counts[i] = map[int]float64{}
