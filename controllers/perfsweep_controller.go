@@ -141,7 +141,7 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	now := time.Now()
-	noise, err := r.sweepNoise(ctx, s, now)
+	noise, err := r.sweepNoise(ctx, s, outcomes, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

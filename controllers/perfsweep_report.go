@@ -91,11 +91,11 @@ func (r *PerfSweepReconciler) sweepOutcomes(ctx context.Context, s *sweepScope) 
 	return outcomes, nil
 }
 
-// sweepNoise reads, for each arm compared with a baseline, the between-run noise of the
+// sweepNoise reads, for each arm compared one run against one, the between-run noise of the
 // PerfHistory of the arm's configuration and of its baseline's (history.ReadNoise, as a single
-// experiment's analysis reads it), for the arms' one-run comparisons. Nothing is read when the
-// template sets betweenRun. An arm whose runs do not exist takes the default.
-func (r *PerfSweepReconciler) sweepNoise(ctx context.Context, s *sweepScope, now time.Time) (sweep.Noise, error) {
+// experiment's analysis reads it). Nothing is read when the template sets betweenRun, nor for
+// arms with repeated runs (their runs give the noise).
+func (r *PerfSweepReconciler) sweepNoise(ctx context.Context, s *sweepScope, outcomes map[string]sweep.Outcome, now time.Time) (sweep.Noise, error) {
 	if !sweep.LearnsNoise(s.sweep) {
 		return nil, nil
 	}
@@ -112,9 +112,10 @@ func (r *PerfSweepReconciler) sweepNoise(ctx context.Context, s *sweepScope, now
 		return nil
 	}
 	noise := sweep.Noise{}
+	oneRun := sweep.OneRunArms(s.plan, outcomes)
 	for _, arm := range s.plan.Arms {
 		cur, base := first(arm.Name), first(arm.Baseline)
-		if arm.Baseline == "" || cur == nil || base == nil {
+		if !oneRun[arm.Name] || cur == nil || base == nil {
 			continue
 		}
 		scripts, err := load.ScenarioScripts(ctx, reader, cur)

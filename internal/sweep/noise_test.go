@@ -55,3 +55,32 @@ func TestCompareTakesEachArmsHistoryNoise(t *testing.T) {
 		})
 	}
 }
+
+// TestOneRunArms: the controller reads histories only for arms compared one run against one.
+func TestOneRunArms(t *testing.T) {
+	ok := sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: testexp.RunResult("r", 50, 1)}
+	failed := sweep.Outcome{Phase: perfexpv1alpha1.PhaseFailed}
+	tests := []struct {
+		name     string
+		outcomes map[string]sweep.Outcome
+		want     bool
+	}{
+		{"two runs each", map[string]sweep.Outcome{"pool-baseline-1": ok, "pool-baseline-2": ok, "pool-pool-10-1": ok, "pool-pool-10-2": ok}, false},
+		{"one run each left after failures", map[string]sweep.Outcome{"pool-baseline-1": ok, "pool-baseline-2": failed, "pool-pool-10-1": failed, "pool-pool-10-2": ok}, true},
+		{"one run of the arm against two of the baseline", map[string]sweep.Outcome{"pool-baseline-1": ok, "pool-baseline-2": ok, "pool-pool-10-1": ok, "pool-pool-10-2": failed}, false},
+		{"a run without results", map[string]sweep.Outcome{"pool-baseline-1": ok, "pool-baseline-2": failed,
+			"pool-pool-10-1": {Phase: perfexpv1alpha1.PhaseSucceeded}, "pool-pool-10-2": failed}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := sweep.NewPlan(newSweep(withArms(envArm("pool-10", "10")), withRepeats(2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sweep.OneRunArms(p, tc.outcomes)
+			if got["pool-10"] != tc.want || got["baseline"] {
+				t.Errorf("OneRunArms = %v, want pool-10 %v", got, tc.want)
+			}
+		})
+	}
+}

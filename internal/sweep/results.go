@@ -37,6 +37,28 @@ func LearnsNoise(s *perfexpv1alpha1.PerfSweep) bool {
 	return o.BetweenRun == nil
 }
 
+// OneRunArms are the arms compared one run against one: the arm and its baseline each have
+// exactly one succeeded run with results. Only their comparisons use Noise, so the controller
+// reads the histories of these arms alone.
+func OneRunArms(p *Plan, outcomes map[string]Outcome) map[string]bool {
+	succeeded := func(arm string) int {
+		n := 0
+		for _, run := range p.RunsOf(arm) {
+			if o, ok := outcomes[run.Name]; ok && o.Phase == perfexpv1alpha1.PhaseSucceeded && o.Result != nil {
+				n++
+			}
+		}
+		return n
+	}
+	out := map[string]bool{}
+	for _, arm := range p.Arms {
+		if arm.Baseline != "" && succeeded(arm.Name) == 1 && succeeded(arm.Baseline) == 1 {
+			out[arm.Name] = true
+		}
+	}
+	return out
+}
+
 // Compare builds the sweep's results once every run has ended: each arm's statistics (means
 // over its runs), the comparison of each arm's runs with the baseline's runs, the multiplicity
 // control across arms, and the best arm. Runs that did not succeed, or left no results, are
