@@ -31,7 +31,10 @@ const sweepRecheck = 5 * time.Second
 // driven by the PerfExperiment reconciler, through the queue like any other experiment.
 type PerfSweepReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads past the cache (the PerfHistory objects a one-run comparison learns its
+	// noise from, which the operator does not cache); nil reads through Client.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 
 	// SkipNameValidation lets tests start several managers, one after another, in one process.
 	SkipNameValidation bool
@@ -137,8 +140,13 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	compared := sweep.Compare(sw, s.plan, outcomes)
-	if r.nextLook(ctx, s, compared, time.Now()) {
+	now := time.Now()
+	noise, err := r.sweepNoise(ctx, s, outcomes, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	compared := sweep.Compare(sw, s.plan, outcomes, noise)
+	if r.nextLook(ctx, s, compared, now) {
 		// The status write that records the new repeat brings the next reconcile, which plans it.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}

@@ -3,15 +3,19 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
@@ -83,6 +87,48 @@ func (r *PerfSweepReconciler) sweepOutcomes(ctx context.Context, s *sweepScope) 
 		outcomes[name] = o
 	}
 	return outcomes, nil
+}
+
+// sweepNoise reads, for each arm compared one run against one, the between-run noise of the
+// PerfHistory of the arm's configuration and of its baseline's (history.ReadNoise, as a single
+// experiment's analysis reads it). Nothing is read when the template sets betweenRun, nor for
+// arms with repeated runs (their runs give the noise).
+func (r *PerfSweepReconciler) sweepNoise(ctx context.Context, s *sweepScope, outcomes map[string]sweep.Outcome, now time.Time) (sweep.Noise, error) {
+	if !sweep.LearnsNoise(s.sweep) {
+		return nil, nil
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	first := func(arm string) *perfexpv1alpha1.PerfExperiment {
+		for _, run := range s.plan.RunsOf(arm) {
+			if exp := s.runs[run.Name]; exp != nil {
+				return exp
+			}
+		}
+		return nil
+	}
+	noise := sweep.Noise{}
+	oneRun := sweep.OneRunArms(s.plan, outcomes)
+	for _, arm := range s.plan.Arms {
+		cur, base := first(arm.Name), first(arm.Baseline)
+		if !oneRun[arm.Name] || cur == nil || base == nil {
+			continue
+		}
+		scripts, err := load.ScenarioScripts(ctx, reader, cur)
+		if err != nil {
+			return nil, fmt.Errorf("reading the scripts of arm %s: %w", arm.Name, err)
+		}
+		n, err := history.ReadNoise(ctx, reader, s.sweep.Namespace, scripts, now, base, cur)
+		if err != nil {
+			return nil, fmt.Errorf("reading the histories of arm %s: %w", arm.Name, err)
+		}
+		if n != nil {
+			noise[arm.Name] = n
+		}
+	}
+	return noise, nil
 }
 
 // runResult reads a succeeded run's results from its report ConfigMap (results.json), or, when

@@ -26,10 +26,13 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/history"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // These user stories run the PerfSweep reconciler and the PerfExperiment reconciler together
@@ -47,7 +50,7 @@ func startSweepOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
 		Lock:        &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
 		Environment: lab, Load: lab, Analyzer: lab, SkipNameValidation: true,
 	}
-	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), SkipNameValidation: true}
+	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("perfexp"), SkipNameValidation: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := experiments.SetupWithManager(ctx, mgr); err != nil {
 		cancel()
@@ -88,6 +91,17 @@ func poolVariant(v string) *perfexpv1alpha1.Variant {
 		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"circulation"}},
 		Env:              &perfexpv1alpha1.EnvChange{Set: []perfexpv1alpha1.EnvVar{{Name: "HTTP_MAXPOOLSIZE", Value: v}}},
 	}}}
+}
+
+// resultReport builds the report ConfigMap of the run res names, holding res as results.json.
+func resultReport(t *testing.T, ns string, res *result.Result) *corev1.ConfigMap {
+	t.Helper()
+	js, err := report.JSON(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: res.Experiment + perfexpv1alpha1.ReportSuffix},
+		Data: map[string]string{report.KeyJSON: string(js)}}
 }
 
 // runReport builds the report ConfigMap a run's analysis would have published: results.json
@@ -556,6 +570,74 @@ func TestSweep(t *testing.T) {
 		if got.Status.Total != 6 || got.Status.Arms[1].Change != perfexpv1alpha1.ChangeRegressed {
 			t.Errorf("%d runs, arm %s", got.Status.Total, got.Status.Arms[1].Change)
 		}
+	})
+
+	t.Run("a sweep of one run per arm takes each arm's between-run noise from the PerfHistory of its configuration and its baseline's", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-history")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		// The arm's run is 1 % slower than the baseline's, with the same within-run noise.
+		for name, median := range map[string]float64{"noise-baseline-1": 50, "noise-pool-10-1": 50.5} {
+			mustCreate(t, c, resultReport(t, ns, testexp.RunResult(name, median, 7)))
+		}
+		sw := newTestSweep(ns, "noise", 1, "10")
+		sw.Spec.Template.Load.Scenarios = testexp.New(ns, "template").Spec.Load.Scenarios
+		mustCreate(t, c, sw)
+		var runs map[string]perfexpv1alpha1.PerfExperiment
+		eventually(t, 30*time.Second, "2 runs exist", func() error {
+			if runs = runsOf(t, c, ns); len(runs) != 2 {
+				return fmt.Errorf("%d runs", len(runs))
+			}
+			return nil
+		})
+		// Each configuration ran eight times in the last eight hours, its p95 within 1 %.
+		var names []string
+		for _, run := range []string{"noise-baseline-1", "noise-pool-10-1"} {
+			exp := runs[run]
+			scripts, err := load.ScenarioScripts(t.Context(), c, &exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, fingerprint := history.Key(&exp, scripts)
+			names = append(names, name)
+			h := &perfexpv1alpha1.PerfHistory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			mustCreate(t, c, h)
+			h.Status.Fingerprint = fingerprint
+			for i, v := range []float64{30, 30.3, 29.7, 30.15, 29.85, 30.3, 29.7, 30.0} {
+				h.Status.Records = append(h.Status.Records, perfexpv1alpha1.HistoryRecord{Experiment: fmt.Sprint(run, "-earlier-", i), UID: types.UID(fmt.Sprint(run, i)),
+					Time: metav1.NewTime(time.Now().Add(-time.Duration(8-i) * time.Hour)), Validity: perfexpv1alpha1.Valid,
+					Scenarios: []perfexpv1alpha1.HistoryScenario{{Name: "s", HistoryStats: perfexpv1alpha1.HistoryStats{P95: fmt.Sprint(v), Avg: fmt.Sprint(v / 2)}}}})
+			}
+			if err := c.Status().Update(t.Context(), h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if names[0] == names[1] {
+			t.Fatalf("the baseline and the arm share history %s", names[0])
+		}
+		for run := range runs {
+			lab.finishLoad(run)
+		}
+		done := waitSweepPhase(t, c, ns, "noise", perfexpv1alpha1.SweepSucceeded)
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: done.Status.ReportRef.Name}, cm); err != nil {
+			t.Fatal(err)
+		}
+		res, err := report.ParseSweepJSON([]byte(cm.Data[report.KeySweepJSON]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp := res.Arms[1].Comparison
+		slices.Sort(names)
+		want := "between-run sd from PerfHistory " + strings.Join(names, ", ") + ", latest segment (15 runs"
+		if cmp == nil || !strings.HasPrefix(cmp.Noise, want) {
+			t.Fatalf("arm pool-10's comparison %+v: noise should start %q", cmp, want)
+		}
+		// Under the assumed 10 % one run each could not tell +1 % from nothing.
+		if cmp.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || done.Status.Arms[1].Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
+			t.Errorf("arm pool-10 reads %s (status %s), want NoMeaningfulChange under the histories' sd", cmp.Change, done.Status.Arms[1].Change)
+		}
+		t.Logf("arm pool-10: %s; noise: %s", cmp.Change, cmp.Noise)
 	})
 
 	t.Run("a sweep whose arm equals the baseline is refused and creates nothing", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,9 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 )
 
@@ -46,7 +49,10 @@ func compareCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 		Long: `With two names, compare prints how the second experiment compares with the first: each metric's
 value in both, its relative change with the 95 % interval, the verdict and the number of samples.
 When the second experiment was analysed against the first, its own comparison is shown; otherwise
-the two runs' results are compared now (one run each: between-run noise is not in the interval).
+the two runs' results are compared now, one run each, with the between-run noise the operator's
+analysis would use: the experiment's spec.analysis.betweenRun, else the spread of the latest
+segment of the PerfHistory of both runs' configurations, else an assumed default. The first line
+says which.
 
 With one name, compare prints the table of a PerfSweep: arm, parameter, value, each scenario's
 average and p95, the change of p95 against the baseline and the arm's verdict.
@@ -75,12 +81,12 @@ the same document with kubectl's printers.`,
 	return cmd
 }
 
-// experimentResult reads an experiment's results: its report's results.json, or the summary in
-// its status when the report is gone.
-func experimentResult(ctx context.Context, conn *connection, name string) (*result.Result, error) {
+// experimentResult reads an experiment and its results: its report's results.json, or the
+// summary in its status when the report is gone.
+func experimentResult(ctx context.Context, conn *connection, name string) (*perfexpv1alpha1.PerfExperiment, *result.Result, error) {
 	exp := &perfexpv1alpha1.PerfExperiment{}
 	if err := conn.client.Get(ctx, client.ObjectKey{Namespace: conn.namespace, Name: name}, exp); err != nil {
-		return nil, notFoundIn(err, name, conn.namespace)
+		return nil, nil, notFoundIn(err, name, conn.namespace)
 	}
 	if exp.Status.ReportRef != nil {
 		cm := &corev1.ConfigMap{}
@@ -88,34 +94,67 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*resu
 		switch {
 		case err == nil:
 			if r, perr := report.ParseJSON([]byte(cm.Data[report.KeyJSON])); perr == nil {
-				return r, nil
+				return exp, r, nil
 			}
 		case !apierrors.IsNotFound(err):
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if r := result.FromStatus(exp.Status.Results); r != nil {
-		return r, nil
+		return exp, r, nil
 	}
-	return nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
+	return nil, nil, fmt.Errorf("experiment %s/%s has no results yet (phase %s)", conn.namespace, name, phaseOf(exp))
+}
+
+// oneRunOptions are the options of a comparison computed here, with the between-run noise the
+// analysis of the experiment against that baseline would hold: its spec.analysis.betweenRun
+// when set, else the noise learned from the PerfHistory of the two runs' configurations
+// (history.ReadNoise, the operator's own lookup), else the default. A user who may not read
+// the histories gets the default and a note that says why.
+func oneRunOptions(ctx context.Context, conn *connection, base, cur *perfexpv1alpha1.PerfExperiment, minChange float64, now time.Time) (judge.CompareOptions, string, error) {
+	o := judge.CompareOptions{MinChangePercent: minChange}
+	if a := cur.Spec.Analysis; a != nil {
+		if fromSpec, _ := judge.OptionsFor(*a); fromSpec.BetweenRun != nil {
+			o.BetweenRun = fromSpec.BetweenRun
+			return o, "", nil
+		}
+	}
+	scripts, err := load.ScenarioScripts(ctx, conn.client, cur)
+	if err == nil {
+		o.History, err = history.ReadNoise(ctx, conn.client, conn.namespace, scripts, now, base, cur)
+	}
+	switch {
+	case apierrors.IsForbidden(err):
+		return o, "the runs' PerfHistory could not be read (forbidden: reading it takes get on perfhistories and configmaps)", nil
+	case err != nil:
+		return o, "", fmt.Errorf("reading the runs' PerfHistory: %w", err)
+	}
+	return o, "", nil
 }
 
 func printExperimentComparison(ctx context.Context, out io.Writer, conn *connection, baseName, name string, o *output, minChange float64) error {
-	base, err := experimentResult(ctx, conn, baseName)
+	baseExp, base, err := experimentResult(ctx, conn, baseName)
 	if err != nil {
 		return err
 	}
-	cur, err := experimentResult(ctx, conn, name)
+	curExp, cur, err := experimentResult(ctx, conn, name)
 	if err != nil {
 		return err
 	}
 	c := cur.Comparison
 	source := fmt.Sprintf("as analysed when %s ran", name)
 	if c == nil || c.Baseline != baseName {
-		c = judge.CompareRuns([]*result.Result{base}, []*result.Result{cur}, judge.CompareOptions{MinChangePercent: minChange})
+		opts, note, err := oneRunOptions(ctx, conn, baseExp, curExp, minChange, time.Now())
+		if err != nil {
+			return err
+		}
+		c = judge.CompareRuns([]*result.Result{base}, []*result.Result{cur}, opts)
 		source = "computed now from one run each"
 		if c.Noise != "" {
 			source += ", with " + c.Noise + " added to the intervals"
+		}
+		if note != "" {
+			source += "; " + note
 		}
 	}
 	if output := o.format(); output == outputJSON || !o.human() {

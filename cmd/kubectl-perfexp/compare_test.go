@@ -1,18 +1,27 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/testenv"
+	"github.com/perfexp/perfexp/internal/testexp"
 )
 
 // Story: after a study, an engineer prints the comparison of two experiments and the table of a
@@ -33,11 +42,7 @@ func TestCompare(t *testing.T) {
 		t.Helper()
 		exp := newExperiment(ns, name)
 		create(exp)
-		js, err := report.JSON(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-report"}, Data: map[string]string{report.KeyJSON: string(js)}})
+		create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-report"}, Data: map[string]string{report.KeyJSON: mustJSON(t, res)}})
 		exp.Status.Phase = perfexpv1alpha1.PhaseSucceeded
 		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: name + "-report"}
 		if err := env.Client.Status().Update(ctx, exp); err != nil {
@@ -56,6 +61,49 @@ func TestCompare(t *testing.T) {
 				DeltaPercent: f(100), Estimate: f(99), Low: f(95), High: f(103), Scale: result.ScalePercent, Samples: 19, BaselineSamples: 19, Change: perfexpv1alpha1.ChangeRegressed},
 		}}})
 	finished("other", &result.Result{Experiment: "other", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(90)})
+	// Two runs never compared, the second 1 % slower, whose configurations each ran eight times
+	// in the last eight hours with p95 within 1 %; and a third that declares its noise.
+	finished("hist-base", testexp.RunResult("hist-base", 50, 7))
+	finishedAs := func(exp *perfexpv1alpha1.PerfExperiment, res *result.Result) {
+		t.Helper()
+		create(exp)
+		create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: exp.Name + "-report"}, Data: map[string]string{report.KeyJSON: mustJSON(t, res)}})
+		exp.Status.Phase = perfexpv1alpha1.PhaseSucceeded
+		exp.Status.ReportRef = &perfexpv1alpha1.LocalObjectReference{Name: exp.Name + "-report"}
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool10 := testexp.WithVariant(&perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{
+		WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"api"}},
+		Env:              &perfexpv1alpha1.EnvChange{Set: []perfexpv1alpha1.EnvVar{{Name: "POOL", Value: "10"}}}}}})
+	finishedAs(testexp.New(ns, "hist-variant", pool10), testexp.RunResult("hist-variant", 50.5, 7))
+	declared := testexp.New(ns, "hist-declared", pool10)
+	sd := resource.MustParse("4")
+	declared.Spec.Analysis = &perfexpv1alpha1.Analysis{BetweenRun: &perfexpv1alpha1.BetweenRunNoise{SDPercent: &sd}}
+	finishedAs(declared, testexp.RunResult("hist-declared", 50.5, 7))
+	var histories []string
+	for _, name := range []string{"hist-base", "hist-variant"} {
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+			t.Fatal(err)
+		}
+		key, fingerprint := history.Key(exp, nil)
+		histories = append(histories, key)
+		h := &perfexpv1alpha1.PerfHistory{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key}}
+		create(h)
+		h.Status.Fingerprint = fingerprint
+		for i, v := range []float64{30, 30.3, 29.7, 30.15, 29.85, 30.3, 29.7, 30.0} {
+			h.Status.Records = append(h.Status.Records, perfexpv1alpha1.HistoryRecord{Experiment: fmt.Sprint(name, "-", i), UID: types.UID(fmt.Sprint(name, i)),
+				Time: metav1.NewTime(time.Now().Add(-time.Duration(8-i) * time.Hour)), Validity: perfexpv1alpha1.Valid,
+				Scenarios: []perfexpv1alpha1.HistoryScenario{{Name: "s", HistoryStats: perfexpv1alpha1.HistoryStats{P95: fmt.Sprint(v), Avg: fmt.Sprint(v / 2)}}}})
+		}
+		if err := env.Client.Status().Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(histories)
+	fromHistory := "between-run sd from PerfHistory " + strings.Join(histories, ", ") + ", latest segment (15 runs, newest 1 h old, oldest 8 h"
 	finished("noisy", &result.Result{Experiment: "noisy", Validity: perfexpv1alpha1.Valid, Scenarios: scenario(60),
 		Comparison: &result.Comparison{Baseline: "base", Change: perfexpv1alpha1.ChangeInconclusive, Disturbed: "the node was busier during the baseline", Metrics: []result.MetricComparison{
 			{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Baseline: f(100), Value: f(60), DeltaPercent: f(-40),
@@ -123,6 +171,11 @@ func TestCompare(t *testing.T) {
 		{"as Markdown", []string{"compare", "base", "variant", "-o", "md"}, []string{"## variant against base: Regressed", "| s p95 | 100 ms | 130 ms | +30.0 % |"}, ""},
 		{"two experiments never compared are compared now, and it says so", []string{"compare", "base", "other"},
 			[]string{"other against base:", "(computed now from one run each)"}, ""},
+		{"two runs compared now take their between-run noise from their configurations' PerfHistory, and say so", []string{"compare", "hist-base", "hist-variant"},
+			[]string{"hist-variant against hist-base: NoMeaningfulChange (computed now from one run each, with " + fromHistory, "s/p95 0.802 %", "added to the intervals)",
+				"s p95", "NoMeaningfulChange"}, ""},
+		{"an experiment's declared betweenRun wins over the history", []string{"compare", "hist-base", "hist-declared"},
+			[]string{"hist-declared against hist-base: Inconclusive (computed now from one run each, with between-run sd 4 % (spec.analysis.betweenRun) added to the intervals)"}, ""},
 		{"a sweep's table", []string{"compare", "pool"}, []string{"ARM", "VERDICT", "baseline", "as deployed", "100 ms", "pool-10", "HTTP_MAXPOOLSIZE", "80 ms", "-20.0 %", "Improved",
 			"best arm: pool-10; 2 run(s) per arm"}, ""},
 		{"a sequential sweep's table says what each decision took", []string{"compare", "seq"}, []string{"sequential, up to 5 run(s) per arm",
@@ -156,6 +209,17 @@ func TestCompare(t *testing.T) {
 		})
 	}
 
+	t.Run("a user who may not read PerfHistory gets the assumed noise and is told why", func(t *testing.T) {
+		forbidden := noHistories{env.Client}
+		out, err := run(t, &connection{client: forbidden, namespace: ns}, "compare", "hist-base", "hist-variant")
+		for _, w := range []string{"hist-variant against hist-base: Inconclusive (computed now from one run each, with between-run sd 10 % (assumed",
+			"; the runs' PerfHistory could not be read (forbidden: reading it takes get on perfhistories and configmaps))"} {
+			if err != nil || !strings.Contains(out, w) {
+				t.Errorf("output lacks %q (%v):\n%s", w, err, out)
+			}
+		}
+	})
+
 	t.Run("the help has examples", func(t *testing.T) {
 		out, err := run(t, conn, "compare", "--help")
 		if err != nil || !strings.Contains(out, "kubectl perfexp compare baseline pool-10 -n perf") {
@@ -165,3 +229,22 @@ func TestCompare(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func mustJSON(t *testing.T, res *result.Result) string {
+	t.Helper()
+	js, err := report.JSON(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(js)
+}
+
+// noHistories is a client of a user without get on perfhistories.
+type noHistories struct{ client.Client }
+
+func (c noHistories) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*perfexpv1alpha1.PerfHistory); ok {
+		return apierrors.NewForbidden(perfexpv1alpha1.GroupVersion.WithResource("perfhistories").GroupResource(), key.Name, errors.New("RBAC"))
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}

@@ -63,26 +63,9 @@ func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *pe
 	if a.APIReader != nil {
 		reader = a.APIReader
 	}
-	var hs []*perfexpv1alpha1.PerfHistory
-	seen := map[string]bool{}
 	// The baseline ran the same load shape, scripts included (else it is refused), so the
 	// experiment's scripts key its history too.
-	for _, e := range []*perfexpv1alpha1.PerfExperiment{baseline, exp} {
-		name, _ := history.Key(e, scripts)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		h := &perfexpv1alpha1.PerfHistory{}
-		switch err := reader.Get(ctx, client.ObjectKey{Namespace: exp.Namespace, Name: name}, h); {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, err
-		}
-		hs = append(hs, h)
-	}
-	return history.BetweenRunNoise(hs, a.clock().Now(), judge.HistoryNoiseSettings{}), nil
+	return history.ReadNoise(ctx, reader, exp.Namespace, scripts, a.clock().Now(), baseline, exp)
 }
 
 // workloads lists the touched workloads with the resources in force during the run, the

@@ -1,6 +1,7 @@
 // Package history keeps the compact results of comparable runs and finds the change points
-// in them (with internal/judge's change-point statistics). It is pure: records are built from
-// an experiment's status, and the cluster-facing writer lives in controllers/history.go.
+// in them (with internal/judge's change-point statistics). It is pure but for read.go, the one
+// reader of the histories a comparison learns its between-run noise from: records are built
+// from an experiment's status, and the cluster-facing writer lives in controllers/history.go.
 package history
 
 import (

@@ -252,7 +252,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		// says so; the reconciler starts with the manager, below.
 		r.Orphans = janitor
 	}
-	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
+	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("perfexp"), FailOnRegression: opts.FailOnRegression}
 	if err := sweeps.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PerfSweep controller: %w", err)
 	}

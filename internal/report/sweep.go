@@ -234,6 +234,10 @@ func SweepMarkdown(r *SweepResult) string {
 		if why := VerdictReason(a.Comparison); why != "" {
 			m.printf(": %s", why)
 		}
+		if a.Comparison.Noise != "" {
+			// Only a comparison of one run per side holds an assumed or learned noise: say which.
+			m.printf(" (one run per side, with %s)", a.Comparison.Noise)
+		}
 		m.printf("\n")
 	}
 	if rows := SweepDecisionRows(r); len(rows) > 0 {

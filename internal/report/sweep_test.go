@@ -52,6 +52,15 @@ func TestSweepMarkdown(t *testing.T) {
 	}
 }
 
+func TestSweepMarkdownSaysWhereOneRunNoiseCameFrom(t *testing.T) {
+	r := sweepSample()
+	r.Arms[2].Comparison.Noise = "between-run sd from PerfHistory runs-a, runs-b, latest segment (15 runs, newest 1 h old, oldest 8 h; Student's t): checkinout/p95 0.802 %"
+	want := "- **users-1** (vus = 1): Improved: judged on p95 (one run per side, with between-run sd from PerfHistory runs-a, runs-b, latest segment (15 runs"
+	if md := SweepMarkdown(r); !strings.Contains(md, want) || strings.Count(md, "one run per side") != 1 {
+		t.Errorf("the sweep report should say where the one-run arm's noise came from, and only for it (%q):\n%s", want, md)
+	}
+}
+
 func TestSweepJSONRoundTrip(t *testing.T) {
 	in := sweepSample()
 	b, err := SweepJSON(in)

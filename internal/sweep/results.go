@@ -21,11 +21,52 @@ type Outcome struct {
 	Seconds float64
 }
 
+// Noise is, by arm name, the between-run noise learned from the PerfHistory segments of the
+// arm's configuration and of its baseline's (history.ReadNoise, read by the controller). An
+// arm's one-run comparison holds it when the template sets no betweenRun; an arm without an
+// entry takes the default.
+type Noise map[string]*judge.HistoryNoise
+
+// LearnsNoise reports whether the sweep's one-run comparisons take their between-run noise
+// from the history: when the template's analysis sets no betweenRun (an explicit value wins).
+func LearnsNoise(s *perfexpv1alpha1.PerfSweep) bool {
+	a := s.Spec.Template.Analysis
+	if a == nil {
+		return true
+	}
+	o, _ := judge.OptionsFor(*a)
+	return o.BetweenRun == nil
+}
+
+// OneRunArms are the arms compared one run against one: the arm and its baseline each have
+// exactly one succeeded run with results. Only their comparisons use Noise, so the controller
+// reads the histories of these arms alone.
+func OneRunArms(p *Plan, outcomes map[string]Outcome) map[string]bool {
+	succeeded := func(arm string) int {
+		n := 0
+		for _, run := range p.RunsOf(arm) {
+			if o, ok := outcomes[run.Name]; ok && o.Phase == perfexpv1alpha1.PhaseSucceeded && o.Result != nil {
+				n++
+			}
+		}
+		return n
+	}
+	out := map[string]bool{}
+	for _, arm := range p.Arms {
+		if arm.Baseline != "" && succeeded(arm.Name) == 1 && succeeded(arm.Baseline) == 1 {
+			out[arm.Name] = true
+		}
+	}
+	return out
+}
+
 // Compare builds the sweep's results once every run has ended: each arm's statistics (means
 // over its runs), the comparison of each arm's runs with the baseline's runs, the multiplicity
 // control across arms, and the best arm. Runs that did not succeed, or left no results, are
-// left out and named in the notes.
-func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome) *report.SweepResult {
+// left out and named in the notes. noise is the between-run noise of each arm's one-run
+// comparison, used as a single experiment's analysis uses its history: only when the template
+// sets no betweenRun.
+func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome, noise Noise) *report.SweepResult {
 	out := &report.SweepResult{
 		Sweep: s.Name, Namespace: s.Namespace, Repeats: PlannedRepeats(s),
 		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter,
@@ -72,7 +113,11 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome)
 		cs := make([]*result.Comparison, 0, len(arms))
 		for _, i := range arms {
 			a := &out.Arms[i]
-			cs = append(cs, judge.CompareRuns(upTo(results[a.Baseline], design.Blocks, n), upTo(results[a.Name], design.Blocks, n), o))
+			oa := o
+			if oa.BetweenRun == nil {
+				oa.History = noise[a.Name]
+			}
+			cs = append(cs, judge.CompareRuns(upTo(results[a.Baseline], design.Blocks, n), upTo(results[a.Name], design.Blocks, n), oa))
 		}
 		return cs
 	}

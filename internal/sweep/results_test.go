@@ -33,7 +33,7 @@ func TestCompare(t *testing.T) {
 		"pool-users-1-1": ok("pool-users-1-1", 40, 10), "pool-users-1-2": {Phase: perfexpv1alpha1.PhaseFailed},
 		"pool-users-20-1": ok("pool-users-20-1", 300, 150), "pool-users-20-2": {Phase: perfexpv1alpha1.PhaseSucceeded},
 	}
-	r := sweep.Compare(s, p, outcomes)
+	r := sweep.Compare(s, p, outcomes, nil)
 
 	if len(r.Arms) != 3 || r.Arms[0].Name != "baseline" || r.Repeats != 2 || r.MinMeaningfulChangePercent != 5 {
 		t.Fatalf("result %+v", r)
@@ -77,7 +77,7 @@ func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
 	for _, r := range p.Runs {
 		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(r.Name, 100, 50)}
 	}
-	r := sweep.Compare(s, p, outcomes)
+	r := sweep.Compare(s, p, outcomes, nil)
 	want := map[string]string{"pool-1": "pool-baseline-1", "pool-1-busy": "pool-baseline-vus-20-1"}
 	for _, a := range r.Arms {
 		w, compared := want[a.Name]

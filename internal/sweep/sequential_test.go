@@ -85,7 +85,7 @@ func TestCompareSequentialFreezesDecidedArms(t *testing.T) {
 			outcomes[name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(name, v, 80), Seconds: 60}
 		}
 	}
-	r := sweep.Compare(s, p, outcomes)
+	r := sweep.Compare(s, p, outcomes, nil)
 	var a, b *report.SweepArmResult
 	for i := range r.Arms {
 		switch r.Arms[i].Name {
@@ -117,7 +117,7 @@ func TestCompareSequentialFreezesDecidedArms(t *testing.T) {
 	}
 	// Had pool-a been recorded with another verdict, the report says its results changed.
 	s.Status.Sequential.Arms[0].Change = perfexpv1alpha1.ChangeImproved
-	if notes := strings.Join(sweep.Compare(s, p, outcomes).Notes, "\n"); !strings.Contains(notes, "arm pool-a stopped with the verdict Improved after 2 repeats; its runs' results now read Regressed") {
+	if notes := strings.Join(sweep.Compare(s, p, outcomes, nil).Notes, "\n"); !strings.Contains(notes, "arm pool-a stopped with the verdict Improved after 2 repeats; its runs' results now read Regressed") {
 		t.Errorf("notes %q do not say pool-a's verdict changed", notes)
 	}
 	page, err := report.SweepHTML(r)
@@ -188,7 +188,7 @@ func TestSequentialSweepOverLoadWaitsForNoDecision(t *testing.T) {
 		p95 := map[string]float64{"baseline": 100, "users-1": 40, "users-20": 300}[run.Arm] + float64(run.Repeat)
 		outcomes[run.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(run.Name, p95, 50)}
 	}
-	r := sweep.Compare(s, p, outcomes)
+	r := sweep.Compare(s, p, outcomes, nil)
 	if !sweep.Decided(r) {
 		t.Error("a sweep over load alone waits for decisions no look can make")
 	}

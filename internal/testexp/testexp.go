@@ -1,7 +1,8 @@
 // Package testexp builds PerfExperiments for tests: New gives the smallest experiment the API
 // server accepts, and options change only what a test is about, so a test reads as the
 // difference it makes. Every package's tests use it instead of a builder of their own; it
-// imports only the API types, so any test (unit or envtest) may use it.
+// imports only the API types and the result model (RunResult builds a run's results), so any
+// test (unit or envtest) may use it.
 package testexp
 
 import (
