@@ -3,14 +3,12 @@ package analysis
 import (
 	"context"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
 	"github.com/perfexp/perfexp/internal/analysis/result"
-	"github.com/perfexp/perfexp/internal/judge"
 )
 
 const mib = 1 << 20
@@ -311,111 +309,4 @@ func TestCraftedWorkloadsPerPodLimits(t *testing.T) {
 			}
 		})
 	}
-}
-
-// Story: the short forms of the reference studies measure 30-45 s, shorter than the minute a
-// rate of cAdvisor's counters used to span. Read over that minute, a 40 s run's CPU mixed in
-// the idle seconds before the load and its one rate, stamped past the last whole interval, left
-// the run with no per-interval use, so its comparison read "no use measured". Read over the run
-// itself, the run has its own use, in its intervals; a run too short for two samples says so.
-func TestCraftedWorkloadsShortRun(t *testing.T) {
-	prom := promtest.Start(t)
-	base := time.Now().Add(-45 * time.Minute).Truncate(time.Minute)
-	// Samples every 15 s: the two before the load (at 20:00 and 20:15) lie in the minute before
-	// a 40 s run's end, the next two inside the run.
-	load := base.Add(20*time.Minute + 19900*time.Millisecond)
-	// 0.1 cores idle, 0.5 from the load's start.
-	busy := func(t time.Time) float64 {
-		if t.After(load) {
-			return 0.5
-		}
-		return 0.1
-	}
-	var series []promtest.Series
-	for _, c := range []cadvisor{
-		{ns: "shop", pod: "api-7d9f8c6b5-abcde", container: "app", id: "a1", from: base, to: base.Add(40 * time.Minute), cpuRate: busy, mem: constant(200 * mib)},
-	} {
-		series = append(series, c.series()...)
-	}
-	// The load's requests: the results keep per-interval use only beside per-interval requests.
-	ok := promtest.NewK6Series(promtest.K6Labels("short", "checkout", "pay", "0", true))
-	for i := 1; i <= 8; i++ {
-		ok.Flush(load.Add(time.Duration(i)*5*time.Second), latencies(20, 0.005, 0.015, i)...)
-	}
-	series = append(series, ok.Series()...)
-	prom.Write(t, series)
-	workloads := []Workload{{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: "shop", Name: "api", Touched: true, Containers: []Container{{Name: "app"}}}}
-	analyze := func(t *testing.T, end time.Time) *result.Result {
-		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "short", TargetNamespace: "shop", Start: load, End: end, Scenarios: []string{"checkout"}, Workloads: workloads,
-			Analysis: perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{{Name: "api-cpu",
-				Query: `max(rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",pod=~"api-.*",container="app"}[{{.Window}}]))`}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Workloads) != 1 {
-			t.Fatalf("workloads: %+v", r.Workloads)
-		}
-		return r
-	}
-
-	t.Run("a 40 s run has the load's use, in its intervals", func(t *testing.T) {
-		r := analyze(t, load.Add(40*time.Second))
-		w := r.Workloads[0]
-		if w.CPUAvg == nil || math.Abs(*w.CPUAvg-0.5) > 1e-6 {
-			t.Errorf("cpu avg %v, want the load's 0.5 cores (over the last minute: idle seconds mixed in)", deref(w.CPUAvg))
-		}
-		if w.CPUNote != "" {
-			t.Errorf("cpu note %q", w.CPUNote)
-		}
-		if q := r.Queries[0]; q.Value == nil || math.Abs(*q.Value-0.5) > 1e-6 || q.Note != "" {
-			t.Errorf("query %v note %q", deref(q.Value), q.Note)
-		}
-		iv := r.Intervals.FindWorkload(w.Kind, w.Namespace, w.Name)
-		if iv == nil {
-			t.Fatal("no per-interval use")
-		}
-		var cpu []float64
-		for _, v := range iv.CPU {
-			if !math.IsNaN(v) {
-				cpu = append(cpu, v)
-			}
-		}
-		if len(cpu) == 0 || math.Abs(cpu[len(cpu)-1]-0.5) > 1e-6 {
-			t.Errorf("per-interval cpu %v, want the run's 0.5 in an interval", iv.CPU)
-		}
-		// Compared with a run like it, the row has both uses: Inconclusive for too few
-		// intervals, never Unknown for want of a use.
-		c := judge.CompareRuns([]*result.Result{analyze(t, load.Add(40*time.Second))}, []*result.Result{r}, judge.CompareOptions{})
-		found := false
-		for _, m := range c.Metrics {
-			if m.Kind != result.MetricCPU {
-				continue
-			}
-			found = true
-			if m.Change == perfexpv1alpha1.ChangeUnknown || m.Value == nil || m.Baseline == nil {
-				t.Errorf("cpu row %s %q", m.Change, m.Why)
-			}
-		}
-		if !found {
-			t.Errorf("no cpu row in %+v", c.Metrics)
-		}
-	})
-
-	t.Run("a 15 s run with one sample says it is too short for a rate", func(t *testing.T) {
-		r := analyze(t, load.Add(15*time.Second))
-		w := r.Workloads[0]
-		if w.CPUAvg != nil {
-			t.Errorf("cpu avg %v from one sample inside the run (the minute before it was read)", *w.CPUAvg)
-		}
-		if w.MemoryAvg == nil || !strings.Contains(w.CPUNote, "fewer than two cAdvisor CPU samples inside the 15s measured") {
-			t.Errorf("memory %v, cpu note %q", deref(w.MemoryAvg), w.CPUNote)
-		}
-		// A custom query's rate over {{.Window}} is empty for the same reason (the studies'
-		// writer-CPU query once was), and its result says why.
-		q := r.Queries[0]
-		if q.Value != nil || q.Error != "" || !strings.Contains(q.Note, "the query returned no series at "+load.Add(15*time.Second).UTC().Format(time.RFC3339)) ||
-			!strings.Contains(q.Note, "({{.Window}} = 15s)") || !strings.Contains(q.Note, "two samples") {
-			t.Errorf("query %v %q note %q", deref(q.Value), q.Error, q.Note)
-		}
-	})
 }

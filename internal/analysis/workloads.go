@@ -117,9 +117,6 @@ type workloadData struct {
 	step      time.Duration
 	// ranLimits are the limits each pod's containers ran with.
 	ranLimits map[ranLimitsKey]ranLimits
-	// window is the length of the window read; a short one (shortWindow) has one rate, at its
-	// end.
-	window time.Duration
 }
 
 // workloadStep is the resolution of the range queries: about 300 points per window, at least
@@ -142,26 +139,12 @@ func (in Input) cadvisorMatchers() string {
 
 // cadvisorRange is how rates of cAdvisor's counters over [start, end] are evaluated: every
 // workloadStep, the first a rate window after start so that every rate lies inside the window;
-// rw is that rate window as PromQL writes it. A window shorter than the rate window gets one
-// rate over the window itself, evaluated at its end: never longer than the run, so nothing from
-// before it (the idle minute before the load, a setup Job, the pods a rollout replaced) is
-// mixed in. Two samples of a container inside the window are then all a rate needs; a window
-// too short for two scrapes has no rate, and the results say so (cpuNote).
+// rw is that rate window as PromQL writes it.
 func cadvisorRange(start, end time.Time) (r promv1.Range, rw string) {
 	step := workloadStep(end.Sub(start))
-	if w := end.Sub(start); shortWindow(w) {
-		return promv1.Range{Start: end, End: end, Step: step}, promMillis(w)
-	}
-	return promv1.Range{Start: start.Add(rateWindow(step)), End: end, Step: step}, promDuration(rateWindow(step))
+	first := start.Add(min(rateWindow(step), end.Sub(start)))
+	return promv1.Range{Start: first, End: end, Step: step}, promDuration(rateWindow(step))
 }
-
-// shortWindow says whether a window of length w is read with one rate over the whole window
-// (cadvisorRange) rather than per step.
-func shortWindow(w time.Duration) bool { return w < rateWindow(workloadStep(w)) }
-
-// promMillis renders a duration as a PromQL range in whole milliseconds, rounded down so a
-// range never reaches before the window it reads.
-func promMillis(d time.Duration) string { return fmt.Sprintf("%dms", max(d.Milliseconds(), 1)) }
 
 // rateWindow covers at least two scrapes at a 30 s interval.
 func rateWindow(step time.Duration) time.Duration {
@@ -245,7 +228,7 @@ func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *mo
 }
 
 func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
-	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start)), window: end.Sub(start)}
+	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start))}
 	if len(ws) == 0 {
 		return d, nil
 	}

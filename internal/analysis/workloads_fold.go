@@ -172,7 +172,6 @@ func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResu
 		wr := result.WorkloadResult{Kind: string(w.Kind), Namespace: w.Namespace, Name: w.Name, Touched: w.Touched, Listed: w.Listed,
 			Pods: u.pods, PodsSeen: len(s.pods)}
 		wr.CPUAvg, wr.CPUMax, wr.MemoryAvg, wr.MemoryMax, wr.CPUThrottledPercent = u.cpuAvg, u.cpuMax, u.memAvg, u.memMax, u.throttled
-		wr.CPUNote = d.cpuNote(u)
 		wr.CPURequest, wr.CPUPercentOfRequest, wr.CPURequestNote = share(u.cpuAvg, u.cpuReq, w.allSet(func(c Container) *float64 { return c.CPURequest }), "request")
 		wr.CPULimit, _, wr.CPULimitNote = share(u.cpuAvg, u.cpuLim, ran.allSet(func(c Container) *float64 { return c.CPULimit }), "limit")
 		if wr.CPULimitNote == "" {
@@ -211,15 +210,6 @@ func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResu
 		out = append(out, wr)
 	}
 	return out
-}
-
-// cpuNote says why a workload whose containers were seen (a working set) has no CPU: in a window
-// read with one rate over the whole window, fewer than two of its CPU samples lay inside it.
-func (d *workloadData) cpuNote(u usage) string {
-	if u.cpuAvg != nil || u.memAvg == nil || !shortWindow(d.window) {
-		return ""
-	}
-	return fmt.Sprintf("fewer than two cAdvisor CPU samples inside the %s measured, too short for a rate at its scrape interval: measure longer", d.window.Round(100*time.Millisecond))
 }
 
 // DefaultMaxListedWorkloads is the default Input.MaxListedWorkloads: enough for a namespace
@@ -274,7 +264,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 			left = append(left, d.workloads[c.i].Name)
 		}
 	}
-	kept := &workloadData{step: d.step, window: d.window}
+	kept := &workloadData{step: d.step}
 	for i, k := range keep {
 		if k {
 			kept.workloads = append(kept.workloads, d.workloads[i])

@@ -105,39 +105,11 @@ func (w waitFor) more(res *result.Result, early map[string]analysis.K6Summary) *
 			w.testID, w.ready.UTC().Format(time.RFC3339))
 		return &r
 	}
-	// The requests are all in, but cAdvisor stamps its samples at its own housekeeping (10-15 s
-	// apart) and they reach Prometheus a scrape later: right after a short run the window may
-	// not yet hold two of a container's samples, and a rate over it has none. Such holes are
-	// looked at again until the settle time, after which they are what Prometheus holds.
-	if early != nil && w.now.Before(w.ready) {
-		if what := samplesMissing(res); what != "" {
-			r := step.Wait(min(w.ready.Sub(w.now), earlyRecheck), "the last cAdvisor samples of the window (%s has none yet; until %s at the latest)",
-				what, w.ready.UTC().Format(time.RFC3339))
-			return &r
-		}
-	}
 	if noK6Samples(res) && w.now.Before(w.noDataUntil) {
 		r := step.Wait(w.backoff, "the first k6 samples with testid=%s in Prometheus at %s", w.testID, w.url)
 		return &r
 	}
 	return nil
-}
-
-// samplesMissing names the first reading of the results that lacks samples of the window's
-// end: a workload seen in the window with no CPU rate for want of two samples, or a custom
-// query that returned no series; "" when none does.
-func samplesMissing(r *result.Result) string {
-	for _, wl := range r.Workloads {
-		if wl.CPUAvg == nil && wl.CPUNote != "" {
-			return fmt.Sprintf("the CPU of %s/%s/%s", wl.Kind, wl.Namespace, wl.Name)
-		}
-	}
-	for _, q := range r.Queries {
-		if q.Note != "" {
-			return fmt.Sprintf("custom query %q", q.Name)
-		}
-	}
-	return ""
 }
 
 // noK6Samples says whether Prometheus holds no sample of the run at all: neither a request

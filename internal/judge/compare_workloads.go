@@ -76,7 +76,7 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 			ci, bi := cur.FindWorkload(w.Kind, w.Namespace, w.Name), baseIv.FindWorkload(w.Kind, w.Namespace, w.Name)
 			switch {
 			case mc.Value == nil || mc.Baseline == nil:
-				setUnknown(&mc, noUse(w, bw, m))
+				setUnknown(&mc, "no use measured in one of the runs")
 			case baseIv == nil || len(baseIv.Workloads) == 0:
 				setUnknown(&mc, noWorkloadIntervals)
 			case ci == nil || bi == nil:
@@ -114,11 +114,7 @@ func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.Metr
 			mc.Delta, mc.DeltaPercent = nil, nil
 			fillDelta(&mc)
 			if len(vc) < len(cur) || len(vb) < len(base) {
-				why := fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base))
-				if note := cpuNoteOf(append(append([]*result.Result{}, cur...), base...), *w, m); note != "" {
-					why += " (" + note + ")"
-				}
-				setUnknown(&mc, why)
+				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 			} else {
 				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
 			}
@@ -141,34 +137,6 @@ func workloadRunValues(rs []*result.Result, w result.WorkloadResult, m perfexpv1
 		}
 	}
 	return out, pods
-}
-
-// cpuNoteOf is the first reason a run gives for having no CPU for the workload, "" when none
-// does or m is not CPU.
-func cpuNoteOf(rs []*result.Result, w result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) string {
-	if m != result.MetricCPU {
-		return ""
-	}
-	for _, r := range rs {
-		if rw := findWorkloadResult(r, w); rw != nil && rw.CPUAvg == nil && rw.CPUNote != "" {
-			return rw.CPUNote
-		}
-	}
-	return ""
-}
-
-// noUse says why a workload's metric has no value in one of the runs: the run's own reason
-// when it has one (a run too short for two cAdvisor samples), else that none was measured.
-func noUse(w, bw *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) string {
-	if m == result.MetricCPU {
-		switch {
-		case w.CPUAvg == nil && w.CPUNote != "":
-			return "this run: " + w.CPUNote
-		case bw.CPUAvg == nil && bw.CPUNote != "":
-			return "the baseline: " + bw.CPUNote
-		}
-	}
-	return "no use measured in one of the runs"
 }
 
 // whyNoUse says why two runs' per-interval values gave no comparison: either run has no value

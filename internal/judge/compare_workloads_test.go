@@ -178,19 +178,6 @@ func TestWorkloadComparisonRules(t *testing.T) {
 			t.Errorf("%s %q", m.Change, m.Why)
 		}
 	})
-	t.Run("a baseline too short for a CPU rate: Unknown, saying so", func(t *testing.T) {
-		b := *base
-		note := "fewer than two cAdvisor CPU samples inside the 15s measured, too short for a rate at its scrape interval: measure longer"
-		b.Workloads = []result.WorkloadResult{{Kind: "Deployment", Namespace: "shop", Name: "api", MemoryAvg: result.Num(100 * 1 << 20), CPUNote: note}}
-		m := cpuRow(t, CompareRuns([]*result.Result{&b}, []*result.Result{cur}, CompareOptions{}))
-		if m.Change != perfexpv1alpha1.ChangeUnknown || m.Why != "the baseline: "+note {
-			t.Errorf("%s %q", m.Change, m.Why)
-		}
-		m = cpuRow(t, CompareRuns([]*result.Result{&b, &b}, []*result.Result{cur, cur}, CompareOptions{}))
-		if m.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(m.Why, "only 2 of 2 runs and 0 of 2 baseline runs have it ("+note+")") {
-			t.Errorf("repeats: %s %q", m.Change, m.Why)
-		}
-	})
 	t.Run("results.json keeps the intervals compactly and reads them back", func(t *testing.T) {
 		iv := cur.Intervals.Workloads[0]
 		iv.CPU = append([]float64{math.NaN()}, iv.CPU...)

@@ -199,26 +199,3 @@ func TestWorkloadChangesInServicesTables(t *testing.T) {
 		})
 	}
 }
-
-// A custom query with no series and a workload with no CPU say why in the report, instead of a
-// bare dash.
-func TestEmptyQueryAndNoCPUSayWhy(t *testing.T) {
-	queryNote := "the query returned no series at 2026-11-25T10:00:30Z, the end of the window [2026-11-25T10:00:00Z, 2026-11-25T10:00:30Z] ({{.Window}} = 30s)"
-	cpuNote := "fewer than two cAdvisor CPU samples inside the 15s measured, too short for a rate at its scrape interval: measure longer"
-	r := &result.Result{Experiment: "short",
-		Queries:   []result.QueryResult{{Name: "db-writer-cpu", Unit: "cores", Query: "max(rate(x[30s]))", Note: queryNote}},
-		Workloads: []result.WorkloadResult{{Kind: "StatefulSet", Namespace: "db", Name: "postgres-writer", Pods: 1, MemoryAvg: f(1 << 20), CPUNote: cpuNote}},
-		Slices:    []result.SliceResult{{Name: "first", Queries: []result.QueryResult{{Name: "db-writer-cpu", Note: queryNote}}}},
-	}
-	md := Markdown(r)
-	for _, want := range []string{
-		"| db-writer-cpu | no series (below) | cores |",
-		"db-writer-cpu: " + queryNote + ".",
-		"- query db-writer-cpu: " + queryNote,
-		"No CPU for statefulset db/postgres-writer: " + cpuNote + ".",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q:\n%s", want, md)
-		}
-	}
-}

@@ -41,7 +41,6 @@ func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Compar
 		}
 	}
 	deltas.reasons(m, result.MetricCPU)
-	noCPU(m, workloads)
 	if len(sidecars) > 0 {
 		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
 	}
@@ -56,24 +55,6 @@ func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Compar
 	}
 	deltas.reasons(m, result.MetricMemory)
 	m.printf("\n")
-}
-
-// noCPU says, once per reason, why workloads seen in the window have no CPU.
-func noCPU(m *markdown, workloads []result.WorkloadResult) {
-	var order []string
-	names := map[string][]string{}
-	for _, wl := range workloads {
-		if wl.CPUAvg != nil || wl.CPUNote == "" {
-			continue
-		}
-		if _, seen := names[wl.CPUNote]; !seen {
-			order = append(order, wl.CPUNote)
-		}
-		names[wl.CPUNote] = append(names[wl.CPUNote], workloadName(wl))
-	}
-	for _, why := range order {
-		m.printf("\nNo CPU for %s: %s.\n", strings.Join(names[why], ", "), cell(why))
-	}
 }
 
 // workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.

@@ -224,9 +224,6 @@ type WorkloadResult struct {
 	// CPU in cores, summed over pods: the mean and the highest of the per-step rates.
 	CPUAvg *float64 `json:"cpuAvg,omitempty"`
 	CPUMax *float64 `json:"cpuMax,omitempty"`
-	// CPUNote says why CPUAvg is missing while the workload's containers were seen: a measured
-	// window too short for two cAdvisor samples inside it.
-	CPUNote string `json:"cpuNote,omitempty"`
 	// CPURequest and CPULimit are the totals in force (cores, averaged over the window's pods).
 	CPURequest *float64 `json:"cpuRequest,omitempty"`
 	CPULimit   *float64 `json:"cpuLimit,omitempty"`
@@ -289,9 +286,6 @@ type QueryResult struct {
 	// SeriesDropped counts the series left out of Series: the largest MaxQuerySeriesKept are kept.
 	SeriesDropped int    `json:"seriesDropped,omitempty"`
 	Error         string `json:"error,omitempty"`
-	// Note says why a query that Prometheus answered has no value: it returned no series over
-	// the window it was evaluated for.
-	Note string `json:"note,omitempty"`
 }
 
 // QuerySeries is one labelled value of a custom query.
