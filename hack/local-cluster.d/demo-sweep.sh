@@ -7,7 +7,10 @@
 # Environment: DEMO_SWEEP_TIMEOUT (seconds to wait for the sweep, default 1500),
 # DEMO_NAMESPACE (default perfexp-demo), DEMO_SWEEP_RESET=1 (delete an earlier run of the sweep
 # first, so it runs again; by default an existing sweep is left as it is and only reported),
-# DEMO_SWEEP_DIR and DEMO_SWEEP_NAME (another sweep: `make demo-aa` runs scenarios/demo-aa).
+# DEMO_SWEEP_DIR and DEMO_SWEEP_NAME (another sweep: `make demo-aa` runs scenarios/demo-aa),
+# DEMO_SWEEP_BURN_REPEATS (e.g. "2 4": a noisy neighbour, one k6 pod spinning on up to one core
+# in namespace perfexp-burner, runs while a run of those repeats is in the environment and is
+# stopped otherwise; the log says when it was on).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -54,6 +57,62 @@ step "the sweep ${SWEEP} (${SWEEP_DIR})"
 # A CRD applied seconds ago may not be served yet.
 wait_for "the PerfSweep API" 60 "" kc get perfsweeps -n "${NS}"
 kc apply -k "${SWEEP_DIR}"
+
+burner_pid=""
+if [ -n "${DEMO_SWEEP_BURN_REPEATS:-}" ]; then
+  step "a CPU burner during the runs of repeats ${DEMO_SWEEP_BURN_REPEATS}"
+  burner_on() {
+    kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: perfexp-burner}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: burn, namespace: perfexp-burner}
+data:
+  burn.js: |
+    export const options = { vus: 1, duration: '3h', summaryTrendStats: ['avg'] };
+    export default function () { let x = 0; for (let i = 0; i < 5e7; i++) { x += i % 7; } }
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: burner, namespace: perfexp-burner}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: k6
+    image: perfexp/k6:v1.8.1
+    imagePullPolicy: Never
+    args: [run, --quiet, --no-summary, /burn/burn.js]
+    resources: {requests: {cpu: 10m}, limits: {cpu: "1"}}
+    volumeMounts: [{name: burn, mountPath: /burn}]
+  volumes: [{name: burn, configMap: {name: burn}}]
+YAML
+  }
+  burner_off() { kc -n perfexp-burner delete pod burner --ignore-not-found --wait=false >/dev/null 2>&1 || true; }
+  (
+    state=off
+    while :; do
+      # The repeats with a run in the environment now (not queued, not analysing after its restore, not ended).
+      active="$(kc -n "${NS}" get perfexperiments -l "perfexp.dev/sweep=${SWEEP}" \
+        -o jsonpath='{range .items[*]}{.metadata.labels.perfexp\.dev/repeat}{" "}{.status.phase}{"\n"}{end}' 2>/dev/null |
+        awk '$2 != "" && $2 != "Pending" && $2 != "Queued" && $2 != "Analyzing" && $2 != "Confirming" && $2 != "Succeeded" && $2 != "Failed" && $2 != "Aborted" { print $1 }')"
+      want=off
+      for r in ${active}; do
+        for b in ${DEMO_SWEEP_BURN_REPEATS}; do [ "${r}" = "${b}" ] && want=on; done
+      done
+      if [ "${want}" != "${state}" ]; then
+        if [ "${want}" = on ]; then burner_on; else burner_off; fi
+        printf '%s  CPU burner %s (runs in the environment from repeats: %s)\n' "$(date +%H:%M:%S)" "${want}" "$(echo ${active})" >&2
+        state="${want}"
+      fi
+      sleep 5
+    done
+  ) &
+  burner_pid=$!
+  trap 'kill "${burner_pid}" 2>/dev/null; burner_off' EXIT
+fi
 
 step "waiting for the sweep to end (at most ${TIMEOUT}s; its runs go one at a time)"
 deadline=$((SECONDS + TIMEOUT))
