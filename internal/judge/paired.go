@@ -210,15 +210,18 @@ func methodOf(method string, paired int) string {
 }
 
 // designNotes say how a blocked design's rows were compared, and the run-to-run sd of the
-// first scenario's p95 the design measured (what a calibration would give).
-func designNotes(d *Design, ref *result.Result, paired int, unpaired string) []string {
+// first scenario's p95 the design measured (what a calibration would give), which it also
+// returns.
+func designNotes(d *Design, ref *result.Result, paired int, unpaired string) ([]string, *result.Calibration) {
 	if d == nil {
-		return nil
+		return nil, nil
 	}
 	var notes []string
+	var cal *result.Calibration
 	if len(ref.Scenarios) > 0 {
 		w := row{scenario: ref.Scenarios[0].Name, kind: perfexpv1alpha1.MetricP95}
 		if sd, runs := d.calibration(w); runs > 0 {
+			cal = &result.Calibration{Metric: w.label(), SDPercent: sd, Runs: runs}
 			notes = append(notes, fmt.Sprintf("run-to-run sd of %s measured over this design's runs, after the arm and block effects: %.2f %% (to calibrate single-run comparisons in this environment: spec.analysis.betweenRun: {sdPercent: \"%.2f\", runs: %d})",
 				w.label(), sd, sd, runs))
 		}
@@ -231,7 +234,7 @@ func designNotes(d *Design, ref *result.Result, paired int, unpaired string) []s
 	case unpaired != "":
 		notes = append(notes, "the runs were compared unpaired (Welch): "+unpaired)
 	}
-	return notes
+	return notes, cal
 }
 
 // pairedNote says how a paired comparison was made.

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -21,6 +22,9 @@ func TestPairedWithinBlocks(t *testing.T) {
 		cs := cell.sweep(rng, i, []float64{1.25, 1, 1, 1}, 4, nil)
 		if cs[0].Method != MethodPaired || !strings.Contains(strings.Join(cs[0].Notes, " "), "paired within their blocks") {
 			t.Fatalf("method %s, notes %q", cs[0].Method, cs[0].Notes)
+		}
+		if c := cs[0].Calibration; c == nil || c.Runs < 2 || c.SDPercent <= 0 || !strings.Contains(strings.Join(cs[0].Notes, " "), fmt.Sprintf("sdPercent: \"%.2f\", runs: %d", c.SDPercent, c.Runs)) {
+			t.Fatalf("a blocked design's comparison should carry the calibration its note gives: %+v, notes %q", c, cs[0].Notes)
 		}
 		if cs[0].Change == perfexpv1alpha1.ChangeRegressed {
 			paired++

@@ -94,7 +94,8 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
-	c.Notes = append(c.Notes, designNotes(o.Design, ref, paired, unpaired)...)
+	notes, cal := designNotes(o.Design, ref, paired, unpaired)
+	c.Notes, c.Calibration = append(c.Notes, notes...), cal
 	c.Method = methodOf(c.Method, paired)
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)

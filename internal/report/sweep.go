@@ -250,6 +250,9 @@ func SweepMarkdown(r *SweepResult) string {
 			m.printf("| %s | %s | %s | %d | %s | %s | %s |\n", cell(d.Arm), d.Verdict, d.Decided, d.Repeats, d.Look, d.Runs, d.Time)
 		}
 	}
+	if c := SweepCalibration(r); c != nil {
+		m.printf("\n## Calibration\n\n%s\n", calibrationText(r, c))
+	}
 	m.printf("\n## Runs\n\n")
 	for _, a := range r.Arms {
 		m.printf("- %s: %s (%d of %d succeeded)\n", a.Name, strings.Join(a.Experiments, ", "), a.Succeeded, len(a.Experiments))
@@ -263,6 +266,32 @@ func SweepMarkdown(r *SweepResult) string {
 	m.printf("\n")
 	m.notes(r.Notes)
 	return m.String()
+}
+
+// SweepCalibration is the run-to-run sd the sweep's blocked design measured, from the arm
+// comparison that rests on the most runs (a sequential sweep's arms stop at different looks;
+// the latest look pools the most residuals); nil when the sweep had no repeats to measure it.
+func SweepCalibration(r *SweepResult) *result.Calibration {
+	var best *result.Calibration
+	for _, a := range r.Arms {
+		if a.Comparison == nil || a.Comparison.Calibration == nil {
+			continue
+		}
+		if c := a.Comparison.Calibration; best == nil || c.Runs > best.Runs {
+			best = c
+		}
+	}
+	return best
+}
+
+// calibrationText says what a sweep's calibration is and how to use it.
+func calibrationText(r *SweepResult, c *result.Calibration) string {
+	return fmt.Sprintf("Run-to-run sd of %s measured over this sweep's runs, after the arm and block effects: **%.2f %%** "+
+		"(worth a calibration of %d runs). One-run comparisons with this load in this environment take it as their between-run noise "+
+		"when it is set in their `spec.analysis`:\n\n"+
+		"```yaml\nbetweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"sweep %s/%s\"}\n```\n\n"+
+		"It holds for runs of this load shape and ages with the environment (docs/comparison.md, \"How to calibrate\").",
+		c.Metric, c.SDPercent, c.Runs, c.SDPercent, c.Runs, r.Namespace, r.Sweep)
 }
 
 // SweepDecisionRow is one arm's line of the table of what a sequential sweep's decisions took.

@@ -61,6 +61,30 @@ func TestSweepMarkdownSaysWhereOneRunNoiseCameFrom(t *testing.T) {
 	}
 }
 
+// A sweep with repeats measured the environment's run-to-run noise: the report gives it, from the
+// comparison resting on the most runs, as the betweenRun to paste; a sweep without it says nothing.
+func TestSweepMarkdownGivesTheCalibration(t *testing.T) {
+	r := sweepSample()
+	if md := SweepMarkdown(r); strings.Contains(md, "## Calibration") {
+		t.Errorf("no arm measured a calibration, yet the report has the section:\n%s", md)
+	}
+	r.Arms[1].Comparison.Calibration = &result.Calibration{Metric: "checkinout p95", SDPercent: 9.51, Runs: 6}
+	r.Arms[2].Comparison.Calibration = &result.Calibration{Metric: "checkinout p95", SDPercent: 6.96, Runs: 21}
+	md := SweepMarkdown(r)
+	for _, want := range []string{
+		"## Calibration",
+		"Run-to-run sd of checkinout p95 measured over this sweep's runs, after the arm and block effects: **6.96 %** (worth a calibration of 21 runs)",
+		`betweenRun: {sdPercent: "6.96", runs: 21, source: "sweep perf/s"}`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the sweep report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "9.51") {
+		t.Errorf("the calibration should come from the comparison over the most runs:\n%s", md)
+	}
+}
+
 func TestSweepJSONRoundTrip(t *testing.T) {
 	in := sweepSample()
 	b, err := SweepJSON(in)

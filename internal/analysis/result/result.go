@@ -315,10 +315,23 @@ type Comparison struct {
 	Noise string `json:"noise,omitempty"`
 	// NodeLoad and BaselineNodeLoad are the two runs' node load (single-run comparisons);
 	// Disturbed says why no change was claimed when they differ too much.
-	NodeLoad         *NodeLoad          `json:"nodeLoad,omitempty"`
-	BaselineNodeLoad *NodeLoad          `json:"baselineNodeLoad,omitempty"`
-	Disturbed        string             `json:"disturbed,omitempty"`
-	Metrics          []MetricComparison `json:"metrics,omitempty"`
+	NodeLoad         *NodeLoad `json:"nodeLoad,omitempty"`
+	BaselineNodeLoad *NodeLoad `json:"baselineNodeLoad,omitempty"`
+	Disturbed        string    `json:"disturbed,omitempty"`
+	// Calibration is the run-to-run sd a blocked design (a sweep with repeats) measured over its
+	// runs: what spec.analysis.betweenRun takes to calibrate one-run comparisons.
+	Calibration *Calibration       `json:"calibration,omitempty"`
+	Metrics     []MetricComparison `json:"metrics,omitempty"`
+}
+
+// Calibration is a run-to-run sd measured over a blocked design's runs, after the arm and block
+// effects, of one row (the first scenario's p95).
+type Calibration struct {
+	Metric string `json:"metric"`
+	// SDPercent is the sd in percent (on the log scale); Runs the runs a single calibration of
+	// that many runs would stand for (the residual's degrees of freedom plus one).
+	SDPercent float64 `json:"sdPercent"`
+	Runs      int     `json:"runs"`
 }
 
 // MetricComparison compares one metric with the baseline.
