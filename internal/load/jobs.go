@@ -24,7 +24,7 @@ func (b jobBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExperim
 	job := &batchv1.Job{}
 	err := b.r.c.Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: name}, job)
 	if err == nil {
-		if err := checkOwned(exp, job); err != nil {
+		if err := b.r.checkOwned(ctx, exp, job); err != nil {
 			return runnerRef{}, err
 		}
 		return runnerRef{name: name, created: job.CreationTimestamp.Time}, nil

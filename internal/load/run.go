@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -48,11 +50,25 @@ func failure(reason, format string, args ...any) error {
 	return &step.Failure{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// asResult turns a *step.Failure error into a failed step, passing other errors on.
+// waitError is a wait travelling as an error through the helpers: the step is not done and asks
+// to be called again after a while, without a failure and without an error in the log.
+type waitError struct {
+	after time.Duration
+	why   string
+}
+
+func (w *waitError) Error() string { return w.why }
+
+// asResult turns a *step.Failure error into a failed step and a *waitError into a wait, passing
+// other errors on.
 func asResult(err error) (step.Result, error) {
 	var f *step.Failure
 	if errors.As(err, &f) {
 		return step.Result{Failure: f}, nil
+	}
+	var w *waitError
+	if errors.As(err, &w) {
+		return step.Wait(w.after, "%s", w.why), nil
 	}
 	return step.Result{}, err
 }
@@ -408,14 +424,41 @@ func (r *Runner) createOwned(ctx context.Context, exp *perfexpv1alpha1.PerfExper
 	if err := r.c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
 		return err
 	}
-	return checkOwned(exp, existing)
+	return r.checkOwned(ctx, exp, existing)
 }
 
-func checkOwned(exp *perfexpv1alpha1.PerfExperiment, obj client.Object) error {
-	if owner := metav1.GetControllerOf(obj); owner == nil || owner.UID != exp.UID {
+// checkOwned accepts an object the experiment owns. An object of an earlier experiment of the
+// same name (deleted and applied again, as a GitOps tool or a sweep run again does) that the
+// garbage collector has not removed yet is deleted here and waited for; any other owner's object
+// is left alone and fails the run.
+func (r *Runner) checkOwned(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, obj client.Object) error {
+	owner := metav1.GetControllerOf(obj)
+	if owner != nil && owner.UID == exp.UID {
+		return nil
+	}
+	if !earlierIncarnation(exp, owner) {
 		return failure(perfexpv1alpha1.ReasonLoadFailed, "%s already exists in namespace %s and does not belong to this experiment", obj.GetName(), exp.Namespace)
 	}
-	return nil
+	// Names are unique in a namespace: the owner, a PerfExperiment of this name with another
+	// UID, no longer exists, so what it owned is garbage the collector would delete anyway.
+	if obj.GetDeletionTimestamp() == nil {
+		err := r.c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr.To(obj.GetUID())})
+		if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting %s, left by an earlier experiment named %s: %w", obj.GetName(), exp.Name, err)
+		}
+		log.FromContext(ctx).Info("Deleted a load object left by an earlier experiment of the same name", "name", obj.GetName(), "namespace", obj.GetNamespace(), "ownerUID", owner.UID)
+	}
+	return &waitError{after: 2 * time.Second, why: fmt.Sprintf("waiting for %s, left by an earlier experiment named %s, to be deleted", obj.GetName(), exp.Name)}
+}
+
+// earlierIncarnation reports whether owner is a PerfExperiment of the experiment's name but not
+// the experiment itself.
+func earlierIncarnation(exp *perfexpv1alpha1.PerfExperiment, owner *metav1.OwnerReference) bool {
+	if owner == nil || owner.Kind != "PerfExperiment" || owner.Name != exp.Name || owner.UID == exp.UID {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && gv.Group == perfexpv1alpha1.GroupVersion.Group
 }
 
 func loadStatus(exp *perfexpv1alpha1.PerfExperiment) *perfexpv1alpha1.LoadStatus {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -40,6 +41,74 @@ func TestLoadOnAPIServer(t *testing.T) {
 	t.Run("the teardown Job runs after the load, outlives Stop, and stops after its timeout", func(t *testing.T) { teardown(t, env) })
 	t.Run("the scenario library's experiments are accepted", func(t *testing.T) { library(t, env) })
 	t.Run("runner pods run as the runner account and pass the operator's rules when created", func(t *testing.T) { runnerPods(t, env) })
+	t.Run("objects of an earlier experiment of the same name are replaced, others' refused", func(t *testing.T) { earlierIncarnation(t, env) })
+}
+
+// A sweep deleted and applied again (or a GitOps tool recreating an experiment) gives a run the
+// name of one whose Jobs and ConfigMaps the garbage collector has not removed yet. Those are
+// deleted and waited for; an object another owner holds under that name still fails the run.
+func earlierIncarnation(t *testing.T, env *testenv.Env) {
+	f := newFixture(t, env, "again")
+	scenarios := []perfexpv1alpha1.Scenario{vusScenario("checkout", 1, time.Minute)}
+	warm := func(exp *perfexpv1alpha1.PerfExperiment) {
+		exp.Spec.Load.WarmUp = &perfexpv1alpha1.WarmUp{Scenario: "checkout", VUs: 1, Duration: metav1.Duration{Duration: time.Minute}}
+	}
+	old := f.experiment("run-1", scenarios, warm)
+	if res := mustStep(t)(f.r.WarmUp(t.Context(), old)); res.Done || res.Failure != nil {
+		t.Fatalf("WarmUp() = %+v", res)
+	}
+	oldJob := f.job(old, load.WarmUpName)
+	// envtest runs no garbage collector: the old experiment's Job and ConfigMap stay, as they do
+	// for a while on a real cluster.
+	if err := f.c.Delete(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	exp := f.experiment("run-1", scenarios, warm)
+	for i := 0; ; i++ {
+		res := mustStep(t)(f.r.WarmUp(t.Context(), exp))
+		if res.Failure != nil {
+			t.Fatalf("the run failed on what its earlier namesake left: %s", res.Failure.Message)
+		}
+		job := &batchv1.Job{}
+		if f.get(load.UnitName(exp, load.WarmUpName), job) && metav1.GetControllerOf(job).UID == exp.UID {
+			break
+		}
+		if !strings.Contains(res.Waiting, "left by an earlier experiment named run-1") || res.RequeueAfter <= 0 {
+			t.Fatalf("WarmUp() = %+v, want a wait for the earlier experiment's objects", res)
+		}
+		if i == 3 {
+			t.Fatal("no Job of the new experiment after 3 waits")
+		}
+	}
+	if got := (&batchv1.Job{}); f.get(oldJob.Name, got) && got.UID == oldJob.UID {
+		t.Error("the earlier experiment's Job is still there")
+	}
+	cm := &corev1.ConfigMap{}
+	if !f.get(load.UnitName(exp, load.WarmUpName), cm) || metav1.GetControllerOf(cm).UID != exp.UID {
+		t.Error("the script ConfigMap is not the new experiment's")
+	}
+
+	// A Job of that name held by something else is not touched.
+	other := f.experiment("run-2", scenarios)
+	holder := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "holder", Namespace: f.ns}}
+	if err := f.c.Create(t.Context(), holder); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: load.UnitName(other, "checkout"), Namespace: f.ns}, Spec: *oldJob.Spec.DeepCopy()}
+	foreign.Spec.Selector, foreign.Spec.Template.Labels = nil, map[string]string{"app": "foreign"}
+	if err := controllerutil.SetControllerReference(holder, foreign, f.c.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Create(t.Context(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	res := mustStep(t)(f.r.Run(t.Context(), other))
+	if res.Failure == nil || !strings.Contains(res.Failure.Message, "does not belong to this experiment") {
+		t.Errorf("Run() = %+v, want a failure for another owner's Job", res)
+	}
+	if !f.get(foreign.Name, &batchv1.Job{}) {
+		t.Error("another owner's Job was deleted")
+	}
 }
 
 func teardown(t *testing.T, env *testenv.Env) {

@@ -119,7 +119,7 @@ func (b testRunBackend) ensure(ctx context.Context, exp *perfexpv1alpha1.PerfExp
 	tr := newTestRun()
 	err := b.r.c.Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: name}, tr)
 	if err == nil {
-		if err := checkOwned(exp, tr); err != nil {
+		if err := b.r.checkOwned(ctx, exp, tr); err != nil {
 			return runnerRef{}, err
 		}
 		return runnerRef{name: name, created: tr.GetCreationTimestamp().Time}, nil
