@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -23,6 +25,7 @@ import (
 func (r *PerfSweepReconciler) createRuns(ctx context.Context, s *sweepScope) error {
 	sw := s.sweep
 	created := 0
+	var leftovers []string
 	for _, run := range s.plan.Runs {
 		if _, ok := s.runs[run.Name]; ok {
 			continue
@@ -44,7 +47,21 @@ func (r *PerfSweepReconciler) createRuns(ctx context.Context, s *sweepScope) err
 			if err := r.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: run.Name}, existing); err != nil {
 				return err
 			}
-			if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != sw.UID {
+			ref := metav1.GetControllerOf(existing)
+			if earlierSweep(sw, ref) {
+				// The run of an earlier sweep of this name (deleted and applied again) that the
+				// garbage collector has not removed yet: that sweep is gone, so the run is
+				// garbage; delete it (its finalizer restores what it changed) and wait.
+				if existing.DeletionTimestamp == nil {
+					err := r.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &existing.UID})
+					if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+						return fmt.Errorf("deleting run %s of an earlier sweep named %s: %w", run.Name, sw.Name, err)
+					}
+				}
+				leftovers = append(leftovers, run.Name)
+				continue
+			}
+			if ref == nil || ref.UID != sw.UID {
 				return r.refuseRun(sw, run, fmt.Errorf("a PerfExperiment named %s already exists and does not belong to this sweep", run.Name))
 			}
 			s.runs[run.Name] = existing
@@ -56,6 +73,9 @@ func (r *PerfSweepReconciler) createRuns(ctx context.Context, s *sweepScope) err
 	}
 	if created > 0 {
 		log.FromContext(ctx).Info("Created the sweep's runs", "created", created, "total", len(s.plan.Runs))
+	}
+	if len(leftovers) > 0 {
+		return &errLeftoverRuns{sweep: sw.Name, runs: leftovers}
 	}
 	setSweepCondition(sw, perfexpv1alpha1.ConditionExperimentsCreated, metav1.ConditionTrue, perfexpv1alpha1.ReasonCreated,
 		"all %d runs exist", len(s.plan.Runs))
@@ -71,6 +91,26 @@ func (r *PerfSweepReconciler) refuseRun(sw *perfexpv1alpha1.PerfSweep, run sweep
 	sw.Status.Phase = perfexpv1alpha1.SweepFailed
 	sw.Status.Message = text.Truncate(msg, 1024)
 	return nil
+}
+
+// errLeftoverRuns: runs of an earlier sweep of the same name hold names this sweep needs; they
+// are being deleted, and the reconcile is tried again until they are gone.
+type errLeftoverRuns struct {
+	sweep string
+	runs  []string
+}
+
+func (e *errLeftoverRuns) Error() string {
+	return fmt.Sprintf("waiting for %d run(s) of an earlier sweep named %s to be deleted (%s)", len(e.runs), e.sweep, strings.Join(e.runs, ", "))
+}
+
+// earlierSweep reports whether owner is a PerfSweep of the sweep's name but not the sweep itself.
+func earlierSweep(sw *perfexpv1alpha1.PerfSweep, owner *metav1.OwnerReference) bool {
+	if owner == nil || owner.Kind != "PerfSweep" || owner.Name != sw.Name || owner.UID == sw.UID {
+		return false
+	}
+	gv, err := kschema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && gv.Group == perfexpv1alpha1.GroupVersion.Group
 }
 
 // updateProgress writes the runs' progress into the status and returns it.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -402,6 +403,46 @@ func TestSweep(t *testing.T) {
 		})
 		if lab.restores("del-baseline-1") == 0 {
 			t.Error("the running run went without restoring the environment")
+		}
+	})
+
+	t.Run("a sweep applied again under its name replaces the runs an earlier sweep of that name left", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-again")
+		startSweepOperator(t, env, newLab())
+		// A run of the earlier sweep "again", deleted: the garbage collector (which envtest
+		// lacks) has not removed it yet.
+		left := testexp.New(ns, "again-baseline-1")
+		left.OwnerReferences = []metav1.OwnerReference{{APIVersion: perfexpv1alpha1.GroupVersion.String(), Kind: "PerfSweep",
+			Name: "again", UID: "2f8e0c36-0000-4000-8000-000000000001", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+		mustCreate(t, c, left)
+		// A PerfExperiment of a run's name that nobody owns is another matter: never touched.
+		mustCreate(t, c, testexp.New(ns, "other-baseline-1"))
+
+		mustCreate(t, c, newTestSweep(ns, "again", 1, "1"))
+		eventually(t, 60*time.Second, "the sweep's own runs exist", func() error {
+			runs := runsOf(t, c, ns)
+			for _, name := range []string{"again-baseline-1", "again-pool-1-1"} {
+				r, ok := runs[name]
+				if !ok {
+					return fmt.Errorf("no run %s (runs %v)", name, keys(runs))
+				}
+				if ref := metav1.GetControllerOf(&r); ref == nil || ref.UID != getSweep(t, c, ns, "again").UID {
+					return fmt.Errorf("run %s is not the new sweep's (%+v)", name, ref)
+				}
+			}
+			return nil
+		})
+		if s := getSweep(t, c, ns, "again"); s.Status.Phase == perfexpv1alpha1.SweepFailed {
+			t.Errorf("the sweep failed: %s", s.Status.Message)
+		}
+
+		mustCreate(t, c, newTestSweep(ns, "other", 1, "1"))
+		got := waitSweepPhase(t, c, ns, "other", perfexpv1alpha1.SweepFailed)
+		if !strings.Contains(got.Status.Message, "already exists and does not belong to this sweep") {
+			t.Errorf("message %q, want the refusal of another owner's experiment", got.Status.Message)
+		}
+		if runs := runsOf(t, c, ns); runs["other-baseline-1"].OwnerReferences != nil {
+			t.Error("the experiment nobody owned was changed")
 		}
 	})
 
