@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,11 @@ func TestCraftedWorkloadsShortRun(t *testing.T) {
 	}
 	analyze := func(t *testing.T, start, end time.Time) *result.Result {
 		t.Helper()
-		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "short", TargetNamespace: "shop", Start: start, End: end, Scenarios: []string{"checkout"}, Workloads: workloads})
+		r, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "short", TargetNamespace: "shop", Start: start, End: end, Scenarios: []string{"checkout"}, Workloads: workloads,
+			Analysis: perfexpv1alpha1.Analysis{Queries: []perfexpv1alpha1.CustomQuery{
+				{Name: "api-cpu", Query: `max(rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",pod=~"api-.*",container="app"}[{{.Window}}]))`},
+				{Name: "zookeeper-cpu", Query: `max(rate(container_cpu_usage_seconds_total{namespace="{{.Namespace}}",pod="zookeeper-0"}[{{.Window}}]))`},
+			}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,6 +134,9 @@ func TestCraftedWorkloadsShortRun(t *testing.T) {
 		r := analyze(t, load, load.Add(40*time.Second))
 		// Read over the minute before the run's end: 0.367 (the idle seconds mixed in).
 		near(t, "api", cpu(t, r, "api"), 0.5, 0.005)
+		if q := r.Queries[0]; q.Value == nil || math.Abs(*q.Value-0.5) > 0.005 || q.Note != "" {
+			t.Errorf("query %s: %v, note %q", q.Name, deref(q.Value), q.Note)
+		}
 		// A reset inside the run, between two samples inside it: rate() counts the 7.5 s since.
 		near(t, "worker (reset)", cpu(t, r, "worker"), 0.5, 0.005)
 		iv := r.Intervals.FindWorkload(string(perfexpv1alpha1.WorkloadKindDeployment), "shop", "api")
@@ -165,6 +173,13 @@ func TestCraftedWorkloadsShortRun(t *testing.T) {
 		start := base.Add(15*time.Minute + 5*time.Second)
 		r := analyze(t, start, start.Add(31*time.Second))
 		near(t, "zookeeper", cpu(t, r, "zookeeper"), 0, 1e-9)
+		// A custom query's rate over {{.Window}} has nothing to go on, and says why (the
+		// studies' writer-CPU query was once empty so).
+		q := r.Queries[1]
+		if q.Value != nil || q.Error != "" || !strings.Contains(q.Note, "the query returned no series at "+start.Add(31*time.Second).UTC().Format(time.RFC3339)) ||
+			!strings.Contains(q.Note, "({{.Window}} = 31s)") || !strings.Contains(q.Note, "two samples") {
+			t.Errorf("query %s: %v %q, note %q", q.Name, deref(q.Value), q.Error, q.Note)
+		}
 	})
 
 	t.Run("an idle container with one sample inside a 31 s run reads its use since the last before", func(t *testing.T) {

@@ -10,7 +10,9 @@ import (
 func TestSparseRate(t *testing.T) {
 	// The window is (100 s, 131 s].
 	start, end := model.Time(100_000), model.Time(131_000)
-	at := func(s int64, v float64) model.SamplePair { return model.SamplePair{Timestamp: model.Time(s * 1000), Value: model.SampleValue(v)} }
+	at := func(s int64, v float64) model.SamplePair {
+		return model.SamplePair{Timestamp: model.Time(s * 1000), Value: model.SampleValue(v)}
+	}
 	tests := []struct {
 		name    string
 		samples []model.SamplePair
