@@ -28,6 +28,28 @@ func sampled(ns, pod, container, id string, at []time.Time, cpu []float64, mem f
 	return []promtest.Series{{Labels: labels("container_cpu_usage_seconds_total"), Floats: c}, {Labels: labels("container_memory_working_set_bytes"), Floats: m}}
 }
 
+// counterEvery samples a counter every interval from from to to.
+func counterEvery(from, to time.Time, every time.Duration, counter func(time.Time) float64) ([]time.Time, []float64) {
+	var at []time.Time
+	var v []float64
+	for t := from; !t.After(to); t = t.Add(every) {
+		at = append(at, t)
+		v = append(v, counter(t))
+	}
+	return at, v
+}
+
+// restartedAt is a CPU counter of a container using cores from from, restarted in place at
+// reset: from 1000 before, from zero after.
+func restartedAt(from, reset time.Time, cores float64) func(time.Time) float64 {
+	return func(t time.Time) float64 {
+		if t.After(reset) {
+			return cores * t.Sub(reset).Seconds()
+		}
+		return 1000 + cores*t.Sub(from).Seconds()
+	}
+}
+
 // Story: the short forms of the reference studies measure 30-45 s, shorter than the minute a
 // rate of cAdvisor's counters spans. Read over that minute, a 40 s run's CPU mixed in the idle
 // seconds before the load, and its one rate, stamped past the last whole interval, left the run
@@ -48,42 +70,18 @@ func TestCraftedWorkloadsShortRun(t *testing.T) {
 		return 0.1
 	}
 	series := cadvisor{ns: "shop", pod: "api-7d9f8c6b5-abcde", container: "app", id: "a1", from: base, to: base.Add(40 * time.Minute), cpuRate: busy, mem: constant(200 * mib)}.series()
+	end := base.Add(40 * time.Minute)
 	// zookeeper-0: idle (0.002 cores), sampled every 45 s.
-	var zkAt []time.Time
-	var zkCPU []float64
-	for t := base; !t.After(base.Add(40 * time.Minute)); t = t.Add(45 * time.Second) {
-		zkAt = append(zkAt, t)
-		zkCPU = append(zkCPU, 1000+0.002*t.Sub(base).Seconds())
-	}
-	series = append(series, sampled("shop", "zookeeper-0", "zookeeper", "z1", zkAt, zkCPU, 300*mib)...)
+	at, v := counterEvery(base, end, 45*time.Second, func(t time.Time) float64 { return 1000 + 0.002*t.Sub(base).Seconds() })
+	series = append(series, sampled("shop", "zookeeper-0", "zookeeper", "z1", at, v, 300*mib)...)
 	// worker: 0.5 cores, every 15 s, restarted in place (its counter back to zero) just after the
 	// sample at 20:30, so the sample at 20:45, inside the 40 s run, holds 7.5 s.
-	reset := base.Add(20*time.Minute + 30*time.Second)
-	var wAt []time.Time
-	var wCPU []float64
-	for t := base; !t.After(base.Add(40 * time.Minute)); t = t.Add(15 * time.Second) {
-		wAt = append(wAt, t)
-		if t.After(reset) {
-			wCPU = append(wCPU, 0.5*t.Sub(reset).Seconds())
-		} else {
-			wCPU = append(wCPU, 1000+0.5*t.Sub(base).Seconds())
-		}
-	}
-	series = append(series, sampled("shop", "worker-6c5b4d3a2-qwert", "w", "w1", wAt, wCPU, 100*mib)...)
+	at, v = counterEvery(base, end, 15*time.Second, restartedAt(base, base.Add(20*time.Minute+30*time.Second), 0.5))
+	series = append(series, sampled("shop", "worker-6c5b4d3a2-qwert", "w", "w1", at, v, 100*mib)...)
 	// batch: 0.5 cores sampled every 45 s, restarted in place just after its sample at 15:00:
 	// the one sample inside a run from 15:20 holds only the 22.5 s since.
-	var bAt []time.Time
-	var bCPU []float64
-	bReset := base.Add(15 * time.Minute)
-	for t := base; !t.After(base.Add(40 * time.Minute)); t = t.Add(45 * time.Second) {
-		bAt = append(bAt, t)
-		if t.After(bReset) {
-			bCPU = append(bCPU, 0.5*t.Sub(bReset).Seconds())
-		} else {
-			bCPU = append(bCPU, 1000+0.5*t.Sub(base).Seconds())
-		}
-	}
-	series = append(series, sampled("shop", "batch-5f4e3d2c1-plmok", "b", "b1", bAt, bCPU, 100*mib)...)
+	at, v = counterEvery(base, end, 45*time.Second, restartedAt(base, base.Add(15*time.Minute), 0.5))
+	series = append(series, sampled("shop", "batch-5f4e3d2c1-plmok", "b", "b1", at, v, 100*mib)...)
 	// The load's requests: the results keep per-interval use only beside per-interval requests.
 	ok := promtest.NewK6Series(promtest.K6Labels("short", "checkout", "pay", "0", true))
 	for i := 1; i <= 8; i++ {

@@ -280,10 +280,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	r, rw := cadvisorRange(start, end)
 	w := end.Sub(start)
 	byInstance := "sum by (namespace, pod, container, id)"
-	const (
-		cpuName = "container_cpu_usage_seconds_total"
-		memName = "container_memory_working_set_bytes"
-	)
+	const cpuName = "container_cpu_usage_seconds_total"
 
 	type rq struct {
 		query string
@@ -293,19 +290,8 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	// Each series is kept at a step only while its container instance is fresh (above): a rate
 	// over a container that has just gone would otherwise mix the old revision into the new
 	// one for a whole rate window. The working set comes first: it says which are fresh.
-	memQuery := fmt.Sprintf("%s (%s%s and %s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge), sampledIn(memName, sel, w, maxAge))
-	// The peak within each rate window, so a spike between two steps is not missed.
-	peakQuery := fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw)
+	memQuery, peakQuery := memoryQueries(sel, rw, w, end, maxAge)
 	short := shortWindow(w)
-	if short {
-		// An idle container may have no sample inside a short window at all (cAdvisor samples an
-		// unchanged container less often): it still counts, with its last working set, when it
-		// has a sample before the window's end and one after it (so it was there throughout,
-		// unlike a container a rollout replaced before the window).
-		memQuery = fmt.Sprintf("%s ((%s%s and %s and %s) or (last_over_time(%s%s[%s]) and %s))", byInstance, memName, sel, fresh(memName, sel, maxAge), sampledIn(memName, sel, w, maxAge),
-			memName, sel, promDuration(cadvisorLookback), sampledAfter(memName, sel, end, cadvisorLookback))
-		peakQuery = fmt.Sprintf("%s (max_over_time(%s%s[%s]) or last_over_time(%s%s[%s]))", byInstance, memName, sel, rw, memName, sel, promDuration(cadvisorLookback))
-	}
 	ranges := []rq{
 		{memQuery, func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
@@ -386,6 +372,24 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		}
 	}
 	return d, nil
+}
+
+// memoryQueries read the working set of each container instance (only while it is fresh, and
+// only the instances sampled in the window) and its peak within each rate window rw (so a
+// spike between two steps is not missed), by instance, for a window of length w ending at end.
+// An idle container may have no sample inside a short window at all (cAdvisor samples an
+// unchanged container less often): it still counts, with its last working set, when it has a
+// sample before the window's end and one after it, so it was there throughout, unlike a
+// container a rollout replaced before the window.
+func memoryQueries(sel, rw string, w time.Duration, end time.Time, maxAge time.Duration) (mem, peak string) {
+	const name, byInstance = "container_memory_working_set_bytes", "sum by (namespace, pod, container, id)"
+	seen := fmt.Sprintf("%s%s and %s and %s", name, sel, fresh(name, sel, maxAge), sampledIn(name, sel, w, maxAge))
+	if !shortWindow(w) {
+		return fmt.Sprintf("%s (%s)", byInstance, seen), fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, name, sel, rw)
+	}
+	last := fmt.Sprintf("last_over_time(%s%s[%s])", name, sel, promDuration(cadvisorLookback))
+	return fmt.Sprintf("%s ((%s) or (%s and %s))", byInstance, seen, last, sampledAfter(name, sel, end, cadvisorLookback)),
+		fmt.Sprintf("%s (max_over_time(%s%s[%s]) or %s)", byInstance, name, sel, rw, last)
 }
 
 // byContainer sums the instances of each container of each pod step by step: two instances
