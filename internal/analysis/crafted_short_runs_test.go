@@ -195,6 +195,15 @@ func TestCraftedWorkloadsShortRun(t *testing.T) {
 		near(t, "batch", cpu(t, r, "batch"), 0.5, 0.005)
 	})
 
+	t.Run("a run that ended a moment ago: Prometheus takes the look past its end", func(t *testing.T) {
+		// The look for a sample after the end reaches into the future right after a run.
+		end := time.Now().Add(-2 * time.Second)
+		if _, err := Analyze(context.Background(), prom.API(t), Input{Experiment: "w", TestID: "short", TargetNamespace: "shop", Start: end.Add(-31 * time.Second), End: end,
+			Scenarios: []string{"checkout"}, Workloads: workloads}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("a run longer than the rate window reads as before", func(t *testing.T) {
 		r := analyze(t, base.Add(5*time.Minute), base.Add(15*time.Minute))
 		near(t, "api", cpu(t, r, "api"), 0.1, 0.001)
