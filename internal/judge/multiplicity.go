@@ -58,8 +58,13 @@ func family(cs []*result.Comparison) []*result.MetricComparison {
 // adjust applies Holm across the primary metrics of the comparisons together, then re-decides
 // each comparison's primary rows and headline. One comparison: the family is its primary
 // metrics; a sweep: the primary metrics of all its arms.
-func adjust(cs []*result.Comparison, a float64) {
+func adjust(cs []*result.Comparison, a float64) { adjustLevel(cs, func(int) float64 { return a }) }
+
+// adjustLevel is adjust with Holm applied at level(m), m the size of the family: a sequential
+// look's level depends on it (Look.AlphaFor).
+func adjustLevel(cs []*result.Comparison, level func(m int) float64) {
 	fam := family(cs)
+	a := level(len(fam))
 	ps := make([]float64, len(fam))
 	for i, mc := range fam {
 		ps[i] = *mc.PBeyond
@@ -78,7 +83,7 @@ func adjust(cs []*result.Comparison, a float64) {
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
 		if claimed && adj[i] >= a {
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
-			mc.Why = fmt.Sprintf("%s at 95%%, but not after %s (adjusted p %.3g)", mc.Unadjusted, desc, adj[i])
+			mc.Why = fmt.Sprintf("%s on its own interval, but not after %s (adjusted p %.3g, held to %.3g)", mc.Unadjusted, desc, adj[i], a)
 		}
 	}
 	for _, c := range cs {

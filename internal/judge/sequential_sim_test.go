@@ -86,9 +86,9 @@ func (sw seqSweep) perArm(st Stopping) seqOutcome {
 		cs := make([]*result.Comparison, 0, len(active))
 		for _, a := range active {
 			last[a+1] = n
-			cs = append(cs, CompareRuns(sw.runs[0][:n], sw.runs[a+1][:n], CompareOptions{Design: design, Alpha: look.Alpha()}))
+			cs = append(cs, CompareRuns(sw.runs[0][:n], sw.runs[a+1][:n], CompareOptions{Design: design, Look: &look}))
 		}
-		AdjustArmsAt(cs, look.Alpha())
+		AdjustArmsLook(cs, look)
 		return cs
 	})
 	out := seqOutcome{}
@@ -113,9 +113,9 @@ func (sw seqSweep) allContinue(st Stopping) seqOutcome {
 		}
 		cs = make([]*result.Comparison, 0, arms)
 		for a := 1; a <= arms; a++ {
-			cs = append(cs, CompareRuns(sw.runs[0][:n], sw.runs[a][:n], CompareOptions{Design: design, Alpha: look.Alpha()}))
+			cs = append(cs, CompareRuns(sw.runs[0][:n], sw.runs[a][:n], CompareOptions{Design: design, Look: &look}))
 		}
-		AdjustArmsAt(cs, look.Alpha())
+		AdjustArmsLook(cs, look)
 		decided := true
 		for _, c := range cs {
 			decided = decided && Decisive(c)

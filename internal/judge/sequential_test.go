@@ -101,7 +101,7 @@ func TestStoppingLooks(t *testing.T) {
 	st := Stopping{First: 2, Max: 10}
 	var spent float64
 	for n := 2; n <= 10; n++ {
-		spent += st.LookAt(n).Alpha()
+		spent += st.LookAt(n).Spent()
 	}
 	if l := st.LookAt(2); l.K != 1 || l.Max != 9 {
 		t.Errorf("first look %+v", l)

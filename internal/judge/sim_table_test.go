@@ -186,16 +186,16 @@ func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64) ([]*re
 	}
 	var cs []*result.Comparison
 	for n := minBlocks; n <= maxBlocks; n++ {
-		look := Look{K: n - minBlocks + 1, Max: maxBlocks - minBlocks + 1}
+		look := Stopping{First: minBlocks, Max: maxBlocks}.LookAt(n)
 		design := &Design{Blocks: blocks}
 		for a := range runs {
 			design.Arms = append(design.Arms, runs[a][:n])
 		}
 		cs = cs[:0]
 		for a := 1; a < arms; a++ {
-			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], CompareOptions{Design: design, Alpha: look.Alpha()}))
+			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], CompareOptions{Design: design, Look: &look}))
 		}
-		AdjustArmsAt(cs, look.Alpha())
+		AdjustArmsLook(cs, look)
 		decided := true
 		for _, c := range cs {
 			decided = decided && Decisive(c)
