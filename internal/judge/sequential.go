@@ -36,8 +36,9 @@ type Look struct {
 	// K is this look, from 1; Max the most looks the budget allows.
 	K, Max int
 	// First is the blocks run before the first look (look k is taken after First+k-1): with
-	// it, the look's level is the exact group-sequential one (AlphaFor); 0 spends by
-	// Bonferroni over the looks (Spent), which needs no knowledge of the blocks.
+	// it (Stopping.LookAt: sequential sweeps and confirmations), the look's level is the exact
+	// group-sequential one (AlphaFor); 0 (bisect steps and capacity probes, whose simulations
+	// measure that rule) spends by Bonferroni over the looks (Spent), a two-sided 5 % in all.
 	First int
 }
 

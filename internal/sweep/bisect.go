@@ -158,8 +158,8 @@ func bisectComparison(s *perfexpv1alpha1.PerfSweep, p *Plan, k int, outcomes map
 	base, cur := collect(baseName), collect(name)
 	design.Arms = [][]*result.Result{base, cur}
 	repeats := len(p.RunsOf(name))
-	look := judge.Stopping{First: bisectFirstLook, Max: maxRepeats}.LookAt(repeats)
-	opts := judge.CompareOptions{MinChangePercent: minChange(s), Design: design, Look: &look}
+	look := judge.Look{K: repeats - bisectFirstLook + 1, Max: maxRepeats - bisectFirstLook + 1}
+	opts := judge.CompareOptions{MinChangePercent: minChange(s), Design: design, Alpha: look.Alpha()}
 	if a := s.Spec.Template.Analysis; a != nil {
 		fromTemplate, _ := judge.OptionsFor(*a)
 		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
