@@ -40,6 +40,9 @@ type Look struct {
 	// group-sequential one (AlphaFor); 0 (bisect steps and capacity probes, whose simulations
 	// measure that rule) spends by Bonferroni over the looks (Spent), a two-sided 5 % in all.
 	First int
+	// directional, when set, replaces directionalAlpha (the simulations' decomposition of
+	// what each part of the rule is worth).
+	directional float64
 }
 
 // directionalAlpha is the error rate of a sequential design's claims in each direction: a claim
@@ -74,9 +77,13 @@ func (l Look) AlphaFor(m int) float64 {
 	if l.Max <= 1 || l.K < 1 {
 		return alpha
 	}
+	total := directionalAlpha
+	if l.directional > 0 {
+		total = l.directional
+	}
 	level := 1.0
 	for j := 1; j <= max(1, m); j++ {
-		ls := groupSequentialLevels(l.First, l.First+l.Max-1, directionalAlpha/float64(j))
+		ls := groupSequentialLevels(l.First, l.First+l.Max-1, total/float64(j))
 		level = min(level, float64(j)*2*ls[min(l.K, l.Max)-1])
 	}
 	return level

@@ -65,7 +65,11 @@ type seqOutcome struct {
 // stopped has no runs after its decision, so it leaves the pooled noise of later looks. With
 // bonferroni, each look is held to its spent share of a two-sided 5 % (Look without First):
 // the rule before the exact group-sequential levels.
-func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome {
+func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome { return sw.perArmAt(st, bonferroni, 0) }
+
+// perArmAt is perArm with the exact levels of a one-sided directional rate per direction
+// (0: the rule's own, directionalAlpha).
+func (sw seqSweep) perArmAt(st Stopping, bonferroni bool, directional float64) seqOutcome {
 	arms := len(sw.runs) - 1
 	stoppedAt := make([]int, arms+1) // blocks an arm last ran in; 0: still running
 	last := make([]int, arms+1)
@@ -73,6 +77,7 @@ func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome {
 		if bonferroni {
 			look.First = 0
 		}
+		look.directional = directional
 		isActive := map[int]bool{}
 		for _, a := range active {
 			isActive[a] = true
@@ -150,11 +155,18 @@ const (
 	ruleAllContinue = iota
 	rulePerArmBonferroni
 	rulePerArm
+	// rulePerArmExactTwoSided: exact levels, but 2.5 % per direction (the decomposition only).
+	rulePerArmExactTwoSided
 )
 
 var ruleNames = []string{"all arms continue", "per-arm stopping, before: Bonferroni over looks, 2.5 % per direction", "**per-arm stopping**"}
 
 func simulateStopping(c simCell, rule, budget, n int, seed uint64) seqRow {
+	return simulateStoppingArms(c, rule, budget, 4, n, seed)
+}
+
+// simulateStoppingArms is simulateStopping with the given number of arms besides the baseline.
+func simulateStoppingArms(c simCell, rule, budget, arms, n int, seed uint64) seqRow {
 	rng := rand.New(rand.NewPCG(seed, 0x5e9))
 	st := Stopping{First: sequentialFirstLook, Max: budget}
 	delta := 1 + DefaultMinChangePercent/100
@@ -164,6 +176,8 @@ func simulateStopping(c simCell, rule, budget, n int, seed uint64) seqRow {
 			return sw.perArm(st, false)
 		case rulePerArmBonferroni:
 			return sw.perArm(st, true)
+		case rulePerArmExactTwoSided:
+			return sw.perArmAt(st, false, alpha/2)
 		}
 		return sw.allContinue(st)
 	}
@@ -176,16 +190,23 @@ func simulateStopping(c simCell, rule, budget, n int, seed uint64) seqRow {
 	}
 	var row seqRow
 	for i := range n {
-		aa := judge(c.drawSweep(rng, i, []float64{1, 1, 1, 1}, st.Max))
+		ratios := func(first, others float64) []float64 {
+			rs := []float64{first}
+			for range arms - 1 {
+				rs = append(rs, others)
+			}
+			return rs
+		}
+		aa := judge(c.drawSweep(rng, i, ratios(1, 1), st.Max))
 		row.claim0 += b2f(anyClaim(aa.comparisons...))
 		row.runs0 = append(row.runs0, aa.armRuns...)
 		for _, c := range aa.comparisons {
 			row.decided0 += b2f(Decisive(c)) / float64(len(aa.comparisons))
 		}
 		row.total0 = append(row.total0, total(aa))
-		ad := judge(c.drawSweep(rng, i, []float64{delta, delta, delta, delta}, st.Max))
+		ad := judge(c.drawSweep(rng, i, ratios(delta, delta), st.Max))
 		row.claimDelta += b2f(anyClaim(ad.comparisons...))
-		ab := judge(c.drawSweep(rng, i, []float64{1.15, 1, 1, 1}, st.Max))
+		ab := judge(c.drawSweep(rng, i, ratios(1.15, 1), st.Max))
 		row.power += b2f(ab.comparisons[0].Change == perfexpv1alpha1.ChangeRegressed)
 		row.runs15 = append(row.runs15, ab.armRuns[0])
 		row.total15 = append(row.total15, total(ab))
@@ -267,6 +288,44 @@ func TestSequentialBudgetTable(t *testing.T) {
 		for _, budget := range []int{10, 15, 20} {
 			r := simulateStopping(c, rulePerArm, budget, n, uint64(2000+10*ci+budget))
 			fmt.Fprintf(&b, "| %s | %d | %.1f %% | %.1f %% | %.0f %% | %s | %.1f |\n", c.name, budget, 100*r.claim0, 100*r.claimDelta, 100*r.power, blocksCell(r.runs15), meanRuns(r.total15))
+		}
+	}
+	t.Log("\n" + b.String())
+	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSequentialDecomposition measures, with PERFEXP_SEQ_DECOMP_TABLE=<file> and PERFEXP_SIM_N
+// sweeps per row (default 400), what each part of the sequential rule is worth where power fell
+// short: the rule before (Bonferroni over looks, a two-sided 5 %), exact group-sequential levels
+// at 2.5 % per direction, and the rule (exact levels, 5 % per direction), for one arm and for 4
+// arms, per-arm stopping, maxRepeats 10. Each row of a cell judges the same simulated sweeps.
+func TestSequentialDecomposition(t *testing.T) {
+	out := os.Getenv("PERFEXP_SEQ_DECOMP_TABLE")
+	if out == "" {
+		t.Skip("PERFEXP_SEQ_DECOMP_TABLE not set")
+	}
+	n := 400
+	if v, err := strconv.Atoi(os.Getenv("PERFEXP_SIM_N")); err == nil && v > 0 {
+		n = v
+	}
+	rules := []struct {
+		rule int
+		name string
+	}{
+		{rulePerArmBonferroni, "before: Bonferroni over looks, 2.5 % per direction"},
+		{rulePerArmExactTwoSided, "exact levels, 2.5 % per direction"},
+		{rulePerArm, "**exact levels, 5 % per direction** (the rule)"},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| cell | arms | rule | claims at 0 (any arm) | claims at +δ (any arm) | power at +15 %% | runs of the +15 %% arm (mean / p90) |\n|---|---:|---|---:|---:|---:|---|\n")
+	for ci, c := range []simCell{simCells[3], simCells[5], simCells[10]} {
+		for _, arms := range []int{1, 4} {
+			for _, r := range rules {
+				row := simulateStoppingArms(c, r.rule, sequentialBudget, arms, n, uint64(3000+10*ci+arms))
+				fmt.Fprintf(&b, "| %s | %d | %s | %.1f %% | %.1f %% | %.0f %% | %s |\n", c.name, arms, r.name, 100*row.claim0, 100*row.claimDelta, 100*row.power, blocksCell(row.runs15))
+			}
 		}
 	}
 	t.Log("\n" + b.String())
