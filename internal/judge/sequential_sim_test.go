@@ -65,7 +65,9 @@ type seqOutcome struct {
 // stopped has no runs after its decision, so it leaves the pooled noise of later looks. With
 // bonferroni, each look is held to its spent share of a two-sided 5 % (Look without First):
 // the rule before the exact group-sequential levels.
-func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome { return sw.perArmAt(st, bonferroni, 0) }
+func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome {
+	return sw.perArmAt(st, bonferroni, 0)
+}
 
 // perArmAt is perArm with the exact levels of a one-sided directional rate per direction
 // (0: the rule's own, directionalAlpha).
