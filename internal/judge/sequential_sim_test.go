@@ -145,6 +145,9 @@ func (sw seqSweep) allContinue(st Stopping) seqOutcome {
 
 type seqRow struct {
 	claim0, claimDelta, power float64
+	// sameDelta is the share of arms at exactly +δ read NoMeaningfulChange (an error too: the
+	// change is not inside ±δ).
+	sameDelta float64
 	// decided0 is the share of A/A arms decided (decisive) within the budget.
 	decided0 float64
 	// runs0: runs per arm to a decision in A/A sweeps (every arm); runs15: the +15 % arm's;
@@ -208,13 +211,16 @@ func simulateStoppingArms(c simCell, rule, budget, arms, n int, seed uint64) seq
 		row.total0 = append(row.total0, total(aa))
 		ad := judge(c.drawSweep(rng, i, ratios(delta, delta), st.Max))
 		row.claimDelta += b2f(anyClaim(ad.comparisons...))
+		for _, c := range ad.comparisons {
+			row.sameDelta += b2f(c.Change == perfexpv1alpha1.ChangeNoMeaningfulChange) / float64(len(ad.comparisons))
+		}
 		ab := judge(c.drawSweep(rng, i, ratios(1.15, 1), st.Max))
 		row.power += b2f(ab.comparisons[0].Change == perfexpv1alpha1.ChangeRegressed)
 		row.runs15 = append(row.runs15, ab.armRuns[0])
 		row.total15 = append(row.total15, total(ab))
 	}
 	f := float64(n)
-	row.claim0, row.claimDelta, row.power, row.decided0 = row.claim0/f, row.claimDelta/f, row.power/f, row.decided0/f
+	row.claim0, row.claimDelta, row.power, row.decided0, row.sameDelta = row.claim0/f, row.claimDelta/f, row.power/f, row.decided0/f, row.sameDelta/f
 	return row
 }
 
@@ -245,7 +251,7 @@ func TestSequentialStoppingTable(t *testing.T) {
 		t.Skip("simulation")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| cell | rule | claims at 0 (any of 4 arms) | claims at +δ (any of 4 arms) | power at +15 %% | A/A arms decided within 10 | runs per A/A arm (mean / p90) | runs of the +15 %% arm (mean / p90) | runs of the sweep at 0 · at +15 %% (mean, baseline included) |\n|---|---|---:|---:|---:|---:|---|---|---|\n")
+	fmt.Fprintf(&b, "| cell | rule | claims at 0 (any of 4 arms) | claims at +δ (any of 4 arms) | \"no change\" at +δ (per arm) | power at +15 %% | A/A arms decided within 10 | runs per A/A arm (mean / p90) | runs of the +15 %% arm (mean / p90) | runs of the sweep at 0 · at +15 %% (mean, baseline included) |\n|---|---|---:|---:|---:|---:|---:|---|---|---|\n")
 	for ci, c := range cells {
 		// The table compares the rule with the one it replaced; all arms continuing (the rule
 		// before per-arm stopping) is measured by the simulation table's "sequential sweep
@@ -253,13 +259,13 @@ func TestSequentialStoppingTable(t *testing.T) {
 		for _, rule := range []int{rulePerArmBonferroni, rulePerArm} {
 			name := ruleNames[rule]
 			r := simulateStopping(c, rule, sequentialBudget, n, uint64(1000+ci))
-			fmt.Fprintf(&b, "| %s | %s | %.1f %% | %.1f %% | %.0f %% | %.0f %% | %s | %s | %.1f · %.1f |\n", c.name, name, 100*r.claim0, 100*r.claimDelta, 100*r.power,
+			fmt.Fprintf(&b, "| %s | %s | %.1f %% | %.1f %% | %.1f %% | %.0f %% | %.0f %% | %s | %s | %.1f · %.1f |\n", c.name, name, 100*r.claim0, 100*r.claimDelta, 100*r.sameDelta, 100*r.power,
 				100*r.decided0, blocksCell(r.runs0), blocksCell(r.runs15), meanRuns(r.total0), meanRuns(r.total15))
 			if rule != rulePerArm {
 				continue
 			}
 			limit := 0.05 + 2*math.Sqrt(0.05*0.95/float64(n))
-			if r.claim0 > limit || r.claimDelta > limit {
+			if r.claim0 > limit || r.claimDelta > limit || r.sameDelta > limit {
 				t.Errorf("%s, per-arm stopping: claims at 0 %.1f %%, at +δ %.1f %% (limit %.1f %%)", c.name, 100*r.claim0, 100*r.claimDelta, 100*limit)
 			}
 			if out == "" && c.name == simCells[3].name && r.power < 0.8 {
