@@ -239,7 +239,7 @@ func finishAt(c *result.Comparison, a float64) { finishLevel(c, func(int) float6
 // secondary rows at level(1).
 func finishLevel(c *result.Comparison, level func(m int) float64) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
-	adjustLevel([]*result.Comparison{c}, level)
+	adjustLevel([]*result.Comparison{c}, level, 0)
 	adjustSecondary(c, level(1))
 }
 

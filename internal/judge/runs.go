@@ -113,8 +113,10 @@ func AdjustArms(arms []*result.Comparison) { adjust(arms, alpha) }
 func AdjustArmsAt(arms []*result.Comparison, a float64) { adjust(arms, a) }
 
 // AdjustArmsLook is AdjustArms at a sequential look: Holm across the family at the look's level
-// for its size (Look.AlphaFor).
-func AdjustArmsLook(arms []*result.Comparison, look Look) { adjustLevel(arms, look.AlphaFor) }
+// for its size (Look.AlphaFor), the hypotheses held from earlier looks (Look.Held) included.
+func AdjustArmsLook(arms []*result.Comparison, look Look) {
+	adjustLevel(arms, look.AlphaFor, look.Held)
+}
 
 func validRuns(rs []*result.Result) ([]*result.Result, int) {
 	out := make([]*result.Result, 0, len(rs))

@@ -40,6 +40,10 @@ type Look struct {
 	// group-sequential one (AlphaFor); 0 (bisect steps and capacity probes, whose simulations
 	// measure that rule) spends by Bonferroni over the looks (Spent), a two-sided 5 % in all.
 	First int
+	// Held counts the primary metrics of arms decided at earlier looks without a claim (set by
+	// DecideArms): a hypothesis's share of the error rate passes to the others only when it is
+	// rejected (claimed), so these stay in the Holm family of later looks (AdjustArmsLook).
+	Held int
 	// directional, when set, replaces directionalAlpha (the simulations' decomposition of
 	// what each part of the rule is worth).
 	directional float64
@@ -147,11 +151,13 @@ type ArmDecision struct {
 // comparisons of the given arms (indexes) on the first blocks blocks, each drawn at look.Alpha()
 // and with the multiplicity control across them at that rate (AdjustArmsAt).
 //
-// Why the error rate holds: a wrong claim of an arm is made at the look that decided it, where
-// it was one of the family that look's Holm control held at the look's exact level for that
-// family (Look.AlphaFor): for each arm, the chance of crossing its share's boundary at some look
-// is at most its share of directionalAlpha. Arms that stopped leave the families of later
-// looks, which only makes those families smaller.
+// Why the error rate holds: each primary metric of each arm holds a share of directionalAlpha
+// (Holm: 1/m of the hypotheses not yet rejected), and is tested at each look at the exact
+// group-sequential level of its share (Look.AlphaFor), so its chance of ever crossing is at most
+// its share. A hypothesis's share passes to the others only when it is rejected (a claim: the
+// graphical approach to group-sequential multiple testing, Maurer and Bretz 2013): an arm
+// decided without a claim (NoMeaningfulChange) keeps its metrics in the family of later looks
+// (Look.Held), with a p-value of 1.
 func DecideArms(s Stopping, blocks int, stopped []int, arms int,
 	judge func(look Look, blocks int, arms []int) []*result.Comparison) []ArmDecision {
 	out := make([]ArmDecision, arms)
@@ -166,7 +172,13 @@ func DecideArms(s Stopping, blocks int, stopped []int, arms int,
 		if len(active) == 0 {
 			break
 		}
-		cs := judge(s.LookAt(n), n, active)
+		look := s.LookAt(n)
+		for a := range out {
+			if out[a].Decided {
+				look.Held += unclaimed(out[a].Comparison)
+			}
+		}
+		cs := judge(look, n, active)
 		for i, a := range active {
 			out[a] = ArmDecision{Comparison: cs[i], Blocks: n}
 			recorded := a < len(stopped) && stopped[a] > 0
@@ -176,4 +188,16 @@ func DecideArms(s Stopping, blocks int, stopped []int, arms int,
 		}
 	}
 	return out
+}
+
+// unclaimed counts a decided comparison's primary metrics in the multiplicity family that were
+// not claimed (Regressed or Improved): they keep their share at later looks.
+func unclaimed(c *result.Comparison) int {
+	n := 0
+	for _, mc := range family([]*result.Comparison{c}) {
+		if mc.Change != perfexpv1alpha1.ChangeRegressed && mc.Change != perfexpv1alpha1.ChangeImproved {
+			n++
+		}
+	}
+	return n
 }
