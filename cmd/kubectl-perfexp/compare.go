@@ -304,7 +304,7 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	if _, err := fmt.Fprintln(w, "ARM\tPARAMETER\tVALUE\tSCENARIO\tRUNS\tAVG\tP95\tDELTA P95 [95% INTERVAL]\tVERDICT"); err != nil {
+	if _, err := fmt.Fprintln(w, "ARM\tPARAMETER\tVALUE\tSCENARIO\tRUNS\tAVG\tP95\tDELTA P95 [INTERVAL, 95% UNLESS STATED]\tVERDICT"); err != nil {
 		return err
 	}
 	for _, r := range report.SweepRows(res) {
@@ -314,6 +314,15 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	// A comparison of one run per side holds an assumed or learned between-run noise: say
+	// where each arm's came from, as the Markdown report does.
+	for _, a := range res.Arms {
+		if a.Comparison != nil && a.Comparison.Noise != "" {
+			if _, err := fmt.Fprintf(out, "%s: one run per side, with %s\n", a.Name, a.Comparison.Noise); err != nil {
+				return err
+			}
+		}
 	}
 	best := "no arm improved on the baseline"
 	if res.BestArm != "" {

@@ -150,6 +150,23 @@ func TestCompare(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, seq); err != nil {
 		t.Fatal(err)
 	}
+	// A sweep of one run per arm, whose comparison holds a declared between-run noise.
+	singleResult := *sweepResult
+	singleResult.Sweep, singleResult.Repeats = "single", 1
+	singleResult.Arms = slices.Clone(sweepResult.Arms)
+	singleCmp := *sweepResult.Arms[1].Comparison
+	singleCmp.Noise = "between-run sd 4 % (spec.analysis.betweenRun)"
+	singleResult.Arms[1].Comparison = &singleCmp
+	singleJS, err := report.SweepJSON(&singleResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "single-report"}, Data: map[string]string{report.KeySweepJSON: string(singleJS)}})
+	single := newSweep("single")
+	single.Status.Phase, single.Status.ReportRef = perfexpv1alpha1.SweepSucceeded, &perfexpv1alpha1.LocalObjectReference{Name: "single-report"}
+	if err := env.Client.Status().Update(ctx, single); err != nil {
+		t.Fatal(err)
+	}
 	running := newSweep("running")
 	running.Status.Phase, running.Status.Progress, running.Status.Message = perfexpv1alpha1.SweepRunning, "3/4", "3 of 4 runs ended"
 	running.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "baseline", Runs: 2, Succeeded: 2}, {Name: "more", Parameter: "vus", Value: "2", Runs: 2, Succeeded: 1}}
@@ -180,6 +197,8 @@ func TestCompare(t *testing.T) {
 			"best arm: pool-10; 2 run(s) per arm"}, ""},
 		{"a sequential sweep's table says what each decision took", []string{"compare", "seq"}, []string{"sequential, up to 5 run(s) per arm",
 			"RUNS (ARM + BASELINE)", "ENVIRONMENT TIME", "yes, stopped", "3 + 3", "9m0s"}, ""},
+		{"a sweep of one run per arm says where each arm's between-run noise came from", []string{"compare", "single"},
+			[]string{"pool-10: one run per side, with between-run sd 4 % (spec.analysis.betweenRun)", "1 run(s) per arm"}, ""},
 		{"a sweep's report as Markdown", []string{"compare", "pool", "-o", "md"}, []string{"# Sweep " + ns + "/pool", "| pool-10 | HTTP_MAXPOOLSIZE | 10 |"}, ""},
 		{"a sweep without a report shows its progress", []string{"compare", "running"}, []string{"has no report yet (phase Running, 3/4 runs ended)", "more", "vus"}, ""},
 		{"an unknown sweep", []string{"compare", "nope"}, nil, "no PerfSweep nope in namespace " + ns},

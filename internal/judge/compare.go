@@ -233,10 +233,14 @@ func queryRows(qs []result.QueryResult, base *result.Result) []result.MetricComp
 func finish(c *result.Comparison) { finishAt(c, alpha) }
 
 // finishAt is finish at the error rate a.
-func finishAt(c *result.Comparison, a float64) {
+func finishAt(c *result.Comparison, a float64) { finishLevel(c, func(int) float64 { return a }) }
+
+// finishLevel is finish with Holm at level(m) for a family of m primary metrics, and the
+// secondary rows at level(1).
+func finishLevel(c *result.Comparison, level func(m int) float64) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
-	adjust([]*result.Comparison{c}, a)
-	adjustSecondary(c, a)
+	adjustLevel([]*result.Comparison{c}, level, 0)
+	adjustSecondary(c, level(1))
 }
 
 func newMetricComparison(w row, o CompareOptions) result.MetricComparison {

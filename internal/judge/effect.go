@@ -59,6 +59,17 @@ type effect struct {
 	// se and df are the standard error and degrees of freedom of a t interval (repeated runs),
 	// kept so that atLevel can draw it at another level; 0 for other methods.
 	se, df float64
+	// level is the coverage of the interval when atLevel redrew it at another than Confidence
+	// (a sequential look's); 0 for Confidence.
+	level float64
+}
+
+// levelText is the interval's coverage as the reasons state it: "95%" by default.
+func (e *effect) levelText() string {
+	if e.level == 0 {
+		return fmt.Sprintf("%.3g%%", 100*Confidence)
+	}
+	return fmt.Sprintf("%.3g%%", 100*e.level)
 }
 
 // atLevel redraws a t interval at confidence 1 - a: a sequential sweep spends its error rate
@@ -70,6 +81,7 @@ func (e *effect) atLevel(a float64) *effect {
 	}
 	q := stats.InvCDF(stats.TDist{V: e.df})(1 - a/2)
 	e.low, e.high = e.point-q*e.se, e.point+q*e.se
+	e.level = 1 - a
 	return e
 }
 
@@ -119,7 +131,7 @@ func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) 
 		unit = " points"
 	}
 	lo, hi := e.toDisplay(e.low), e.toDisplay(e.high)
-	why := fmt.Sprintf("the 95%% interval [%+.1f, %+.1f]%s straddles ±%.3g%s", lo, hi, unit, e.toDisplay(e.up), unit)
+	why := fmt.Sprintf("the %s interval [%+.1f, %+.1f]%s straddles ±%.3g%s", e.levelText(), lo, hi, unit, e.toDisplay(e.up), unit)
 	switch nw := e.noiseWhy(); {
 	case nw != "":
 		why += ": " + nw

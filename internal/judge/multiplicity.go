@@ -58,16 +58,29 @@ func family(cs []*result.Comparison) []*result.MetricComparison {
 // adjust applies Holm across the primary metrics of the comparisons together, then re-decides
 // each comparison's primary rows and headline. One comparison: the family is its primary
 // metrics; a sweep: the primary metrics of all its arms.
-func adjust(cs []*result.Comparison, a float64) {
+func adjust(cs []*result.Comparison, a float64) { adjustLevel(cs, func(int) float64 { return a }, 0) }
+
+// adjustLevel is adjust with Holm applied at level(m), m the size of the family: a sequential
+// look's level depends on it (Look.AlphaFor). held hypotheses that are not judged here (the
+// primary metrics of arms a sequential design decided earlier without a claim) keep their
+// share: they count in the family with a p-value of 1.
+func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
 	fam := family(cs)
-	ps := make([]float64, len(fam))
+	a := level(len(fam) + held)
+	ps := make([]float64, len(fam), len(fam)+held)
 	for i, mc := range fam {
 		ps[i] = *mc.PBeyond
+	}
+	for range held {
+		ps = append(ps, 1)
 	}
 	adj := holm(ps)
 	desc := fmt.Sprintf("Holm across %d primary %s", len(fam), plural(len(fam), "metric", "metrics"))
 	if n := armsCompared(cs); n > 1 {
 		desc += fmt.Sprintf(" of %d arms", n)
+	}
+	if held > 0 {
+		desc += fmt.Sprintf(" and the %d of arms decided earlier without a claim", held)
 	}
 	if len(fam) == 0 {
 		desc = "Holm (no primary metric had a change that could be claimed, so nothing to adjust)"
@@ -78,7 +91,7 @@ func adjust(cs []*result.Comparison, a float64) {
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
 		if claimed && adj[i] >= a {
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
-			mc.Why = fmt.Sprintf("%s at 95%%, but not after %s (adjusted p %.3g)", mc.Unadjusted, desc, adj[i])
+			mc.Why = fmt.Sprintf("%s on its own interval, but not after %s (adjusted p %.3g, held to %.3g)", mc.Unadjusted, desc, adj[i], a)
 		}
 	}
 	for _, c := range cs {

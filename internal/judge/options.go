@@ -28,6 +28,9 @@ type CompareOptions struct {
 	// Alpha is the error rate of this comparison's intervals and multiplicity control: 0 is
 	// the default, 1 - Confidence; a sequential sweep's look spends less (sequential.go).
 	Alpha float64
+	// Look, when set, is the sequential look this comparison is made at: its intervals are
+	// drawn at Look.Alpha() and its multiplicity control at Look.AlphaFor (Alpha is ignored).
+	Look *Look
 	// Design pairs repeated runs within the blocks they ran in (CompareRuns); nil compares
 	// them unpaired.
 	Design *Design
@@ -40,8 +43,19 @@ type CompareOptions struct {
 	History *HistoryNoise
 }
 
+// level is the comparison's Holm level for a family of m.
+func (o CompareOptions) level(m int) float64 {
+	if o.Look != nil {
+		return o.Look.AlphaFor(m)
+	}
+	return o.alpha()
+}
+
 // alpha is the comparison's error rate.
 func (o CompareOptions) alpha() float64 {
+	if o.Look != nil {
+		return o.Look.Alpha()
+	}
 	if o.Alpha > 0 && o.Alpha < alpha {
 		return o.Alpha
 	}

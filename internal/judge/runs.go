@@ -100,7 +100,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
 	compareCustomRuns(c, cur, base, o)
-	finishAt(c, o.alpha())
+	finishLevel(c, o.level)
 	return c
 }
 
@@ -112,6 +112,12 @@ func AdjustArms(arms []*result.Comparison) { adjust(arms, alpha) }
 
 // AdjustArmsAt is AdjustArms at the error rate a: a sequential sweep's look (sequential.go).
 func AdjustArmsAt(arms []*result.Comparison, a float64) { adjust(arms, a) }
+
+// AdjustArmsLook is AdjustArms at a sequential look: Holm across the family at the look's level
+// for its size (Look.AlphaFor), the hypotheses held from earlier looks (Look.Held) included.
+func AdjustArmsLook(arms []*result.Comparison, look Look) {
+	adjustLevel(arms, look.AlphaFor, look.Held)
+}
 
 func validRuns(rs []*result.Result) ([]*result.Result, int) {
 	out := make([]*result.Result, 0, len(rs))

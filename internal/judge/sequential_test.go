@@ -101,12 +101,47 @@ func TestStoppingLooks(t *testing.T) {
 	st := Stopping{First: 2, Max: 10}
 	var spent float64
 	for n := 2; n <= 10; n++ {
-		spent += st.LookAt(n).Alpha()
+		spent += st.LookAt(n).Spent()
 	}
 	if l := st.LookAt(2); l.K != 1 || l.Max != 9 {
 		t.Errorf("first look %+v", l)
 	}
 	if spent > alpha+1e-12 || spent < alpha-1e-12 {
 		t.Errorf("the looks spend %.4f, want %.2f", spent, alpha)
+	}
+}
+
+// An arm decided without a claim keeps its share of the error rate: its primary metrics stay in
+// the Holm family of later looks (Look.Held); an arm decided with a claim passes its share on.
+func TestDecideArmsHoldsUnclaimedShares(t *testing.T) {
+	st := Stopping{First: 2, Max: 4}
+	held := map[int]int{}
+	row := func(ch perfexpv1alpha1.Change) result.MetricComparison {
+		return result.MetricComparison{Metric: "s p95", Primary: true, PBeyond: result.Num(0.5), Change: ch}
+	}
+	DecideArms(st, 4, nil, 3, func(look Look, n int, arms []int) []*result.Comparison {
+		held[n] = look.Held
+		out := make([]*result.Comparison, len(arms))
+		for i, a := range arms {
+			ch := perfexpv1alpha1.ChangeInconclusive
+			switch {
+			case a == 0 && n == 2:
+				ch = perfexpv1alpha1.ChangeNoMeaningfulChange
+			case a == 1 && n == 3:
+				ch = perfexpv1alpha1.ChangeRegressed
+			}
+			out[i] = &result.Comparison{Change: ch, Metrics: []result.MetricComparison{row(ch)}}
+		}
+		return out
+	})
+	if held[2] != 0 || held[3] != 1 || held[4] != 1 {
+		t.Errorf("held by look: %v, want none at the first, then the NoMeaningfulChange arm's one metric (the Regressed arm's is passed on)", held)
+	}
+	// Holm counts them with a p-value of 1: one p of 0.01 among 1 + 3 held is adjusted to 0.04.
+	c := &result.Comparison{Change: perfexpv1alpha1.ChangeRegressed, Metrics: []result.MetricComparison{
+		{Metric: "s p95", Primary: true, PBeyond: result.Num(0.01), Unadjusted: perfexpv1alpha1.ChangeRegressed}}}
+	AdjustArmsLook([]*result.Comparison{c}, Look{K: 8, Max: 8, First: 3, Held: 3})
+	if got := *c.Metrics[0].AdjustedP; got != 0.04 {
+		t.Errorf("adjusted p %.4g, want 0.04", got)
 	}
 }

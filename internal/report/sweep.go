@@ -142,6 +142,10 @@ func SweepRows(r *SweepResult) []SweepRow {
 				Avg: withUnit(s.Avg, "ms"), P95: withUnit(s.P95, "ms"), Delta: "-", Verdict: verdict}
 			if a.Comparison != nil {
 				row.Delta = scenarioDelta(a.Comparison, s.Name)
+				if d := a.Decision; d != nil && d.Alpha > 0 && strings.HasSuffix(row.Delta, "]") {
+					// A sequential look draws its interval at its own level: state it.
+					row.Delta += fmt.Sprintf(" at %.3g %%", 100*(1-d.Alpha))
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -215,7 +219,7 @@ func SweepMarkdown(r *SweepResult) string {
 	}
 	m.printf("\n\n")
 	m.printf("Avg and p95 are the geometric means of the runs' values, the statistic the change is the ratio of.\n\n")
-	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [95 %% interval] | Verdict |\n")
+	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [interval, 95 %% unless stated] | Verdict |\n")
 	m.printf("|---|---|---|---|---:|---:|---:|---:|---|\n")
 	for _, row := range SweepRows(r) {
 		m.printf("| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", cell(row.Arm), cell(row.Parameter), cell(row.Value),

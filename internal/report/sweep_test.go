@@ -33,7 +33,7 @@ func sweepSample() *SweepResult {
 func TestSweepMarkdown(t *testing.T) {
 	md := SweepMarkdown(sweepSample())
 	for _, want := range []string{
-		"| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [95 % interval] | Verdict |",
+		"| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [interval, 95 % unless stated] | Verdict |",
 		"| baseline | vus | 5 | checkinout | 2 | 55 ms | 110 ms | - | baseline |",
 		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed |",
 		"Best arm: **users-1**",
@@ -82,6 +82,22 @@ func TestSweepMarkdownGivesTheCalibration(t *testing.T) {
 	}
 	if strings.Contains(md, "9.51") {
 		t.Errorf("the calibration should come from the comparison over the most runs:\n%s", md)
+	}
+}
+
+// A sequential sweep's arm was judged at its look's level: the interval beside its verdict says
+// which (it was always read as 95 %).
+func TestSweepRowsStateASequentialLooksLevel(t *testing.T) {
+	r := sweepSample()
+	m := &r.Arms[1].Comparison.Metrics[0]
+	m.Low, m.High, m.Scale = f(120), f(230), result.ScalePercent
+	r.Arms[1].Decision = &SweepDecision{Decided: true, Change: perfexpv1alpha1.ChangeRegressed, Repeats: 10, Look: 8, Alpha: 0.0731}
+	rows := SweepRows(r)
+	if got, want := rows[1].Delta, "+172.7 % [+120.0, +230.0] at 92.7 %"; got != want {
+		t.Errorf("sequential arm's delta %q, want %q", got, want)
+	}
+	if got := rows[2].Delta; strings.Contains(got, " at ") {
+		t.Errorf("a fixed design's delta states no other level: %q", got)
 	}
 }
 

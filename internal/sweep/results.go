@@ -103,13 +103,13 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
 	}
 	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
-	compare := func(alpha float64, n int, arms []int) []*result.Comparison {
+	compare := func(look *judge.Look, n int, arms []int) []*result.Comparison {
 		d := &judge.Design{Blocks: design.Blocks}
 		for _, arm := range p.Arms {
 			d.Arms = append(d.Arms, upTo(results[arm.Name], design.Blocks, n))
 		}
 		o := opts
-		o.Design, o.Alpha = d, alpha
+		o.Design, o.Look = d, look
 		cs := make([]*result.Comparison, 0, len(arms))
 		for _, i := range arms {
 			a := &out.Arms[i]
@@ -136,9 +136,9 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		// Arms that change only the load are not decided by any look: they run as long as
 		// the sweep does and are compared on all its repeats.
 		if len(loadOnly) > 0 {
-			alpha := stopping.LookAt(PlannedRepeats(s)).Alpha()
-			cs := compare(alpha, PlannedRepeats(s), loadOnly)
-			judge.AdjustArmsAt(cs, alpha)
+			look := stopping.LookAt(PlannedRepeats(s))
+			cs := compare(&look, PlannedRepeats(s), loadOnly)
+			judge.AdjustArmsLook(cs, look)
 			for j, i := range loadOnly {
 				out.Arms[i].Comparison = cs[j]
 			}
@@ -146,7 +146,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 	} else {
 		compared = append(compared, loadOnly...)
 		slices.Sort(compared)
-		cs := compare(0, PlannedRepeats(s), compared)
+		cs := compare(nil, PlannedRepeats(s), compared)
 		judge.AdjustArms(cs)
 		for j, i := range compared {
 			out.Arms[i].Comparison = cs[j]
@@ -162,7 +162,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 // comparison of the look that decided it, frozen there, or of the last look, and says how many
 // runs and how much environment time its decision took.
 func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepResult, stopping judge.Stopping,
-	compared []int, compare func(alpha float64, n int, arms []int) []*result.Comparison, outcomes map[string]Outcome) {
+	compared []int, compare func(look *judge.Look, n int, arms []int) []*result.Comparison, outcomes map[string]Outcome) {
 	stoppedAfter := StoppedAfter(s)
 	stopped := make([]int, len(compared))
 	for j, i := range compared {
@@ -173,8 +173,8 @@ func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepRes
 		for k, j := range arms {
 			idx[k] = compared[j]
 		}
-		cs := compare(look.Alpha(), n, idx)
-		judge.AdjustArmsAt(cs, look.Alpha())
+		cs := compare(&look, n, idx)
+		judge.AdjustArmsLook(cs, look)
 		return cs
 	})
 	for j, i := range compared {
