@@ -342,9 +342,28 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 				return err
 			}
 		}
-		return w.Flush()
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		return printCalibration(out, res)
 	}
 	_, err = fmt.Fprintf(out, "\n%s; %d run(s) per arm; changes under %.0f %% do not count\n", best, res.Repeats, res.MinMeaningfulChangePercent)
+	if err != nil {
+		return err
+	}
+	return printCalibration(out, res)
+}
+
+// printCalibration gives the run-to-run sd a sweep with repeats measured, as the report's
+// Calibration section does, with the line that calibrates one-run comparisons.
+func printCalibration(out io.Writer, res *report.SweepResult) error {
+	c := report.SweepCalibration(res)
+	if c == nil {
+		return nil
+	}
+	_, err := fmt.Fprintf(out, "\ncalibration: run-to-run sd of %s over this sweep's runs, after the arm and block effects: %.2f %% (%d runs); "+
+		"for one-run comparisons with this load, spec.analysis: betweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"sweep %s/%s\"}\n",
+		c.Metric, c.SDPercent, c.Runs, c.SDPercent, c.Runs, res.Namespace, res.Sweep)
 	return err
 }
 

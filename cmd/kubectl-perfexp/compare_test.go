@@ -140,6 +140,9 @@ func TestCompare(t *testing.T) {
 	seqResult.Arms = slices.Clone(sweepResult.Arms)
 	seqResult.Arms[1].Decision = &report.SweepDecision{Decided: true, Change: perfexpv1alpha1.ChangeImproved, Repeats: 3, Look: 1, Alpha: 0.002,
 		Runs: 3, BaselineRuns: 3, EnvironmentSeconds: 540}
+	seqCmp := *sweepResult.Arms[1].Comparison
+	seqCmp.Calibration = &result.Calibration{Metric: "s p95", SDPercent: 6.96, Runs: 21}
+	seqResult.Arms[1].Comparison = &seqCmp
 	seqJS, err := report.SweepJSON(&seqResult)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +199,9 @@ func TestCompare(t *testing.T) {
 		{"a sweep's table", []string{"compare", "pool"}, []string{"ARM", "VERDICT", "baseline", "as deployed", "100 ms", "pool-10", "HTTP_MAXPOOLSIZE", "80 ms", "-20.0 %", "Improved",
 			"best arm: pool-10; 2 run(s) per arm"}, ""},
 		{"a sequential sweep's table says what each decision took", []string{"compare", "seq"}, []string{"sequential, up to 5 run(s) per arm",
-			"RUNS (ARM + BASELINE)", "ENVIRONMENT TIME", "yes, stopped", "3 + 3", "9m0s"}, ""},
+			"RUNS (ARM + BASELINE)", "ENVIRONMENT TIME", "yes, stopped", "3 + 3", "9m0s",
+			"calibration: run-to-run sd of s p95 over this sweep's runs, after the arm and block effects: 6.96 % (21 runs)",
+			`betweenRun: {sdPercent: "6.96", runs: 21, source: "sweep ` + ns + `/seq"}`}, ""},
 		{"a sweep of one run per arm says where each arm's between-run noise came from", []string{"compare", "single"},
 			[]string{"pool-10: one run per side, with between-run sd 4 % (spec.analysis.betweenRun)", "1 run(s) per arm"}, ""},
 		{"a sweep's report as Markdown", []string{"compare", "pool", "-o", "md"}, []string{"# Sweep " + ns + "/pool", "| pool-10 | HTTP_MAXPOOLSIZE | 10 |"}, ""},
