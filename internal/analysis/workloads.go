@@ -115,9 +115,6 @@ type workloadData struct {
 	series    []*workloadSeries
 	matchers  []*regexp.Regexp
 	step      time.Duration
-	// window is the length of the window read; a short one (shortWindow) has one rate, at its
-	// end.
-	window time.Duration
 	// ranLimits are the limits each pod's containers ran with.
 	ranLimits map[ranLimitsKey]ranLimits
 }
@@ -142,32 +139,12 @@ func (in Input) cadvisorMatchers() string {
 
 // cadvisorRange is how rates of cAdvisor's counters over [start, end] are evaluated: every
 // workloadStep, the first a rate window after start so that every rate lies inside the window;
-// rw is that rate window as PromQL writes it. A window shorter than the rate window gets one
-// rate over the window itself, evaluated at its end: never longer than the run, so nothing from
-// before it (the idle seconds before the load, a setup Job) is mixed in. A container with fewer
-// than two samples inside such a window has no rate; readWorkloads then falls back to the
-// samples around the run (sparseRate).
+// rw is that rate window as PromQL writes it.
 func cadvisorRange(start, end time.Time) (r promv1.Range, rw string) {
-	w := end.Sub(start)
-	step := workloadStep(w)
-	if shortWindow(w) {
-		return promv1.Range{Start: end, End: end, Step: step}, promMillis(w)
-	}
-	return promv1.Range{Start: start.Add(rateWindow(step)), End: end, Step: step}, promDuration(rateWindow(step))
+	step := workloadStep(end.Sub(start))
+	first := start.Add(min(rateWindow(step), end.Sub(start)))
+	return promv1.Range{Start: first, End: end, Step: step}, promDuration(rateWindow(step))
 }
-
-// shortWindow says whether a window of length w is read with one rate over the whole window
-// (cadvisorRange) rather than per step.
-func shortWindow(w time.Duration) bool { return w < rateWindow(workloadStep(w)) }
-
-// promMillis renders a duration as a PromQL range in whole milliseconds, rounded down so a
-// range never reaches before the window it reads.
-func promMillis(d time.Duration) string { return fmt.Sprintf("%dms", max(d.Milliseconds(), 1)) }
-
-// cadvisorLookback is how far before a short window the last sample of an idle container is
-// looked for: Prometheus' default lookback, longer than any housekeeping interval of cAdvisor
-// (which samples an unchanged container less and less often).
-const cadvisorLookback = 5 * time.Minute
 
 // rateWindow covers at least two scrapes at a 30 s interval.
 func rateWindow(step time.Duration) time.Duration {
@@ -207,13 +184,6 @@ func sampledIn(metric, sel string, window, maxAge time.Duration) string {
 		window = maxAge / 2
 	}
 	return fmt.Sprintf("count_over_time(%s%s[%s] @ end())", metric, sel, promDuration(window))
-}
-
-// sampledAfter keeps the container instances with a sample stamped after end (up to lookback
-// after it): those still there when the window closed.
-func sampledAfter(metric, sel string, end time.Time, lookback time.Duration) string {
-	at := end.Add(lookback)
-	return fmt.Sprintf("count_over_time(%s%s[%s] @ %s)", metric, sel, promDuration(lookback), strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64))
 }
 
 // instanceKey names a container instance in a cAdvisor answer grouped by instance.
@@ -258,7 +228,7 @@ func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *mo
 }
 
 func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
-	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start)), window: end.Sub(start)}
+	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start))}
 	if len(ws) == 0 {
 		return d, nil
 	}
@@ -280,7 +250,10 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	r, rw := cadvisorRange(start, end)
 	w := end.Sub(start)
 	byInstance := "sum by (namespace, pod, container, id)"
-	const cpuName = "container_cpu_usage_seconds_total"
+	const (
+		cpuName = "container_cpu_usage_seconds_total"
+		memName = "container_memory_working_set_bytes"
+	)
 
 	type rq struct {
 		query string
@@ -290,12 +263,11 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	// Each series is kept at a step only while its container instance is fresh (above): a rate
 	// over a container that has just gone would otherwise mix the old revision into the new
 	// one for a whole rate window. The working set comes first: it says which are fresh.
-	memQuery, peakQuery := memoryQueries(sel, rw, w, end, maxAge)
-	short := shortWindow(w)
 	ranges := []rq{
-		{memQuery, func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{fmt.Sprintf("%s (%s%s and %s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge), sampledIn(memName, sel, w, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
-		{peakQuery, func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		// The peak within each rate window, so a spike between two steps is not missed.
+		{fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
 	}
@@ -319,20 +291,10 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	for i, query := range counts {
 		fns = append(fns, func() (err error) { vectors[i], err = vector(ctx, q, query, end); return err })
 	}
-	// A short window's raw CPU samples, from a lookback before it to its end: the fallback for
-	// the containers with fewer than two samples inside it.
-	var raw model.Matrix
-	if short {
-		query := fmt.Sprintf("%s%s[%s]", cpuName, sel, promMillis(w+cadvisorLookback))
-		fns = append(fns, func() (err error) { raw, err = matrix(ctx, q, query, end); return err })
-	}
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
 	fresh := freshSteps(matrices[0])
-	if short {
-		matrices[1] = append(matrices[1], sparseRates(raw, matrices[1], fresh, start, end)...)
-	}
 	for i, x := range ranges {
 		kept := matrices[i]
 		if i > 0 {
@@ -372,24 +334,6 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		}
 	}
 	return d, nil
-}
-
-// memoryQueries read the working set of each container instance (only while it is fresh, and
-// only the instances sampled in the window) and its peak within each rate window rw (so a
-// spike between two steps is not missed), by instance, for a window of length w ending at end.
-// An idle container may have no sample inside a short window at all (cAdvisor samples an
-// unchanged container less often): it still counts, with its last working set, when it has a
-// sample before the window's end and one after it, so it was there throughout, unlike a
-// container a rollout replaced before the window.
-func memoryQueries(sel, rw string, w time.Duration, end time.Time, maxAge time.Duration) (mem, peak string) {
-	const name, byInstance = "container_memory_working_set_bytes", "sum by (namespace, pod, container, id)"
-	seen := fmt.Sprintf("%s%s and %s and %s", name, sel, fresh(name, sel, maxAge), sampledIn(name, sel, w, maxAge))
-	if !shortWindow(w) {
-		return fmt.Sprintf("%s (%s)", byInstance, seen), fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, name, sel, rw)
-	}
-	last := fmt.Sprintf("last_over_time(%s%s[%s])", name, sel, promDuration(cadvisorLookback))
-	return fmt.Sprintf("%s ((%s) or (%s and %s))", byInstance, seen, last, sampledAfter(name, sel, end, cadvisorLookback)),
-		fmt.Sprintf("%s (max_over_time(%s%s[%s]) or %s)", byInstance, name, sel, rw, last)
 }
 
 // byContainer sums the instances of each container of each pod step by step: two instances
