@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -63,10 +64,32 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 			return nil, err
 		default:
 			fillQueryResult(&qr, v)
+			if vec, ok := v.(model.Vector); ok && len(vec) == 0 {
+				qr.Note = emptyNote(rendered, data)
+			}
 		}
 		out = append(out, qr)
 	}
 	return out, nil
+}
+
+// rangeFunctions need two samples of a series inside their range to return anything for it.
+var rangeFunctions = []string{"rate(", "irate(", "increase(", "delta(", "idelta(", "deriv("}
+
+// emptyNote says that a query returned no series, when and over which window it was evaluated,
+// and, for a query taking a rate over {{.Window}}, the likely cause: a window too short to hold
+// two samples of the series (a 30 s run with cAdvisor's samples 10-15 s apart may hold one).
+func emptyNote(rendered string, data TemplateData) string {
+	note := fmt.Sprintf("the query returned no series at %s, the end of the window [%s, %s] ({{.Window}} = %s)", data.End, data.WarmUpEnd, data.End, data.Window)
+	if !strings.Contains(rendered, "["+data.Window) {
+		return note
+	}
+	for _, f := range rangeFunctions {
+		if strings.Contains(rendered, f) {
+			return note + "; rate(), irate(), increase(), delta() and deriv() return a series only when it has two samples inside their range, which a window shorter than two scrape intervals may not hold: measure longer, or read the workload's CPU from analysis.observe, which falls back to the samples around the window"
+		}
+	}
+	return note
 }
 
 // Bounds of what one custom query keeps in the results, so that a query returning thousands

@@ -115,6 +115,9 @@ type workloadData struct {
 	series    []*workloadSeries
 	matchers  []*regexp.Regexp
 	step      time.Duration
+	// window is the length of the window read; a short one (shortWindow) has one rate, at its
+	// end.
+	window time.Duration
 	// ranLimits are the limits each pod's containers ran with.
 	ranLimits map[ranLimitsKey]ranLimits
 }
@@ -139,12 +142,32 @@ func (in Input) cadvisorMatchers() string {
 
 // cadvisorRange is how rates of cAdvisor's counters over [start, end] are evaluated: every
 // workloadStep, the first a rate window after start so that every rate lies inside the window;
-// rw is that rate window as PromQL writes it.
+// rw is that rate window as PromQL writes it. A window shorter than the rate window gets one
+// rate over the window itself, evaluated at its end: never longer than the run, so nothing from
+// before it (the idle seconds before the load, a setup Job) is mixed in. A container with fewer
+// than two samples inside such a window has no rate; readWorkloads then falls back to the
+// samples around the run (sparseRate).
 func cadvisorRange(start, end time.Time) (r promv1.Range, rw string) {
-	step := workloadStep(end.Sub(start))
-	first := start.Add(min(rateWindow(step), end.Sub(start)))
-	return promv1.Range{Start: first, End: end, Step: step}, promDuration(rateWindow(step))
+	w := end.Sub(start)
+	step := workloadStep(w)
+	if shortWindow(w) {
+		return promv1.Range{Start: end, End: end, Step: step}, promMillis(w)
+	}
+	return promv1.Range{Start: start.Add(rateWindow(step)), End: end, Step: step}, promDuration(rateWindow(step))
 }
+
+// shortWindow says whether a window of length w is read with one rate over the whole window
+// (cadvisorRange) rather than per step.
+func shortWindow(w time.Duration) bool { return w < rateWindow(workloadStep(w)) }
+
+// promMillis renders a duration as a PromQL range in whole milliseconds, rounded down so a
+// range never reaches before the window it reads.
+func promMillis(d time.Duration) string { return fmt.Sprintf("%dms", max(d.Milliseconds(), 1)) }
+
+// cadvisorLookback is how far before a short window the last sample of an idle container is
+// looked for: Prometheus' default lookback, longer than any housekeeping interval of cAdvisor
+// (which samples an unchanged container less and less often).
+const cadvisorLookback = 5 * time.Minute
 
 // rateWindow covers at least two scrapes at a 30 s interval.
 func rateWindow(step time.Duration) time.Duration {
@@ -228,7 +251,7 @@ func keepFresh(ss *model.SampleStream, fresh map[string]map[model.Time]bool) *mo
 }
 
 func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.Duration, ws []Workload, start, end time.Time) (*workloadData, error) {
-	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start))}
+	d := &workloadData{workloads: ws, step: workloadStep(end.Sub(start)), window: end.Sub(start)}
 	if len(ws) == 0 {
 		return d, nil
 	}
@@ -250,10 +273,7 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	r, rw := cadvisorRange(start, end)
 	w := end.Sub(start)
 	byInstance := "sum by (namespace, pod, container, id)"
-	const (
-		cpuName = "container_cpu_usage_seconds_total"
-		memName = "container_memory_working_set_bytes"
-	)
+	const cpuName = "container_cpu_usage_seconds_total"
 
 	type rq struct {
 		query string
@@ -263,11 +283,12 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	// Each series is kept at a step only while its container instance is fresh (above): a rate
 	// over a container that has just gone would otherwise mix the old revision into the new
 	// one for a whole rate window. The working set comes first: it says which are fresh.
+	memQuery, peakQuery := memoryQueries(sel, rw, w, maxAge)
+	short := shortWindow(w)
 	ranges := []rq{
-		{fmt.Sprintf("%s (%s%s and %s and %s)", byInstance, memName, sel, fresh(memName, sel, maxAge), sampledIn(memName, sel, w, maxAge)), func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
+		{memQuery, func(s *workloadSeries) map[int64]float64 { return s.mem }, kindMemory},
 		{fmt.Sprintf("%s (rate(%s%s[%s]))", byInstance, cpuName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.cpu }, kindCPU},
-		// The peak within each rate window, so a spike between two steps is not missed.
-		{fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, memName, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
+		{peakQuery, func(s *workloadSeries) map[int64]float64 { return s.memPeak }, kindMemoryPeak},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_throttled_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.throttled }, kindOther},
 		{fmt.Sprintf("%s (rate(container_cpu_cfs_periods_total%s[%s]))", byInstance, sel, rw), func(s *workloadSeries) map[int64]float64 { return s.periods }, kindOther},
 	}
@@ -291,10 +312,20 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 	for i, query := range counts {
 		fns = append(fns, func() (err error) { vectors[i], err = vector(ctx, q, query, end); return err })
 	}
+	// A short window's raw CPU samples, from a lookback before it to its end: the fallback for
+	// the containers with fewer than two samples inside it.
+	var raw model.Matrix
+	if short {
+		query := fmt.Sprintf("%s%s[%s]", cpuName, sel, promMillis(w+cadvisorLookback))
+		fns = append(fns, func() (err error) { raw, err = matrix(ctx, q, query, end); return err })
+	}
 	if err := together(fns...); err != nil {
 		return nil, err
 	}
 	fresh := freshSteps(matrices[0])
+	if short {
+		matrices[1] = append(matrices[1], sparseRates(raw, matrices[1], fresh, start, end)...)
+	}
 	for i, x := range ranges {
 		kept := matrices[i]
 		if i > 0 {
@@ -334,6 +365,15 @@ func readWorkloads(ctx context.Context, q Querier, cadvisor string, maxAge time.
 		}
 	}
 	return d, nil
+}
+
+// memoryQueries read the working set of each container instance (only while it is fresh, and
+// only the instances sampled in the window: sampledIn) and its peak within each rate window rw
+// (so a spike between two steps is not missed), by instance, for a window of length w.
+func memoryQueries(sel, rw string, w, maxAge time.Duration) (mem, peak string) {
+	const name, byInstance = "container_memory_working_set_bytes", "sum by (namespace, pod, container, id)"
+	return fmt.Sprintf("%s (%s%s and %s and %s)", byInstance, name, sel, fresh(name, sel, maxAge), sampledIn(name, sel, w, maxAge)),
+		fmt.Sprintf("%s (max_over_time(%s%s[%s]))", byInstance, name, sel, rw)
 }
 
 // byContainer sums the instances of each container of each pod step by step: two instances

@@ -264,7 +264,7 @@ func (d *workloadData) capListed(a, b time.Time, limit int) string {
 			left = append(left, d.workloads[c.i].Name)
 		}
 	}
-	kept := &workloadData{step: d.step}
+	kept := &workloadData{step: d.step, window: d.window}
 	for i, k := range keep {
 		if k {
 			kept.workloads = append(kept.workloads, d.workloads[i])

@@ -105,11 +105,35 @@ func (w waitFor) more(res *result.Result, early map[string]analysis.K6Summary) *
 			w.testID, w.ready.UTC().Format(time.RFC3339))
 		return &r
 	}
+	// The requests are all in, but cAdvisor stamps its samples at its own housekeeping (10-15 s
+	// apart, longer for an idle container) and they reach Prometheus a scrape later: right after
+	// a short run a custom query's rate over {{.Window}} may not yet find two samples of its
+	// series inside the window, and returns nothing. (The workloads' own CPU falls back to the
+	// samples around the window and needs no wait.) Such a query is asked again until the
+	// settle time, after which its answer is what Prometheus holds.
+	if early != nil && w.now.Before(w.ready) {
+		if q := emptyQuery(res); q != "" {
+			r := step.Wait(min(w.ready.Sub(w.now), earlyRecheck), "the last cAdvisor samples of the window (custom query %q has no series yet; until %s at the latest)",
+				q, w.ready.UTC().Format(time.RFC3339))
+			return &r
+		}
+	}
 	if noK6Samples(res) && w.now.Before(w.noDataUntil) {
 		r := step.Wait(w.backoff, "the first k6 samples with testid=%s in Prometheus at %s", w.testID, w.url)
 		return &r
 	}
 	return nil
+}
+
+// emptyQuery names the first custom query of the results that returned no series (it has a
+// note saying so); "" when none did.
+func emptyQuery(r *result.Result) string {
+	for _, q := range r.Queries {
+		if q.Note != "" {
+			return q.Name
+		}
+	}
+	return ""
 }
 
 // noK6Samples says whether Prometheus holds no sample of the run at all: neither a request

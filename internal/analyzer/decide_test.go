@@ -215,6 +215,27 @@ func TestWaitForMore(t *testing.T) {
 			wantAfter: 2 * time.Second, wantWhat: "to equal the k6 runners' summaries"},
 		{name: "early, counts short, 1 s before the settle time: until then", w: func() waitFor { v := w; v.now = t0.Add(24 * time.Second); return v }(),
 			result: measured(map[string]int64{"browse": 290}), early: early, wantAfter: time.Second, wantWhat: "to equal the k6 runners' summaries"},
+		// A short run analysed at once: its requests are in, the cAdvisor samples of its last
+		// seconds may not be, and a custom query's rate over the window needs two. A workload's
+		// CPU falls back to the samples around the window and needs no wait.
+		{name: "early, counts equal, a workload without CPU: publish", w: w, early: early,
+			result: func() *result.Result {
+				r := measured(map[string]int64{"browse": 300})
+				r.Workloads = []result.WorkloadResult{{Kind: "StatefulSet", Namespace: "db", Name: "postgres-writer", MemoryAvg: result.Num(1)}}
+				return r
+			}()},
+		{name: "early, counts equal, an empty custom query: look again in 2 s", w: w, early: early,
+			result: func() *result.Result {
+				r := measured(map[string]int64{"browse": 300})
+				r.Queries = []result.QueryResult{{Name: "db-writer-cpu", Note: "the query returned no series"}}
+				return r
+			}(), wantAfter: 2 * time.Second, wantWhat: `the last cAdvisor samples of the window (custom query "db-writer-cpu" has no series yet`},
+		{name: "settled, an empty custom query: publish", w: func() waitFor { v := w; v.now = t0.Add(25 * time.Second); return v }(), early: early,
+			result: func() *result.Result {
+				r := measured(map[string]int64{"browse": 300})
+				r.Queries = []result.QueryResult{{Name: "db-writer-cpu", Note: "the query returned no series"}}
+				return r
+			}()},
 		{name: "settled, no sample yet: wait for the first", w: w, result: &result.Result{Scenarios: []result.ScenarioResult{{Name: "browse"}}},
 			wantAfter: 10 * time.Second, wantWhat: "the first k6 samples with testid=run-1 in Prometheus at http://prom:9090"},
 		{name: "settled, no sample after the grace: publish (invalid)", w: func() waitFor { v := w; v.now = t0.Add(4 * time.Minute); return v }(),

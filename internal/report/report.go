@@ -356,10 +356,17 @@ func (m *markdown) queries(queries []result.QueryResult) {
 			value = fmt.Sprintf("%d series (not listed)", q.SeriesDropped)
 		case q.Value == nil && len(q.Series) > 1:
 			value = fmt.Sprintf("%d series (below)", len(q.Series))
+		case q.Value == nil && len(q.Series) == 0 && q.Note != "":
+			value = "no series (below)"
 		}
 		m.printf("| %s | %s | %s | %s |\n", cell(q.Name), cell(value), cell(q.Unit), cell(q.Description))
 	}
 	m.printf("\n")
+	for _, q := range queries {
+		if q.Error == "" && q.Value == nil && len(q.Series) == 0 && q.Note != "" {
+			m.printf("%s: %s.\n\n", q.Name, strings.TrimSuffix(q.Note, "."))
+		}
+	}
 	for _, q := range queries {
 		if len(q.Series) < 2 && q.SeriesDropped == 0 || len(q.Series) == 0 {
 			continue
@@ -396,6 +403,10 @@ func (m *markdown) slices(slices []result.SliceResult) {
 			m.printf("\n")
 		}
 		for _, q := range sl.Queries {
+			if q.Value == nil && len(q.Series) == 0 && q.Note != "" {
+				m.printf("- query %s: %s\n", q.Name, q.Note)
+				continue
+			}
 			m.printf("- query %s: %s %s\n", q.Name, num(q.Value, 6), q.Unit)
 		}
 		if len(sl.Queries) > 0 {

@@ -199,3 +199,22 @@ func TestWorkloadChangesInServicesTables(t *testing.T) {
 		})
 	}
 }
+
+// A custom query with no series says why in the report, instead of a bare dash.
+func TestEmptyQuerySaysWhy(t *testing.T) {
+	queryNote := "the query returned no series at 2026-11-25T10:00:30Z, the end of the window [2026-11-25T10:00:00Z, 2026-11-25T10:00:30Z] ({{.Window}} = 30s)"
+	r := &result.Result{Experiment: "short",
+		Queries: []result.QueryResult{{Name: "db-writer-cpu", Unit: "cores", Query: "max(rate(x[30s]))", Note: queryNote}},
+		Slices:  []result.SliceResult{{Name: "first", Queries: []result.QueryResult{{Name: "db-writer-cpu", Note: queryNote}}}},
+	}
+	md := Markdown(r)
+	for _, want := range []string{
+		"| db-writer-cpu | no series (below) | cores |",
+		"db-writer-cpu: " + queryNote + ".",
+		"- query db-writer-cpu: " + queryNote,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

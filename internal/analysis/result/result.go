@@ -286,6 +286,9 @@ type QueryResult struct {
 	// SeriesDropped counts the series left out of Series: the largest MaxQuerySeriesKept are kept.
 	SeriesDropped int    `json:"seriesDropped,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Note says why a query that Prometheus answered has no value: it returned no series over
+	// the window it was evaluated for.
+	Note string `json:"note,omitempty"`
 }
 
 // QuerySeries is one labelled value of a custom query.
