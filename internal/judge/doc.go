@@ -21,6 +21,8 @@
 //   - noise.go: the between-run noise a single-run interval adds (a calibration, or the
 //     assumed default), and the widening for bounded biases.
 //   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms.
+//   - robust.go: Huber's M-estimate of a blocked design's two-way table (arm + block), from
+//     which the paired comparison draws its change and noise.
 //   - sequential.go: what each look of a sequential sweep spends of the error rate.
 //   - capacity.go: a capacity search's moves (bracket by doubling, bisect) and whether a probe's
 //     objectives held over its runs; bisect.go: a performance bisect's next set of services

@@ -96,13 +96,20 @@ func pooledResidual(table []map[int]float64, blocks []int, transform func(float6
 	return ss / float64(df), df
 }
 
-// pairedEffect estimates an arm's change from the differences within blocks: the mean of the
-// paired differences of logs (of values, for error rates), with a t interval. Its variance is
-// the larger of the pooled one (2 sigma^2 / n, sigma^2 the residual mean square of every arm of
-// the design, pooled with a calibration's estimate when one was given) and the arm's own (the
-// variance of its differences / n), so an arm noisier than the others is not judged by their
-// noise; its degrees of freedom are the pooled ones. The second value is why the blocks cannot
-// be paired ("" when they can).
+// pairedEffect estimates an arm's change from the differences within blocks, of logs (of
+// values, for error rates), with a t interval. On the log scale the change is the arm's effect
+// minus the baseline's in Huber's M-estimate of the two-way table (arm + block) of every arm
+// with the row in each of the pair's blocks (robust.go): the mean of the paired differences,
+// except that a run far off its arm's and block's level (a bad node) counts with a bounded
+// weight; error rates keep least squares. Its variance is the larger of the pooled one
+// (2 sigma^2 / n, sigma^2 the fit's run-to-run variance, Huber's counterpart of the residual
+// mean square, pooled with a calibration's estimate when one was given) and the arm's own
+// (from its and the baseline's residuals alone: the variance of its differences / n,
+// robustly), so an arm noisier than the others is not judged by their noise; its degrees of
+// freedom are the pooled ones. Least squares (error
+// rates, and a table Huber's fit cannot take: no residual degrees of freedom, no spread) is
+// the mean of the differences, the residual mean square (pooledResidual) and the variance of
+// the differences. The second value is why the blocks cannot be paired ("" when they can).
 func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float64, calibration *BetweenRun) (*effect, string) {
 	vc, vb := d.byBlock(cur, w), d.byBlock(base, w)
 	blocks := pairs(vc, vb)
@@ -136,6 +143,16 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		table = append(table, d.byBlock(rs, w))
 	}
 	pooled, df := pooledResidual(table, blocks, tr)
+	if logScale {
+		// Huber's fit of the table (robust.go): a run far off its arm's and block's level
+		// counts with a bounded weight in the change, the pooled noise and the arm's own.
+		// Error rates (points) keep least squares: a burst of errors in one run is what an
+		// error rate is there to show, and near zero their spread is skewed, where Huber's
+		// estimate is not the difference of the means.
+		if f, ok := fitHuber(d.robustTable(cur, base, w, blocks, tr), huberK); ok {
+			e.point, pooled, own, df = f.contrast, f.perRun, f.own, f.df
+		}
+	}
 	if cal := calibration; cal != nil && cal.Runs >= 2 && logScale && !w.transaction() {
 		// A calibration measured the same run-to-run variance: pool the two estimates by
 		// their degrees of freedom.
@@ -240,6 +257,8 @@ func designNotes(d *Design, ref *result.Result, paired int, unpaired string) ([]
 // pairedNote says how a paired comparison was made.
 func pairedNote(d *Design) string {
 	return fmt.Sprintf("runs were paired within their blocks (each repeat of the sweep is a block in which every arm ran once): the change is the mean "+
-		"of the differences between the arm's and the baseline's run of each block, so drift across the sweep cancels; the run-to-run noise is pooled "+
+		"of the differences between the arm's and the baseline's run of each block, so drift across the sweep cancels, fitted robustly for latencies and "+
+		"throughput (Huber's M-estimate of the arm and block effects: a run far off its arm's and block's level, such as one on a bad node, counts with a bounded weight); "+
+		"the run-to-run noise is pooled "+
 		"over the %d arms of the design (or the arm's own, when larger)", len(d.Arms))
 }
