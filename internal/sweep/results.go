@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -91,7 +92,17 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 				a.Succeeded++
 			}
 		}
-		a.Scenarios = scenarioMeans(results[arm.Name])
+		// The table shows the runs the comparison compares: Valid ones (judge.CompareRuns
+		// leaves the others out, and its notes say so).
+		valid := make([]*result.Result, 0, len(results[arm.Name]))
+		for _, r := range results[arm.Name] {
+			if r.Validity == perfexpv1alpha1.Valid {
+				valid = append(valid, r)
+				continue
+			}
+			out.Notes = append(out.Notes, fmt.Sprintf("run %s's results are not Valid (%s); the table and the comparisons leave it out", r.Experiment, strings.Join(r.InvalidReasons, "; ")))
+		}
+		a.Scenarios = scenarioMeans(valid)
 		out.Arms = append(out.Arms, a)
 	}
 

@@ -92,3 +92,38 @@ func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
 		t.Errorf("arms %+v, want the baseline at 20 VUs second", r.Arms)
 	}
 }
+
+// Story: one run of an arm failed its validity check (a scenario above its maximum error rate).
+// The comparison leaves it out; the table beside it once averaged it in anyway (the list-refresh
+// study's short form showed a geometric mean of two runs' p95 next to a change computed from
+// one), so its "p95 (geo. mean)" was not the statistic the change is the ratio of.
+func TestCompareTableLeavesOutInvalidRuns(t *testing.T) {
+	s := newSweep(withArms(perfexpv1alpha1.SweepArm{Name: "split", Variant: envVariant("1")}), withRepeats(2))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]sweep.Outcome{}
+	p95 := map[string]float64{"pool-baseline-1": 100, "pool-baseline-2": 120, "pool-split-1": 1000, "pool-split-2": 5000}
+	for _, r := range p.Runs {
+		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: runResult(r.Name, p95[r.Name], 50)}
+	}
+	bad := outcomes["pool-split-2"].Result
+	if bad == nil {
+		t.Fatalf("no run pool-split-2 in %v", p.Runs)
+	}
+	bad.Validity, bad.InvalidReasons = perfexpv1alpha1.Invalid, []string{"scenario checkinout: 11.83% of requests failed (11 of 93), above the maximum of 5%"}
+	r := sweep.Compare(s, p, outcomes, nil)
+
+	split := r.Arms[1]
+	if len(split.Scenarios) != 1 || split.Scenarios[0].Runs != 1 || math.Abs(*split.Scenarios[0].P95-1000) > 1e-9 {
+		t.Errorf("split's table row %+v: want the one Valid run, p95 1000 ms", split.Scenarios)
+	}
+	if split.Succeeded != 2 {
+		t.Errorf("split: %d runs succeeded, want 2 (the Invalid one succeeded too)", split.Succeeded)
+	}
+	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "run pool-split-2's results are not Valid (scenario checkinout: 11.83% of requests failed") ||
+		!strings.Contains(notes, "the table and the comparisons leave it out") {
+		t.Errorf("notes %q do not say the Invalid run was left out", notes)
+	}
+}
