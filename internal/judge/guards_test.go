@@ -85,15 +85,22 @@ func TestSaturatedNodeWithdrawsSingleRunClaims(t *testing.T) {
 }
 
 // TestThrottledInBothRunsWidensIntervals: a workload throttled in at least MinThrottledPercent
-// of its CPU periods in both runs widens a single-run comparison's intervals; throttled on one
-// side only (the variant lifted the limit) it does not.
+// of its CPU periods in one run, and in the other throttled as much or at NearLimitPercent of
+// its limit, widens a single-run comparison's intervals; throttled on one side while the other
+// ran well below its limit, or had none (the variant lifted or tightened the limit), it does
+// not.
 func TestThrottledInBothRunsWidensIntervals(t *testing.T) {
-	res := func(pct ...float64) *result.Result {
+	// res gives circulation and inventory their throttled share (-1: no series) and, when
+	// given, circulation's mean use as a share of its limit.
+	res := func(limitPct float64, pct ...float64) *result.Result {
 		r := &result.Result{}
 		for i, p := range pct {
 			w := result.WorkloadResult{Namespace: "shop", Name: []string{"circulation", "inventory"}[i]}
 			if p >= 0 {
 				w.CPUThrottledPercent = result.Num(p)
+			}
+			if i == 0 && limitPct > 0 {
+				w.CPUPercentOfLimit = result.Num(limitPct)
 			}
 			r.Workloads = append(r.Workloads, w)
 		}
@@ -104,11 +111,17 @@ func TestThrottledInBothRunsWidensIntervals(t *testing.T) {
 		cur, base *result.Result
 		want      string
 	}{
-		{"throttled in both", res(19.0, 0), res(50.6, 0), "circulation (19.0 % of its CPU periods in this run, 50.6 % in the baseline)"},
-		{"the variant lifted the limit", res(0, 0), res(50.6, 0), ""},
-		{"no limit in the variant: no throttling series", res(-1, 0), res(50.6, 0), ""},
-		{"a little throttling on both sides", res(9.9, 0), res(9.9, 0), ""},
-		{"different workloads throttled", res(30, 0), res(0, 30), ""},
+		{"throttled in both", res(0, 19.0, 0), res(0, 50.6, 0), "circulation (19.0 % of its CPU periods throttled in this run, 50.6 % of its CPU periods throttled in the baseline)"},
+		{"the variant lifted the limit", res(0, 0, 0), res(0, 50.6, 0), ""},
+		{"no limit in the variant: no throttling series", res(0, -1, 0), res(0, 50.6, 0), ""},
+		{"a little throttling on both sides", res(0, 9.9, 0), res(0, 9.9, 0), ""},
+		{"different workloads throttled", res(0, 30, 0), res(0, 0, 30), ""},
+		// The demo's control on 2026-11-29: the same spec, 26.7 % throttled at 88 % of the limit
+		// against 7.9 % at 84 %; it read Regressed +83.7 % [+11.5, +179.8] before this rule.
+		{"throttled in one run, near its limit in the other", res(88, 26.7, 0), res(84.1, 7.9, 0), "circulation (26.7 % of its CPU periods throttled in this run, 7.9 % of its CPU periods throttled at 84 % of its CPU limit in the baseline)"},
+		{"near its limit in this run, throttled in the baseline", res(84.1, 7.9, 0), res(88, 26.7, 0), "circulation (7.9 % of its CPU periods throttled at 84 % of its CPU limit in this run"},
+		{"the variant tightened the limit: throttled, the baseline far below its limit", res(99, 90, 0), res(40, 0, 0), ""},
+		{"near the limit on both sides, throttled in neither", res(85, 5, 0), res(85, 5, 0), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
