@@ -137,6 +137,12 @@ func atLimit(w result.WorkloadResult) bool {
 	return throttled(w) || w.CPUPercentOfLimit != nil && *w.CPUPercentOfLimit >= NearLimitPercent
 }
 
+// limitBoundPair says whether one of two runs of a workload was throttled and the other
+// throttled or near its limit.
+func limitBoundPair(a, b result.WorkloadResult) bool {
+	return throttled(a) && atLimit(b) || throttled(b) && atLimit(a)
+}
+
 // throttleBias is the bound (log scale) a single-run comparison's intervals are widened by when
 // a workload was CPU-throttled in one run and throttled or near its limit in the other, with
 // why; 0 and "" otherwise.
@@ -147,7 +153,7 @@ func throttleBias(r, base *result.Result) (string, float64) {
 	var both []string
 	for _, w := range r.Workloads {
 		for _, bw := range base.Workloads {
-			if bw.Namespace != w.Namespace || bw.Name != w.Name || !(throttled(w) && atLimit(bw) || throttled(bw) && atLimit(w)) {
+			if bw.Namespace != w.Namespace || bw.Name != w.Name || !limitBoundPair(w, bw) {
 				continue
 			}
 			both = append(both, fmt.Sprintf("%s (%s in this run, %s in the baseline)", w.Name, limitState(w), limitState(bw)))
