@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -179,6 +180,9 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 			if e == nil {
 				setUnknown(&mc, w.noEffectWhy(why, r, b.Result))
 				break
+			}
+			if mc.Value != nil && mc.Baseline != nil && *mc.Value > 0 && *mc.Baseline > 0 {
+				e = e.centredOn(math.Log(*mc.Value / *mc.Baseline))
 			}
 			fill(&mc, wd.widen(w.noiseKey(), e), result.MethodBlockBootstrap, "intervals")
 			w.orientCounter(&mc, o.Objectives)

@@ -62,6 +62,9 @@ type effect struct {
 	// level is the coverage of the interval when atLevel redrew it at another than Confidence
 	// (a sequential look's); 0 for Confidence.
 	level float64
+	// resampled are a bootstrap effect's sorted resampled changes, centred on point before
+	// any centredOn; nil for other methods.
+	resampled []float64
 }
 
 // levelText is the interval's coverage as the reasons state it: "95%" by default.
