@@ -218,7 +218,7 @@ func SweepMarkdown(r *SweepResult) string {
 		m.printf(" No arm improved on the baseline.")
 	}
 	m.printf("\n\n")
-	m.printf("Avg and p95 are the geometric means of the runs' values, the statistic the change is the ratio of.\n\n")
+	m.printf("Avg and p95 are the geometric means of each arm's runs. With repeats, an arm's change is fitted over the repeats it ran beside the baseline (paired by repeat, an outlying run weighed down), so it can differ from the ratio of these means when one run stood out, or when the arm stopped early and the baseline ran on.\n\n")
 	m.printf("| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [interval, 95 %% unless stated] | Verdict |\n")
 	m.printf("|---|---|---|---|---:|---:|---:|---:|---|\n")
 	for _, row := range SweepRows(r) {

@@ -284,9 +284,11 @@ func minChange(s *perfexpv1alpha1.PerfSweep) float64 {
 }
 
 // scenarioMeans averages each scenario's avg, p95, rate and error % over the runs that report
-// it: latencies and rates by their geometric mean (the statistic the comparison's change is the
-// ratio of), error rates by their arithmetic mean (as the comparison compares them). They are for
-// the table and the charts; the verdicts come from the comparison.
+// it: latencies and rates by their geometric mean (the comparison's change is on the log scale),
+// error rates by their arithmetic mean (as the comparison compares them). They are for the table
+// and the charts; the changes and verdicts come from the comparison, whose paired fit weighs an
+// outlying run down and pairs an arm that stopped early with the baseline's runs of its repeats
+// only.
 func scenarioMeans(runs []*result.Result) []report.SweepScenarioStats {
 	var out []report.SweepScenarioStats
 	index := map[string]int{}

@@ -96,7 +96,7 @@ func TestCompareWithTheBaselineAtTheSameLoad(t *testing.T) {
 // Story: one run of an arm failed its validity check (a scenario above its maximum error rate).
 // The comparison leaves it out; the table beside it once averaged it in anyway (the list-refresh
 // study's short form showed a geometric mean of two runs' p95 next to a change computed from
-// one), so its "p95 (geo. mean)" was not the statistic the change is the ratio of.
+// one), so its "p95 (geo. mean)" was not over the runs the change compares.
 func TestCompareTableLeavesOutInvalidRuns(t *testing.T) {
 	s := newSweep(withArms(perfexpv1alpha1.SweepArm{Name: "split", Variant: envVariant("1")}), withRepeats(2))
 	p, err := sweep.NewPlan(s)
