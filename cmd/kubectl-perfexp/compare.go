@@ -362,8 +362,8 @@ func printCalibration(out io.Writer, res *report.SweepResult) error {
 		return nil
 	}
 	_, err := fmt.Fprintf(out, "\ncalibration: run-to-run sd of %s over this sweep's runs, after the arm and block effects: %.2f %% (%d runs); "+
-		"for one-run comparisons with this load, spec.analysis: betweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"sweep %s/%s\"}\n",
-		c.Metric, c.SDPercent, c.Runs, c.SDPercent, c.Runs, res.Namespace, res.Sweep)
+		"for one-run comparisons with this load, spec.analysis: betweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"%s\"}\n",
+		c.Metric, c.SDPercent, c.Runs, c.SDPercent, c.Runs, report.CalibrationSource(res, c))
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -23,6 +24,24 @@ type Design struct {
 	// after the arm and block effects are removed give a pooled estimate of the run-to-run
 	// noise with more degrees of freedom than one arm's few pairs.
 	Arms [][]*result.Result
+}
+
+// newest is when the latest Valid run of the design ended its measured window; nil when none
+// says.
+func (d *Design) newest() *time.Time {
+	var t time.Time
+	for _, rs := range d.Arms {
+		for _, r := range rs {
+			if r != nil && r.Validity == perfexpv1alpha1.Valid && r.Window.End.After(t) {
+				t = r.Window.End
+			}
+		}
+	}
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // byBlock is one arm's value of a row in each block.
@@ -238,7 +257,7 @@ func designNotes(d *Design, ref *result.Result, paired int, unpaired string) ([]
 	if len(ref.Scenarios) > 0 {
 		w := row{scenario: ref.Scenarios[0].Name, kind: perfexpv1alpha1.MetricP95}
 		if sd, runs := d.calibration(w); runs > 0 {
-			cal = &result.Calibration{Metric: w.label(), SDPercent: sd, Runs: runs}
+			cal = &result.Calibration{Metric: w.label(), SDPercent: sd, Runs: runs, Newest: d.newest()}
 			notes = append(notes, fmt.Sprintf("run-to-run sd of %s measured over this design's runs, after the arm and block effects: %.2f %% (to calibrate single-run comparisons in this environment: spec.analysis.betweenRun: {sdPercent: \"%.2f\", runs: %d})",
 				w.label(), sd, sd, runs))
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -198,5 +199,24 @@ func TestHuberIsLeastSquaresWithoutClipping(t *testing.T) {
 		if !ok || df != f.df || math.Abs(f.contrast-mean) > 1e-9 || math.Abs(f.perRun-pooled) > 1e-9 || math.Abs(f.own-own) > 1e-9 {
 			t.Fatalf("%dx%d: fit %+v (ok %v), least squares: change %v, pooled %v over %d, own %v", a, n, f, ok, mean, pooled, df, own)
 		}
+	}
+}
+
+// A calibration ages with the environment: the design's calibration says when its latest Valid
+// run ended, so the report can date the betweenRun it suggests.
+func TestDesignCalibrationSaysWhenItsRunsEnded(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 11, 29, h, 0, 0, 0, time.UTC) }
+	run := func(name string, end time.Time, v perfexpv1alpha1.Validity) *result.Result {
+		return &result.Result{Experiment: name, Validity: v, Window: result.WindowInfo{End: end}}
+	}
+	d := &Design{Arms: [][]*result.Result{
+		{run("base-1", at(1), perfexpv1alpha1.Valid), run("base-2", at(3), perfexpv1alpha1.Valid)},
+		{run("a-1", at(2), perfexpv1alpha1.Valid), run("a-2", at(4), perfexpv1alpha1.Invalid)},
+	}}
+	if got := d.newest(); got == nil || !got.Equal(at(3)) {
+		t.Errorf("newest %v, want the latest Valid run's end %v (the Invalid run at %v is not in the calibration)", got, at(3), at(4))
+	}
+	if got := (&Design{Arms: [][]*result.Result{{run("x", time.Time{}, perfexpv1alpha1.Valid)}}}).newest(); got != nil {
+		t.Errorf("runs without a window end: newest %v, want none", got)
 	}
 }

@@ -291,11 +291,31 @@ func SweepCalibration(r *SweepResult) *result.Calibration {
 // calibrationText says what a sweep's calibration is and how to use it.
 func calibrationText(r *SweepResult, c *result.Calibration) string {
 	return fmt.Sprintf("Run-to-run sd of %s measured over this sweep's runs, after the arm and block effects: **%.2f %%** "+
-		"(worth a calibration of %d runs). One-run comparisons with this load in this environment take it as their between-run noise "+
+		"(worth a calibration of %d runs%s). One-run comparisons with this load in this environment take it as their between-run noise "+
 		"when it is set in their `spec.analysis`:\n\n"+
-		"```yaml\nbetweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"sweep %s/%s\"}\n```\n\n"+
-		"It holds for runs of this load shape and ages with the environment (docs/comparison.md, \"How to calibrate\").",
-		c.Metric, c.SDPercent, c.Runs, c.SDPercent, c.Runs, r.Namespace, r.Sweep)
+		"```yaml\nbetweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"%s\"}\n```\n\n"+
+		"It holds for runs of this load shape and ages with the environment (docs/comparison.md, \"How to calibrate\"): the source names the day it was measured, so a reader of a later comparison sees how old it is.",
+		c.Metric, c.SDPercent, c.Runs, calibrationEnded(c), c.SDPercent, c.Runs, CalibrationSource(r, c))
+}
+
+// calibrationEnded says when a calibration's last run ended: ", the last run ended 2026-11-29
+// 03:48 UTC"; "" when its runs did not say.
+func calibrationEnded(c *result.Calibration) string {
+	if c.Newest == nil {
+		return ""
+	}
+	return ", the last run ended " + c.Newest.UTC().Format("2006-01-02 15:04 MST")
+}
+
+// CalibrationSource is the source a sweep's calibration line suggests for
+// spec.analysis.betweenRun: the sweep, and the day its last run ended, which the comparisons
+// that use it then show.
+func CalibrationSource(r *SweepResult, c *result.Calibration) string {
+	s := fmt.Sprintf("sweep %s/%s", r.Namespace, r.Sweep)
+	if c.Newest != nil {
+		s += ", " + c.Newest.UTC().Format("2006-01-02")
+	}
+	return s
 }
 
 // SweepDecisionRow is one arm's line of the table of what a sequential sweep's decisions took.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis/result"
@@ -82,6 +83,19 @@ func TestSweepMarkdownGivesTheCalibration(t *testing.T) {
 	}
 	if strings.Contains(md, "9.51") {
 		t.Errorf("the calibration should come from the comparison over the most runs:\n%s", md)
+	}
+	// A calibration ages with the environment: its source names the day its last run ended, so
+	// the comparisons that take it say how old it is.
+	ended := time.Date(2026, 11, 29, 3, 48, 12, 0, time.UTC)
+	r.Arms[2].Comparison.Calibration.Newest = &ended
+	md = SweepMarkdown(r)
+	for _, want := range []string{
+		"(worth a calibration of 21 runs, the last run ended 2026-11-29 03:48 UTC)",
+		`betweenRun: {sdPercent: "6.96", runs: 21, source: "sweep perf/s, 2026-11-29"}`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the sweep report lacks %q:\n%s", want, md)
+		}
 	}
 }
 

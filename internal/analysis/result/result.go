@@ -335,6 +335,9 @@ type Calibration struct {
 	// that many runs would stand for (the residual's degrees of freedom plus one).
 	SDPercent float64 `json:"sdPercent"`
 	Runs      int     `json:"runs"`
+	// Newest is when the latest of the design's runs ended its measured window: a calibration
+	// ages with the environment, and its readers are told how old it is.
+	Newest *time.Time `json:"newest,omitempty"`
 }
 
 // MetricComparison compares one metric with the baseline.
