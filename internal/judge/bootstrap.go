@@ -473,9 +473,8 @@ func (e *effect) fromSorted(shift float64) {
 // bootstrap resamples the stored intervals, whose merged p95 can differ from it (the intervals
 // are whole steps from the window's start, so less than a step at its end is left out of them,
 // and a percentile inside a 9 % bucket moves with the requests in it): in the demo 5.516 and
-// 5.978 ms (+8.4 %) read +9.4 % from the intervals. The
-// change is centred on the values shown, so a row's numbers agree; the bootstrap keeps the
-// spread of the estimate around its centre.
+// 5.978 ms (+8.4 %) read +9.4 % from the intervals. The change is centred on the values shown,
+// so a row's numbers agree; the bootstrap keeps the spread of the estimate around its centre.
 func (e *effect) centredOn(point float64) *effect {
 	if e == nil || !e.logScale || e.few != "" || e.constant || len(e.resampled) == 0 || math.IsNaN(point) || math.IsInf(point, 0) {
 		return e

@@ -294,8 +294,16 @@ func calibrationText(r *SweepResult, c *result.Calibration) string {
 		"(worth a calibration of %d runs%s). One-run comparisons with this load in this environment take it as their between-run noise "+
 		"when it is set in their `spec.analysis`:\n\n"+
 		"```yaml\nbetweenRun: {sdPercent: \"%.2f\", runs: %d, source: \"%s\"}\n```\n\n"+
-		"It holds for runs of this load shape and ages with the environment (docs/comparison.md, \"How to calibrate\"): the source names the day it was measured, so a reader of a later comparison sees how old it is.",
-		c.Metric, c.SDPercent, c.Runs, calibrationEnded(c), c.SDPercent, c.Runs, CalibrationSource(r, c))
+		"It holds for runs of this load shape and ages with the environment (docs/comparison.md, \"How to calibrate\")%s.",
+		c.Metric, c.SDPercent, c.Runs, calibrationEnded(c), c.SDPercent, c.Runs, CalibrationSource(r, c), calibrationAge(c))
+}
+
+// calibrationAge tells the reader why the source carries a date, when it does.
+func calibrationAge(c *result.Calibration) string {
+	if c.Newest == nil {
+		return ""
+	}
+	return ": the source names the day it was measured, so a later comparison that takes it says how old it is"
 }
 
 // calibrationEnded says when a calibration's last run ended: ", the last run ended 2026-11-29
