@@ -137,3 +137,32 @@ func throttleProblemOf(r, base *result.Result) string {
 	why, _ := throttleBias(r, base)
 	return why
 }
+
+// Story: `make demo-aa-one-run` on 2026-11-29. A no-op arm's circulation was throttled in 66.9 %
+// of its CPU periods at 94 % of its limit, the baseline's in 6.5 % at 88 %, and the arm's p95
+// read 4.8x the baseline's (23.6 against 4.96 ms). Widened by the 3.2x first measured, it
+// stood at +376.7 % [+1.0, +2155.7], one point from a false Regressed. The widening must cover
+// the spread throttling makes between runs of one configuration, while a starved service (100x)
+// is still claimed.
+func TestThrottledNoOpArmIsNotClaimed(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	circulation := func(throttled, ofLimit float64) []result.WorkloadResult {
+		return []result.WorkloadResult{{Namespace: "perfexp-demo", Name: "circulation", CPUThrottledPercent: result.Num(throttled), CPUPercentOfLimit: result.Num(ofLimit)}}
+	}
+	base := syntheticRun(21, "baseline", 1, within)
+	base.Workloads = circulation(6.5, 88)
+	compare := func(cur *result.Result) *result.Comparison {
+		return Compare(cur, cur.Intervals, &Baseline{Name: base.Experiment, TestID: base.TestID, Result: base}, base.Intervals, CompareOptions{})
+	}
+	noop := syntheticRun(22, "aa-2", 4.8, within)
+	noop.Workloads = circulation(66.9, 94)
+	if c := compare(noop); c.Change == perfexpv1alpha1.ChangeRegressed || c.Change == perfexpv1alpha1.ChangeImproved || c.Disturbed == "" {
+		t.Errorf("a 4.8x no-op arm beside throttling read %s (disturbed %q)", c.Change, c.Disturbed)
+	}
+	starved := syntheticRun(23, "throttled", 100, within)
+	starved.Workloads = circulation(95, 100)
+	if c := compare(starved); c.Change != perfexpv1alpha1.ChangeRegressed {
+		t.Errorf("a 100x slower, starved arm read %s, want Regressed", c.Change)
+	}
+}
