@@ -166,7 +166,7 @@ func throttleBias(r, base *result.Result) (string, float64) {
 	if len(both) == 0 {
 		return "", 0
 	}
-	return fmt.Sprintf("CPU-throttled, or at its CPU limit, in both runs: %s; a throttled service's latency is set by when its CPU quota runs out, which differs widely from run to run (%.1fx between two runs of one configuration on the demo), so every interval is widened by that ratio and only a larger change is claimed: repeat both (a PerfSweep with repeats) or compare without the limit",
+	return fmt.Sprintf("CPU-throttled, or at its CPU limit, in both runs: %s; a throttled service's latency is set by when its CPU quota runs out, which differs widely from run to run (up to %.0fx between two runs of one configuration on the demo), so every interval is widened by that ratio and only a larger change is claimed: repeat both (a PerfSweep with repeats) or compare without the limit",
 		strings.Join(both, ", "), ThrottledBetweenRunRatio), math.Log(ThrottledBetweenRunRatio)
 }
 
