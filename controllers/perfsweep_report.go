@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/history"
 	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/text"
 )

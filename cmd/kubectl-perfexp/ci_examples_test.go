@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 

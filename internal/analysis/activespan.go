@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // activeSpan is when a scenario's requests were counted: the times of its first and last

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // compareWithBaseline compares the run with in.Baseline on the per-interval data cur (read

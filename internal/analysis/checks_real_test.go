@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // checksScript checks every response twice (one check always passes, one fails on every

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // nodeCPU crafts one cAdvisor CPU counter of a node (instance): the root cgroup (id "/") when

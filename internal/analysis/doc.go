@@ -1,5 +1,5 @@
 // Package analysis reads an experiment's recorded window from Prometheus into results (the
-// result model of internal/analysis/result): exact request counts, latency percentiles merged
+// result model of internal/result): exact request counts, latency percentiles merged
 // across parallel k6 runners, workload CPU and memory, custom queries, time slices, and the
 // per-interval data a comparison resamples. Analyze reads everything, then hands the results
 // to internal/judge, which decides validity, the comparison with a baseline run, objectives

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis/promtest"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // groupsScript is a check-out/check-in desk written with k6 groups, a time Trend and a Trend

@@ -3,7 +3,7 @@ package analysis
 import (
 	"github.com/prometheus/common/model"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 func histogramFromModel(h *model.SampleHistogram) *result.Histogram {

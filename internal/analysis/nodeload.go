@@ -9,7 +9,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 	"github.com/prometheus/common/model"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // readNodeLoad reads the CPU of the nodes that ran the experiment's containers, and how much of

@@ -9,7 +9,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // QueryProblem is a custom query that cannot give a result, whatever the data: its template

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // ranLimits are the limits one container of one pod ran with, as the node saw them. A nil

@@ -10,8 +10,8 @@ import (
 	"github.com/aclements/go-moremath/stats"
 	"github.com/prometheus/common/model"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // RunnerThrottledPercent is the share of its CPU periods a k6 pod may be throttled in before

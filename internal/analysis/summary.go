@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // K6Summary is what the cross-check reads from a k6 runner's end-of-test summary (the JSON of

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // ParseThresholds reads the thresholds of the runners' k6 summaries, keyed

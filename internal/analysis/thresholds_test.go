@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 func TestParseThresholds(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // publish writes the report ConfigMap, owned by the experiment so it goes with it; the report

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // fingerprinted is what makes two runs comparable. The variant's description is left out:

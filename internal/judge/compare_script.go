@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // orientCounter turns a Counter row's verdict, decided as "an increase is worse", to the

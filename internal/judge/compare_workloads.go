@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // workloadMetrics are compared for every workload, in the report's order.

@@ -3,7 +3,7 @@
 // statistics those decisions rest on and the leak and change-point detectors.
 //
 // It is pure: no Prometheus, no client-go, no controller-runtime. Its input is the result
-// model (internal/analysis/result) that the readers in internal/analysis fill, and every
+// model (internal/result) that the readers in internal/analysis fill, and every
 // function here is tested without a cluster.
 //
 // Where each decision is made:

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // DefaultNodeLoadShare and FallbackMaxNodeLoadDifference make the default limit on how far

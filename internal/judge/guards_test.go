@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // TestNodeLoadWidensSingleRunIntervals: a comparison whose two runs had node loads further apart

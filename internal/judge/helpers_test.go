@@ -1,7 +1,7 @@
 package judge
 
 import (
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 const mib = 1 << 20

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // The leak detector looks at the floor a garbage-collected heap returns to, not at the

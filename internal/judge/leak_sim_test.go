@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // wanderSim is one pod's working set with a floor that wanders slowly: on top of memSim's

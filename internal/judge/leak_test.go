@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // memSim simulates one pod's working set as cAdvisor reports it every 15 s: a floor the heap

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // DefaultBetweenRunSDPercent is the run-to-run standard deviation (log scale, in percent) a

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // A robust fit of a blocked design's two-way table. A run that lands on a bad node (a slower

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // benjaminiHochberg returns the Benjamini-Hochberg adjusted p-values (q-values): the i-th

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // A sequential sweep adds one block (a repeat of every arm) at a time and looks at its

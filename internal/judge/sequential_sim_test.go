@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // The per-arm stopping table of docs/comparison.md: a sequential sweep of 4 arms and a baseline

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // The simulation table: seeded synthetic runs with a known truth, judged by the comparison as it

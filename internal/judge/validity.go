@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // DefaultMaxErrorRatePercent applies when spec.analysis.maxErrorRatePercent is unset.

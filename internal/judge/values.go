@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // checkPassRate is one check's reported pass rate in percent (the lowest runner's), or why

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // checksAndCounters writes the "Iterations and checks" section: each scenario's iteration

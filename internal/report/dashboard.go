@@ -4,8 +4,8 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/dashboards"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // DashboardOptions are what a run's dashboard needs beyond its results.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // Story: a comparison where many rows share a reason (Inconclusive because the interval

@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // transactions writes the "Transactions" section (each scenario's k6 groups, the workflow-level

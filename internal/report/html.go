@@ -10,7 +10,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // KeyHTML is the report as a page with charts.

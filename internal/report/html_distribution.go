@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // The latency distribution is drawn as a percentile curve: latency against percentile, with the

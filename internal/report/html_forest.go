@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // A forest plot shows each compared metric's change as a point with its 95 % interval as a bar,

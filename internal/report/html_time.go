@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // runSeries is what the time charts draw of one run, all scenarios together: per interval,

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // JUnit test suites as CI systems read them (Jenkins, GitLab, GitHub Actions reporters): one

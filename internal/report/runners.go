@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // runners lists what each k6 pod used (for sizing the runner pods) and the node's load outside

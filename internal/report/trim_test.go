@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/perfexp/perfexp/internal/analysis"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // manyRequests is a run whose one scenario made n differently named requests, the most

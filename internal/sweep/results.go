@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
 	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // Outcome is what one ended run left: its phase and, when it succeeded, its results.

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/analysis/result"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // RunResult builds the results.json of a finished run of one scenario, "s", whose latencies
