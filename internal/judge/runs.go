@@ -71,6 +71,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	}
 	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
 	paired, unpaired := 0, ""
+	var noiseNotes []string
 	for _, w := range rows(ref, base[0], o) {
 		mc := newMetricComparison(w, o)
 		vc, vb := runValues(cur, w), runValues(base, w)
@@ -88,6 +89,9 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 				e = runEffect(vc, vb, w.kind, o.MinChangePercent)
 			} else {
 				paired++
+				if mc.Primary {
+					noiseNotes = append(noiseNotes, pairedNoiseNotes(w.label(), e)...)
+				}
 			}
 			fill(&mc, e.atLevel(o.alpha()), method, "runs")
 			w.orientCounter(&mc, o.Objectives)
@@ -96,6 +100,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	}
 	notes, cal := designNotes(o.Design, ref, paired, unpaired)
 	c.Notes, c.Calibration = append(c.Notes, notes...), cal
+	c.Notes = append(c.Notes, noiseNotes...)
 	c.Method = methodOf(c.Method, paired)
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
