@@ -30,9 +30,15 @@ const agreementLevel = 0.2
 // fCDF is the F distribution's CDF with d1 and d2 degrees of freedom, by the regularized
 // incomplete beta function (go-moremath's mathx; its stats package has no F distribution).
 func fCDF(x, d1, d2 float64) float64 {
-	if x <= 0 {
+	switch {
+	case math.IsNaN(x) || x <= 0:
 		return 0
+	case math.IsInf(x, 1):
+		return 1
 	}
+	// Its continued fraction stops converging for very many degrees of freedom, where 1000
+	// is as good as more.
+	d1, d2 = math.Min(d1, 1000), math.Min(d2, 1000)
 	return mathx.BetaInc(d1*x/(d1*x+d2), d1/2, d2/2)
 }
 

@@ -88,10 +88,17 @@ func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
 	for i, mc := range fam {
 		mc.AdjustedP = result.Num(adj[i])
 		mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
+		mc.ClaimLevel = nil
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved
 		if claimed && adj[i] >= a {
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
-			mc.Why = fmt.Sprintf("%s on its own interval, but not after %s (adjusted p %.3g, held to %.3g)", mc.Unadjusted, desc, adj[i], a)
+			// Holm holds this p-value to a * p / adjusted p (a / the hypotheses not yet
+			// rejected at its step): the interval would have to lie beyond ±δ at one minus
+			// that, not at the level it is shown at.
+			level := 1 - a*ps[i]/adj[i]
+			mc.ClaimLevel = result.Num(level)
+			mc.Why = fmt.Sprintf("the interval shown lies beyond ±δ (%s on its own), but the level that decides is %s's: a claim needs the interval at %.3g %% to lie beyond ±δ (adjusted p %.3g, held to %.3g)",
+				mc.Unadjusted, desc, 100*level, adj[i], a)
 		}
 	}
 	for _, c := range cs {

@@ -220,3 +220,38 @@ func TestSequentialCalibrationUnderstated(t *testing.T) {
 		}
 	}
 }
+
+// A claim its own interval makes but Holm across the arms withholds says the level that
+// decides: the row's ClaimLevel and its Why.
+func TestHolmWithheldClaimSaysTheLevelThatDecides(t *testing.T) {
+	var cs []*result.Comparison
+	for _, p := range []float64{0.03, 0.04, 0.2, 0.3} {
+		mc := result.MetricComparison{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Primary: true, PBeyond: ptr(p),
+			Unadjusted: perfexpv1alpha1.ChangeRegressed, Change: perfexpv1alpha1.ChangeRegressed}
+		if p > 0.05 {
+			mc.Unadjusted, mc.Change = perfexpv1alpha1.ChangeInconclusive, perfexpv1alpha1.ChangeInconclusive
+		}
+		cs = append(cs, &result.Comparison{Change: mc.Change, Metrics: []result.MetricComparison{mc}})
+	}
+	AdjustArms(cs)
+	m := cs[0].Metrics[0]
+	if m.Change != perfexpv1alpha1.ChangeInconclusive || m.ClaimLevel == nil || math.Abs(*m.ClaimLevel-(1-0.05/4)) > 1e-9 ||
+		!strings.Contains(m.Why, "a claim needs the interval at 98.8 % to lie beyond ±δ") {
+		t.Errorf("Holm withheld the claim: %s, claim level %v, why %q", m.Change, deref(m.ClaimLevel), m.Why)
+	}
+	if l := cs[2].Metrics[0].ClaimLevel; l != nil {
+		t.Errorf("a row its own interval did not claim has a claim level %v", *l)
+	}
+}
+
+// The F distribution's CDF at its edges: no spread at all on one side, and many degrees of
+// freedom.
+func TestFCDFEdges(t *testing.T) {
+	for _, tc := range []struct{ x, d1, d2, want float64 }{
+		{math.Inf(1), 2, 8, 1}, {0, 2, 8, 0}, {math.NaN(), 2, 8, 0}, {1, 5000, 5000, 0.5},
+	} {
+		if got := fCDF(tc.x, tc.d1, tc.d2); math.Abs(got-tc.want) > 0.01 {
+			t.Errorf("fCDF(%v, %v, %v) = %v, want %v", tc.x, tc.d1, tc.d2, got, tc.want)
+		}
+	}
+}
