@@ -40,6 +40,20 @@ func (m *markdown) decided(r *result.Result) {
 	m.numbersRead(r.PrometheusQueries, r.LatencySource)
 }
 
+// beforeDecided puts a section written after the analysis (a confirmation's answer, the history)
+// before "How this was decided", so that it reads with the answers the report opens with; at the
+// end of a report without that section.
+func beforeDecided(md, section string) string {
+	if section == "" {
+		return md
+	}
+	section = strings.TrimRight(section, "\n")
+	if i := strings.Index(md, "\n## "+decidedHeading+"\n"); i >= 0 {
+		return md[:i+1] + section + "\n\n" + md[i+1:]
+	}
+	return strings.TrimRight(md, "\n") + "\n\n" + section + "\n"
+}
+
 // rowReasons lists the reasons the tables' verdicts refer to by number.
 func (m *markdown) rowReasons() {
 	if m.notes.empty() {

@@ -57,7 +57,7 @@ func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Compar
 
 // workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.
 type workloadDeltas struct {
-	c    *result.Comparison
+	c *result.Comparison
 	// rows are the indexes of the workloads' rows in c.Metrics, by workload and kind.
 	rows map[string]int
 }
