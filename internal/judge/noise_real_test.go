@@ -255,3 +255,47 @@ func TestFCDFEdges(t *testing.T) {
 		}
 	}
 }
+
+// A sweep whose every repeat ran its arms in the same order is warned about on every paired
+// comparison: a drift within each repeat reads as the later arms' change (19 % claims at δ
+// simulated), and pairing cannot take it out.
+func TestFixedOrderIsWarnedAbout(t *testing.T) {
+	runs, d := blockedSweep([]float64{1, 1, 1, 1, 1}, blockNoise, [2]int{-1, -1}, 1)
+	c := CompareRuns(runs[0], runs[1], CompareOptions{Design: d})
+	if strings.Contains(strings.Join(c.Notes, " "), "NOT ERROR-CONTROLLED") {
+		t.Errorf("a randomized design is warned about: %q", c.Notes)
+	}
+	d.FixedOrder = true
+	c = CompareRuns(runs[0], runs[1], CompareOptions{Design: d})
+	if !strings.Contains(strings.Join(c.Notes, " "), "NOT ERROR-CONTROLLED: every repeat ran its arms in the same order (order: Interleaved)") {
+		t.Errorf("a fixed order is not warned about: %q", c.Notes)
+	}
+}
+
+// NoMeaningfulChange among several arms says it is per arm (Holm holds the claims of change
+// across the arms, not the equivalences); one arm alone needs no such note.
+func TestNoMeaningfulChangeAcrossArmsIsPerArm(t *testing.T) {
+	quiet := make([][]float64, len(blockNoise))
+	for a, row := range blockNoise {
+		for _, e := range row {
+			quiet[a] = append(quiet[a], e/10)
+		}
+	}
+	runs, d := blockedSweep([]float64{1, 1, 1, 1, 1}, quiet, [2]int{-1, -1}, 1)
+	var cs []*result.Comparison
+	for a := 1; a < len(runs); a++ {
+		cs = append(cs, CompareRuns(runs[0], runs[a], CompareOptions{Design: d}))
+	}
+	AdjustArms(cs)
+	for i, c := range cs {
+		notes := strings.Join(c.Notes, " ")
+		if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || !strings.Contains(notes, "NoMeaningfulChange is per arm: each arm's own equivalence test") ||
+			strings.Count(notes, "NoMeaningfulChange is per arm") != 1 {
+			t.Errorf("arm %d: %s, notes %q", i+1, c.Change, c.Notes)
+		}
+	}
+	AdjustArms(cs[:1])
+	if strings.Contains(strings.Join(cs[0].Notes, " "), "NoMeaningfulChange is per arm") {
+		t.Errorf("one arm alone: %q", cs[0].Notes)
+	}
+}
