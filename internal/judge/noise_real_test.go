@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
@@ -297,5 +298,26 @@ func TestNoMeaningfulChangeAcrossArmsIsPerArm(t *testing.T) {
 	AdjustArms(cs[:1])
 	if strings.Contains(strings.Join(cs[0].Notes, " "), "NoMeaningfulChange is per arm") {
 		t.Errorf("one arm alone: %q", cs[0].Notes)
+	}
+}
+
+// A single-run comparison with a calibration and a history that measured its runs varying
+// more takes the history's noise: a calibration is a floor, not an override.
+func TestSingleRunCalibrationIsAFloorUnderTheHistory(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	base, cur := syntheticRun(1, "base", 1, within), syntheticRun(2, "cur", 1, within)
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	hist := &HistoryNoise{Histories: []string{"runs-0123456789abcdef"}, Now: now,
+		Series: map[string]SegmentNoise{
+			NoiseKey("s", "", perfexpv1alpha1.MetricP95): {SS: 19 * 0.08 * 0.08, DF: 19, Oldest: now.Add(-9 * 24 * time.Hour), Newest: now.Add(-3 * time.Hour)},
+		}}
+	under := &BetweenRun{SDPercent: 1, Runs: 10, Source: "spec.analysis.betweenRun"}
+	c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{History: hist, BetweenRun: under})
+	alone := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: under})
+	p95, p95Alone := rowOf(c, "s p95"), rowOf(alone, "s p95")
+	if *p95.High-*p95.Low <= 2*(*p95Alone.High-*p95Alone.Low) || !strings.Contains(c.Noise, "PerfHistory runs-0123456789abcdef") {
+		t.Errorf("p95 [%.1f, %.1f] with a history of 8 %% beside a 1 %% calibration, [%.1f, %.1f] with the calibration alone; noise %q",
+			*p95.Low, *p95.High, *p95Alone.Low, *p95Alone.High, c.Noise)
 	}
 }
