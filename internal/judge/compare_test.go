@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -74,13 +75,13 @@ func TestHolm(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := holm(tc.ps)
+			got := stats.Holm(tc.ps)
 			if len(got) != len(tc.want) {
-				t.Fatalf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
+				t.Fatalf("stats.Holm(%v) = %v, want %v", tc.ps, got, tc.want)
 			}
 			for i := range got {
 				if math.Abs(got[i]-tc.want[i]) > 1e-12 {
-					t.Errorf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
+					t.Errorf("stats.Holm(%v) = %v, want %v", tc.ps, got, tc.want)
 				}
 			}
 		})
