@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -59,32 +58,6 @@ func TestDecide(t *testing.T) {
 	}
 	if up, _, _ := thresholds(perfexpv1alpha1.MetricErrorRate, 5, 10); math.Abs(up-0.5) > 1e-12 {
 		t.Errorf("δ for a 10%% error rate is %g points, want 5%% of it (0.5)", up)
-	}
-}
-
-func TestHolm(t *testing.T) {
-	tests := []struct {
-		name string
-		ps   []float64
-		want []float64
-	}{
-		{"one test is not adjusted", []float64{0.03}, []float64{0.03}},
-		{"step-down multipliers 4, 3, 2, 1 with monotonicity", []float64{0.01, 0.04, 0.03, 0.005}, []float64{0.03, 0.06, 0.06, 0.02}},
-		{"capped at 1", []float64{0.6, 0.7}, []float64{1, 1}},
-		{"none", nil, []float64{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := stats.Holm(tc.ps)
-			if len(got) != len(tc.want) {
-				t.Fatalf("stats.Holm(%v) = %v, want %v", tc.ps, got, tc.want)
-			}
-			for i := range got {
-				if math.Abs(got[i]-tc.want[i]) > 1e-12 {
-					t.Errorf("stats.Holm(%v) = %v, want %v", tc.ps, got, tc.want)
-				}
-			}
-		})
 	}
 }
 

@@ -1,10 +1,11 @@
 package history
 
 import (
-	"github.com/perfexp/perfexp/internal/judge/stats"
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // ChangePointSettings tune detection.

@@ -86,7 +86,7 @@ func huberBeta(k float64) float64 {
 	return 2*cdf - 1 - 2*k*phi + 2*k*k*(1-cdf)
 }
 
-// fitHuber fits the table y (complete; row 0 the baseline, row 1 the arm) by Huber's
+// FitHuber fits the table y (complete; row 0 the baseline, row 1 the arm) by Huber's
 // M-estimator with proposal 2 scale. ok is false when there is nothing to fit robustly (no
 // residual degrees of freedom, no spread at all, or every residual beyond k): the caller
 // keeps least squares.

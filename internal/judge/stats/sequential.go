@@ -38,8 +38,8 @@ type Look struct {
 	// measure that rule) spends by Bonferroni over the looks (Spent), a two-sided 5 % in all.
 	First int
 	// Held counts the primary metrics of arms decided at earlier looks without a claim (set by
-	// DecideArms): a hypothesis's share of the error rate passes to the others only when it is
-	// rejected (claimed), so these stay in the Holm family of later looks (AdjustArmsLook).
+	// judge.DecideArms): a hypothesis's share of the error rate passes to the others only when it is
+	// rejected (claimed), so these stay in the Holm family of later looks (judge.AdjustArmsLook).
 	Held int
 	// Directional, when set, replaces directionalAlpha (the simulations' decomposition of
 	// what each part of the rule is worth).
