@@ -33,7 +33,7 @@ func family(cs []*result.Comparison) []*result.MetricComparison {
 func adjust(cs []*result.Comparison, a float64) { adjustLevel(cs, func(int) float64 { return a }, 0) }
 
 // adjustLevel is adjust with Holm applied at level(m), m the size of the family: a sequential
-// look's level depends on it (Look.AlphaFor). held hypotheses that are not judged here (the
+// look's level depends on it (stats.Look.AlphaFor). held hypotheses that are not judged here (the
 // primary metrics of arms a sequential design decided earlier without a claim) keep their
 // share: they count in the family with a p-value of 1.
 func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {

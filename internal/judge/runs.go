@@ -115,7 +115,7 @@ func AdjustArms(arms []*result.Comparison) { adjust(arms, alpha) }
 func AdjustArmsAt(arms []*result.Comparison, a float64) { adjust(arms, a) }
 
 // AdjustArmsLook is AdjustArms at a sequential look: Holm across the family at the look's level
-// for its size (Look.AlphaFor), the hypotheses held from earlier looks (Look.Held) included.
+// for its size (stats.Look.AlphaFor), the hypotheses held from earlier looks (stats.Look.Held) included.
 func AdjustArmsLook(arms []*result.Comparison, look stats.Look) {
 	adjustLevel(arms, look.AlphaFor, look.Held)
 }
