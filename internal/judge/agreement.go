@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/aclements/go-moremath/mathx"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // A calibration (spec.analysis.betweenRun) is a measurement of the run-to-run noise with its
@@ -27,31 +27,6 @@ import (
 // to catch a disagreement, so it is lenient, 20 %, not 5 %.
 const agreementLevel = 0.2
 
-// fCDF is the F distribution's CDF with d1 and d2 degrees of freedom, by the regularized
-// incomplete beta function (go-moremath's mathx; its stats package has no F distribution).
-func fCDF(x, d1, d2 float64) float64 {
-	switch {
-	case math.IsNaN(x) || x <= 0:
-		return 0
-	case math.IsInf(x, 1):
-		return 1
-	}
-	// Its continued fraction stops converging for very many degrees of freedom, where 1000
-	// is as good as more.
-	d1, d2 = math.Min(d1, 1000), math.Min(d2, 1000)
-	return mathx.BetaInc(d1*x/(d1*x+d2), d1/2, d2/2)
-}
-
-// varianceAgreement is the two-sided p-value of the F-test that two independent variance
-// estimates a (over da degrees of freedom) and b (db) estimate the same variance.
-func varianceAgreement(a float64, da int, b float64, db int) float64 {
-	if da < 1 || db < 1 || !(a > 0) || !(b > 0) {
-		return 1
-	}
-	c := fCDF(a/b, float64(da), float64(db))
-	return math.Min(1, 2*math.Min(c, 1-c))
-}
-
 // withCalibration combines a design's run-to-run variance v (over df degrees of freedom, on the
 // log scale) with a calibration's: the design's when it is the larger; else pooled by their
 // degrees of freedom when an F-test finds them in agreement, or the calibration's alone. With
@@ -69,7 +44,7 @@ func withCalibration(v float64, df int, cal BetweenRun) (float64, int, string) {
 		return v, df, fmt.Sprintf("calibration not used: these runs vary more (run-to-run sd %.2f %% over %d degrees of freedom) than it says (%.2f %% over %d runs); a calibration is a floor, so the runs' own estimate was used",
 			mine, df, cal.SDPercent, cal.Runs)
 	}
-	p := varianceAgreement(v, df, c, dc)
+	p := stats.VarianceAgreement(v, df, c, dc)
 	if p >= agreementLevel {
 		pooled := (float64(dc)*c + float64(df)*v) / float64(dc+df)
 		return pooled, df + dc, fmt.Sprintf("calibration pooled with these runs' run-to-run sd (%.2f %% over %d runs; these runs %.2f %% over %d degrees of freedom; an F-test finds them in agreement, p %.2g): %.2f %%",

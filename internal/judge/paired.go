@@ -8,6 +8,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -177,7 +178,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		ds[i] = tr(vc[b]) - tr(vb[b])
 		e.point += ds[i] / n
 	}
-	own := variance(ds, e.point) / n
+	own := stats.Variance(ds, e.point) / n
 	raw := own
 	table := make([]map[int]float64, 0, len(d.Arms))
 	// others is the table without the arm: the noise of the rest of the design, which the
@@ -202,11 +203,11 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		// Error rates (points) keep least squares: a burst of errors in one run is what an
 		// error rate is there to show, and near zero their spread is skewed, where Huber's
 		// estimate is not the difference of the means.
-		if f, ok := fitHuber(d.robustTable(cur, base, w, blocks, tr), huberK); ok {
+		if f, ok := stats.FitHuber(d.robustTable(cur, base, w, blocks, tr), stats.HuberK); ok {
 			lsPooled := pooled
-			e.point, pooled, own, raw, df = f.contrast, f.perRun, f.own, f.raw, f.df
+			e.point, pooled, own, raw, df = f.Contrast, f.PerRun, f.Own, f.Raw, f.DF
 			if len(blocks) < robustMinBlocks {
-				pooled, own = math.Max(pooled, lsPooled), math.Max(own, f.raw)
+				pooled, own = math.Max(pooled, lsPooled), math.Max(own, f.Raw)
 			}
 		}
 	}
@@ -218,7 +219,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		vdf = n - 1
 	}
 	if own > v {
-		if df == 0 || restDF > 0 && 1-fCDF(own/(2*rest/n), n-1, float64(restDF)) < noisierLevel {
+		if df == 0 || restDF > 0 && 1-stats.FCDF(own/(2*rest/n), n-1, float64(restDF)) < noisierLevel {
 			// The arm's own paired differences are noisier than the rest of the design, by
 			// an F-test against the residual of the other arms and the baseline: the paired
 			// t, on their own n-1 degrees of freedom, and on their unclipped differences when
@@ -359,4 +360,36 @@ func pairedNote(d *Design) string {
 		"throughput (Huber's M-estimate of the arm and block effects: a run far off its arm's and block's level, such as one on a bad node, counts with a bounded weight); "+
 		"the run-to-run noise is pooled "+
 		"over the %d arms of the design (or the arm's own, when larger)", len(d.Arms))
+}
+
+// robustTable is the two-way table of a row for Huber's fit: the baseline's values in the
+// given blocks (row 0), the arm's (row 1), and every other arm of the design that has the row
+// in each of them. Rows are told apart by their runs' experiment names.
+func (d *Design) robustTable(cur, base []*result.Result, w row, blocks []int, transform func(float64) float64) [][]float64 {
+	mine := map[string]bool{}
+	for _, r := range slices.Concat(cur, base) {
+		mine[r.Experiment] = true
+	}
+	values := func(rs []*result.Result) []float64 {
+		byB := d.byBlock(rs, w)
+		out := make([]float64, 0, len(blocks))
+		for _, b := range blocks {
+			v, ok := byB[b]
+			if !ok {
+				return nil
+			}
+			out = append(out, transform(v))
+		}
+		return out
+	}
+	table := [][]float64{values(base), values(cur)}
+	for _, rs := range d.Arms {
+		if slices.ContainsFunc(rs, func(r *result.Result) bool { return mine[r.Experiment] }) {
+			continue
+		}
+		if v := values(rs); v != nil {
+			table = append(table, v)
+		}
+	}
+	return table
 }
