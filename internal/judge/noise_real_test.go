@@ -3,6 +3,7 @@ package judge
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -305,4 +306,77 @@ func TestSingleRunCalibrationIsAFloorUnderTheHistory(t *testing.T) {
 		t.Errorf("p95 [%.1f, %.1f] with a history of 8 %% beside a 1 %% calibration, [%.1f, %.1f] with the calibration alone; noise %q",
 			*p95.Low, *p95.High, *p95Alone.Low, *p95Alone.High, c.Noise)
 	}
+}
+
+// TestPairedSequentialRuns, with PERFEXP_PAIRED_SEQ=1, measures the sequential default (4 arms
+// and a baseline, 3 repeats then one at a time up to 10, per-arm stopping) over runs that carry
+// only their p95 (blockedSweep: the within-run noise is then part of the run-to-run sd), 150
+// sweeps per cell: the runs of the whole sweep to a decision at 0 and with one arm at +15 %,
+// power, and the errors at exactly δ; then the first arm's coverage with its sd 3x the others'.
+// Seconds where the simulation table takes an hour: for comparing a rule with the one before
+// on the same seeds (docs/status/comparison.md quotes it).
+func TestPairedSequentialRuns(t *testing.T) {
+	if os.Getenv("PERFEXP_PAIRED_SEQ") == "" {
+		t.Skip("PERFEXP_PAIRED_SEQ not set")
+	}
+	st := stats.Stopping{First: sequentialFirstLook, Max: sequentialBudget}
+	sweep := func(rng *rand.Rand, sd, armSD, first, others float64) ([]ArmDecision, int) {
+		noise := make([][]float64, 5)
+		ratios := []float64{1, first, others, others, others}
+		for a := range noise {
+			s := sd
+			if a == 1 {
+				s *= armSD
+			}
+			for range st.Max {
+				noise[a] = append(noise[a], s*rng.NormFloat64())
+			}
+		}
+		runs, d := blockedSweep(ratios, noise, [2]int{-1, -1}, 1)
+		ds := DecideArms(st, st.Max, nil, 4, func(look stats.Look, n int, active []int) []*result.Comparison {
+			design := &Design{Blocks: d.Blocks}
+			for a := range runs {
+				design.Arms = append(design.Arms, runs[a][:n])
+			}
+			var cs []*result.Comparison
+			for _, a := range active {
+				cs = append(cs, CompareRuns(runs[0][:n], runs[a+1][:n], CompareOptions{Design: design, Look: &look}))
+			}
+			AdjustArmsLook(cs, look)
+			return cs
+		})
+		total, base := 0, 0
+		for _, x := range ds {
+			total += x.Blocks
+			base = max(base, x.Blocks)
+		}
+		return ds, total + base
+	}
+	const sweeps = 150
+	for i, sd := range []float64{0.015, 0.03, 0.05} {
+		rng := rand.New(rand.NewPCG(uint64(i+1), 37))
+		var runs0, runs15, power, claimD, sameD float64
+		for range sweeps {
+			_, n0 := sweep(rng, sd, 1, 1, 1)
+			ds, n15 := sweep(rng, sd, 1, 1.15, 1)
+			runs0, runs15 = runs0+float64(n0), runs15+float64(n15)
+			power += b2f(ds[0].Comparison.Change == perfexpv1alpha1.ChangeRegressed)
+			ds, _ = sweep(rng, sd, 1, 1.05, 1.05)
+			any := false
+			for _, x := range ds {
+				any = any || claimed(x.Comparison)
+				sameD += b2f(x.Comparison.Change == perfexpv1alpha1.ChangeNoMeaningfulChange) / 4
+			}
+			claimD += b2f(any)
+		}
+		t.Logf("sd %.1f %%: runs of the sweep to a decision %.1f at 0, %.1f with one arm at +15 %%; power %.0f %%; claims at δ %.1f %% (any arm), NoMeaningfulChange at δ %.1f %% (per arm)",
+			100*sd, runs0/sweeps, runs15/sweeps, 100*power/sweeps, 100*claimD/sweeps, 100*sameD/sweeps)
+	}
+	rng := rand.New(rand.NewPCG(9, 37))
+	held := 0.0
+	for range sweeps {
+		ds, _ := sweep(rng, 0.03, 3, 1, 1)
+		held += b2f(coversZero(ds[0].Comparison))
+	}
+	t.Logf("sd 3 %%, the first arm's 3x: its p95 interval held 0 in %.1f %%", 100*held/sweeps)
 }
