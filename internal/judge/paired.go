@@ -131,7 +131,7 @@ func pooledResidual(table []map[int]float64, blocks []int, transform func(float6
 // pairedEffect estimates an arm's change from the differences within blocks, of logs (of
 // values, for error rates), with a t interval. On the log scale the change is the arm's effect
 // minus the baseline's in Huber's M-estimate of the two-way table (arm + block) of every arm
-// with the row in each of the pair's blocks (robust.go): the mean of the paired differences,
+// with the row in each of the pair's blocks (stats.FitHuber): the mean of the paired differences,
 // except that a run far off its arm's and block's level (a bad node) counts with a bounded
 // weight; error rates keep least squares.
 //
@@ -140,7 +140,7 @@ func pooledResidual(table []map[int]float64, blocks []int, transform func(float6
 //     fit's run-to-run variance (Huber's counterpart of the residual mean square), combined
 //     with a calibration's estimate when one was given (withCalibration: pooled when the two
 //     agree, else the larger);
-//   - the arm's own, from its and the baseline's paired differences alone (robust.go's own,
+//   - the arm's own, from its and the baseline's paired differences alone (stats.TwoWayHuber.Own,
 //     clipped at their own scale), with n-1 degrees of freedom: the paired t, which holds
 //     whatever the other arms' noise. When it is the larger, the arm is judged by its own
 //     noise and its own degrees of freedom, not by its quieter neighbours'.
@@ -198,7 +198,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 	pooled, df := pooledResidual(table, blocks, tr)
 	rest, restDF := pooledResidual(others, blocks, tr)
 	if logScale {
-		// Huber's fit of the table (robust.go): a run far off its arm's and block's level
+		// Huber's fit of the table (stats.FitHuber): a run far off its arm's and block's level
 		// counts with a bounded weight in the change, the pooled noise and the arm's own.
 		// Error rates (points) keep least squares: a burst of errors in one run is what an
 		// error rate is there to show, and near zero their spread is skewed, where Huber's
