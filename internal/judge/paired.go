@@ -135,15 +135,17 @@ func pooledResidual(table []map[int]float64, blocks []int, transform func(float6
 // except that a run far off its arm's and block's level (a bad node) counts with a bounded
 // weight; error rates keep least squares.
 //
-// Its variance is the larger of two estimates, each with its own degrees of freedom:
+// Its variance is the larger of two estimates:
 //   - the pooled one, 2 sigma^2 / n with (arms-1)(blocks-1) degrees of freedom: sigma^2 the
 //     fit's run-to-run variance (Huber's counterpart of the residual mean square), combined
-//     with a calibration's estimate when one was given (withCalibration: pooled when the two
-//     agree, else the larger);
-//   - the arm's own, from its and the baseline's paired differences alone (stats.TwoWayHuber.Own,
-//     clipped at their own scale), with n-1 degrees of freedom: the paired t, which holds
-//     whatever the other arms' noise. When it is the larger, the arm is judged by its own
-//     noise and its own degrees of freedom, not by its quieter neighbours'.
+//     with a calibration's estimate when one was given (withCalibration: the calibration is a
+//     floor);
+//   - the arm's own, from its and the baseline's paired differences alone
+//     (stats.TwoWayHuber.Own, each row clipped at its own scale). When an F-test against the
+//     residual of the rest of the design finds the arm noisier (noisierLevel), the interval is
+//     the paired t on the arm's own n-1 degrees of freedom, which holds whatever the other
+//     arms' noise: the arm is judged by its own noise, not by its quieter neighbours'.
+//     Otherwise the larger variance keeps the pooled degrees of freedom.
 //
 // Below robustMinBlocks blocks Huber's scale rests on too few residuals and can collapse (two
 // of a row's three runs on a bad node make the good one the outlier): each variance is then
