@@ -205,7 +205,7 @@ func forge(t *testing.T, c client.Client, ns, name string, snap *Snapshot, sign 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := map[string]string{perfexpv1alpha1.AnnotationSnapshot: enc, perfexpv1alpha1.AnnotationExperiment: string(snap.Experiment)}
+	a := map[string]string{perfexpv1alpha1.AnnotationSnapshot: enc, perfexpv1alpha1.AnnotationExperiment: snap.Experiment}
 	if sign != nil {
 		a[perfexpv1alpha1.AnnotationSnapshotSignature] = sign(u, enc)
 	}
