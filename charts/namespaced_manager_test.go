@@ -153,7 +153,7 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 		testenv.Eventually(t, 30*time.Second, "the tenant's run on team-b refused", func() error {
 			err := tenant.Create(ctx, loadOnly.DeepCopy(), client.DryRunAll)
 			if err == nil || !strings.Contains(err.Error(), want) {
-				return fmt.Errorf("got %v, want a refusal saying %q", err, want)
+				return fmt.Errorf("got %w, want a refusal saying %q", err, want)
 			}
 			return nil
 		})
