@@ -152,8 +152,11 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 		want := "you (user tenant-a) may not create perfexperiments.perfexp.dev in namespace team-b, the right to run experiments against that environment"
 		testenv.Eventually(t, 30*time.Second, "the tenant's run on team-b refused", func() error {
 			err := tenant.Create(ctx, loadOnly.DeepCopy(), client.DryRunAll)
-			if err == nil || !strings.Contains(err.Error(), want) {
-				return fmt.Errorf("got %w, want a refusal saying %q", err, want)
+			switch {
+			case err == nil:
+				return fmt.Errorf("admitted, want a refusal saying %q", want)
+			case !strings.Contains(err.Error(), want):
+				return fmt.Errorf("%w; want a refusal saying %q", err, want)
 			}
 			return nil
 		})
