@@ -88,7 +88,7 @@ type OAuth2 struct {
 // +kubebuilder:validation:XValidation:rule="has(self.cert) == has(self.key)",message="tls.cert and tls.key go together"
 type TLSAuth struct {
 	// ca is the PEM bundle that signs the backend's certificate, when the system's roots do
-	// not. Reading only: k6's remote-write output has no CA setting (see docs/backends.md).
+	// not. The runners trust it beside their image's roots (SSL_CERT_DIR).
 	// +optional
 	CA *SecretKey `json:"ca,omitempty"`
 

@@ -12,8 +12,8 @@ import (
 // The k6 runners' side of spec.analysis.prometheusAuth: k6's experimental-prometheus-rw output
 // (k6 v1.8) reads its credentials from its environment. Every secret value reaches the
 // container by reference (secretKeyRef, a Secret volume), so the Job and TestRun specs hold
-// Secret names only. k6 has no OAuth2 and no CA setting for its remote write; those apply to
-// the analysis' reads only (docs/backends.md).
+// Secret names only. k6 has no OAuth2 for its remote write: that applies to the analysis' reads
+// only (docs/backends.md).
 
 // remoteWriteTLSDir is where a runner mounts its remote-write client certificate and key.
 const remoteWriteTLSDir = "/var/run/perfexp/remote-write-tls"
@@ -47,19 +47,29 @@ func remoteWriteAuth(exp *perfexpv1alpha1.PerfExperiment, tenantHeader, tenant s
 			}
 			env = append(env, secretEnv(remoteWriteHeaderEnv+h.Name, h.ValueFrom))
 		}
-		if t := auth.TLS; t != nil && t.Cert != nil && t.Key != nil {
-			vols = append(vols, corev1.Volume{Name: remoteWriteTLSVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{
-					{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: t.Cert.Name},
-						Items: []corev1.KeyToPath{{Key: t.Cert.Key, Path: "tls.crt"}}}},
-					{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: t.Key.Name},
-						Items: []corev1.KeyToPath{{Key: t.Key.Key, Path: "tls.key"}}}},
-				},
-			}}})
+		if t := auth.TLS; t != nil && (t.CA != nil || t.Cert != nil && t.Key != nil) {
+			var sources []corev1.VolumeProjection
+			project := func(ref perfexpv1alpha1.SecretKey, file string) {
+				sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+					LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name},
+					Items:                []corev1.KeyToPath{{Key: ref.Key, Path: file}}}})
+			}
+			if t.Cert != nil && t.Key != nil {
+				project(*t.Cert, "client/tls.crt")
+				project(*t.Key, "client/tls.key")
+				env = append(env,
+					corev1.EnvVar{Name: "K6_PROMETHEUS_RW_CLIENT_CERTIFICATE", Value: path.Join(remoteWriteTLSDir, "client/tls.crt")},
+					corev1.EnvVar{Name: "K6_PROMETHEUS_RW_CLIENT_CERTIFICATE_KEY", Value: path.Join(remoteWriteTLSDir, "client/tls.key")})
+			}
+			if t.CA != nil {
+				// k6's output has no CA setting, but k6 is a Go program: Go adds the
+				// certificates of every file in SSL_CERT_DIR to the system's bundle file, so the
+				// image's own roots stay trusted and the backend's CA joins them.
+				project(*t.CA, "ca/ca.crt")
+				env = append(env, corev1.EnvVar{Name: "SSL_CERT_DIR", Value: "/etc/ssl/certs:" + path.Join(remoteWriteTLSDir, "ca")})
+			}
+			vols = append(vols, corev1.Volume{Name: remoteWriteTLSVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: remoteWriteTLSVolume, MountPath: remoteWriteTLSDir, ReadOnly: true})
-			env = append(env,
-				corev1.EnvVar{Name: "K6_PROMETHEUS_RW_CLIENT_CERTIFICATE", Value: path.Join(remoteWriteTLSDir, "tls.crt")},
-				corev1.EnvVar{Name: "K6_PROMETHEUS_RW_CLIENT_CERTIFICATE_KEY", Value: path.Join(remoteWriteTLSDir, "tls.key")})
 		}
 	}
 	if tenant != "" {
