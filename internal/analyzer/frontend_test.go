@@ -173,4 +173,3 @@ func TestAnalysisThroughAQueryFrontend(t *testing.T) {
 		})
 	}
 }
-
