@@ -56,10 +56,10 @@ type Options struct {
 	AdmissionPolicies []string
 	// WatchNamespaces, when not empty, makes a namespaced install: the operator caches and
 	// serves experiments only in these namespaces, and experiments may use no other.
-	WatchNamespaces  []string
-	K6Image          string
-	PrometheusURL    string
-	RemoteWriteURL   string
+	WatchNamespaces []string
+	K6Image         string
+	PrometheusURL   string
+	RemoteWriteURL  string
 	// PrometheusHTTPConfigFile is the operator's HTTP client configuration for PrometheusURL
 	// (prometheus/common's http_config YAML); empty: no authentication.
 	PrometheusHTTPConfigFile string
@@ -67,7 +67,7 @@ type Options struct {
 	// PrometheusTenantHeader with each experiment's reads and remote write.
 	PrometheusTenantsFile  string
 	PrometheusTenantHeader string
-	CAdvisorMatchers string
+	CAdvisorMatchers       string
 	// MaxConcurrentReconciles is how many experiments are reconciled at once.
 	MaxConcurrentReconciles int
 	// AnalysisWorkers is how many analyses query Prometheus at once, apart from the reconciles.
