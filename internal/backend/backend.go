@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/prometheus/common/config"
@@ -71,10 +72,17 @@ func LoadTenantsFile(path string) (map[string]string, error) {
 // remote_write section: authorization, basic_auth, oauth2, tls_config, http_headers, with the
 // *_file forms for mounted Secrets). Relative file paths are relative to the file.
 func LoadHTTPConfigFile(path string) (config.HTTPClientConfig, error) {
-	cfg, _, err := config.LoadHTTPConfigFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return config.HTTPClientConfig{}, fmt.Errorf("reading the Prometheus HTTP client configuration %s: %w", path, err)
+		return config.HTTPClientConfig{}, fmt.Errorf("reading the Prometheus HTTP client configuration: %w", err)
 	}
+	cfg, err := config.LoadHTTPConfig(string(b))
+	if err != nil {
+		return config.HTTPClientConfig{}, fmt.Errorf("the Prometheus HTTP client configuration %s: %w", path, err)
+	}
+	// config.LoadHTTPConfigFile resolves against the parent of the file's directory; a Secret
+	// mounted beside the file is what an administrator means.
+	cfg.SetDirectory(filepath.Dir(path))
 	return *cfg, nil
 }
 
@@ -175,7 +183,7 @@ func FromSecrets(ctx context.Context, reader client.Reader, namespace string, au
 		if cfg.HTTPHeaders == nil {
 			cfg.HTTPHeaders = &config.Headers{Headers: map[string]config.Header{}}
 		}
-		cfg.HTTPHeaders.Headers[http.CanonicalHeaderKey(h.Name)] = config.Header{Secrets: []config.Secret{config.Secret(strings.TrimSpace(v))}}
+		cfg.HTTPHeaders.Headers[h.Name] = config.Header{Secrets: []config.Secret{config.Secret(strings.TrimSpace(v))}}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, refErr("%s: %v", base, err)
@@ -225,10 +233,13 @@ func WithTenant(cfg config.HTTPClientConfig, header, tenant string) config.HTTPC
 	headers := map[string]config.Header{}
 	if cfg.HTTPHeaders != nil {
 		for k, v := range cfg.HTTPHeaders.Headers {
-			headers[k] = v
+			// Header names are case-insensitive: a key spelled otherwise would send a second value.
+			if !strings.EqualFold(k, header) {
+				headers[k] = v
+			}
 		}
 	}
-	headers[http.CanonicalHeaderKey(header)] = config.Header{Values: []string{tenant}}
+	headers[header] = config.Header{Values: []string{tenant}}
 	cfg.HTTPHeaders = &config.Headers{Headers: headers}
 	return cfg
 }
