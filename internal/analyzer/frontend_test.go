@@ -31,12 +31,10 @@ import (
 func queryFrontend(t *testing.T, prom *promtest.Server, edit func(query string, body map[string]json.RawMessage) (int, map[string]json.RawMessage)) string {
 	t.Helper()
 	target, _ := url.Parse(prom.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Del("Accept-Encoding") // answers to edit, not gzip
-	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Header.Del("Accept-Encoding") // answers to edit, not gzip
+	}}
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		b, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
