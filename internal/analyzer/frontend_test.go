@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ import (
 // queryFrontend stands in for a query frontend (Thanos Query, Mimir's query-frontend,
 // vmselect) in front of a real Prometheus: it passes every query on and edits the answers the
 // way such a frontend does when part of its stores did not answer or a limit was hit.
-func queryFrontend(t *testing.T, prom *promtest.Server, edit func(query string, body map[string]json.RawMessage) (int, map[string]json.RawMessage)) string {
+func queryFrontend(t *testing.T, prom *promtest.Server, edit func(query string, body map[string]json.RawMessage) (int, map[string]json.RawMessage)) (string, *atomic.Int64) {
 	t.Helper()
 	target, _ := url.Parse(prom.URL)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
@@ -60,7 +61,9 @@ func queryFrontend(t *testing.T, prom *promtest.Server, edit func(query string, 
 	}
 	// client_golang posts its queries as forms: the query is copied into a header the
 	// response editor can read.
+	var asked atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
 		if err := r.ParseForm(); err == nil {
 			r.Header.Set("X-Query", r.Form.Get("query"))
 			enc := r.PostForm.Encode()
@@ -70,7 +73,7 @@ func queryFrontend(t *testing.T, prom *promtest.Server, edit func(query string, 
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, &asked
 }
 
 func frontendExperiment(t *testing.T, prom *promtest.Server) (*perfexpv1alpha1.PerfExperiment, time.Time) {
@@ -102,6 +105,7 @@ func withWarnings(ws ...string) func(string, map[string]json.RawMessage) (int, m
 func TestAnalysisThroughAQueryFrontend(t *testing.T) {
 	prom := promtest.Start(t)
 	base, end := frontendExperiment(t, prom)
+	passThrough := func(_ string, body map[string]json.RawMessage) (int, map[string]json.RawMessage) { return 0, body }
 	tests := []struct {
 		name string
 		edit func(string, map[string]json.RawMessage) (int, map[string]json.RawMessage)
@@ -110,6 +114,7 @@ func TestAnalysisThroughAQueryFrontend(t *testing.T) {
 		wantReason   string
 		wantText     string
 	}{
+		{name: "a frontend that passes everything on changes nothing", edit: passThrough, wantValidity: perfexpv1alpha1.Valid},
 		{name: "a warning keeps the results but not their exactness",
 			edit:         withWarnings("PromQL warning: encountered a mix of histograms and floats for metric name \"k6_http_req_duration_seconds\""),
 			wantValidity: perfexpv1alpha1.Valid, wantText: "mix of histograms"},
@@ -138,14 +143,26 @@ func TestAnalysisThroughAQueryFrontend(t *testing.T) {
 			},
 			wantReason: perfexpv1alpha1.ReasonBackendLimit, wantText: "series per query"},
 	}
+	var plainQueries int64
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			exp := base.DeepCopy()
 			c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(exp.DeepCopy()).Build()
-			a := &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: queryFrontend(t, prom, tt.edit), Clock: clocktesting.NewFakePassiveClock(end.Add(time.Minute))}
+			url, asked := queryFrontend(t, prom, tt.edit)
+			a := &analyzer.PrometheusAnalyzer{Client: c, PrometheusURL: url, Clock: clocktesting.NewFakePassiveClock(end.Add(time.Minute))}
 			res, err := a.Analyze(t.Context(), exp, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Warnings and partial answers are read from the answers already asked for: never
+			// a query more than through a frontend that says nothing.
+			t.Logf("%d queries through the frontend", asked.Load())
+			if tt.wantValidity != "" {
+				if plainQueries == 0 {
+					plainQueries = asked.Load()
+				} else if asked.Load() != plainQueries {
+					t.Errorf("%d queries; %d through a frontend that passes everything on", asked.Load(), plainQueries)
+				}
 			}
 			if tt.wantValidity == "" {
 				if res.Failure == nil || res.Failure.Reason != tt.wantReason || !strings.Contains(res.Failure.Message, tt.wantText) {
@@ -154,6 +171,12 @@ func TestAnalysisThroughAQueryFrontend(t *testing.T) {
 				return
 			}
 			r := exp.Status.Results
+			if tt.wantText == "" {
+				if !res.Done || r == nil || r.Validity != perfexpv1alpha1.Valid || len(r.BackendWarnings) != 0 {
+					t.Fatalf("got %+v, results %+v", res, r)
+				}
+				return
+			}
 			if !res.Done || r == nil || r.Validity != tt.wantValidity || len(r.BackendWarnings) == 0 || !strings.Contains(strings.Join(r.BackendWarnings, " "), tt.wantText) && !strings.Contains(r.InvalidReason, tt.wantText) {
 				t.Fatalf("got %+v, results %+v", res, r)
 			}
