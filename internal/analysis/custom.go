@@ -42,18 +42,20 @@ func templateData(namespace, testID string, start, measuredStart, end time.Time)
 	}
 }
 
-// runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
-// reported in its result; an unavailable Prometheus is returned as an error.
-func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]result.QueryResult, error) {
+// runQueries evaluates the custom queries at the given time, each bound to scope (BindQuery).
+// A query Prometheus refuses, or one that reads outside scope, is reported in its result; an
+// unavailable Prometheus is returned as an error.
+func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, scope QueryScope, at time.Time) ([]result.QueryResult, error) {
 	out := make([]result.QueryResult, 0, len(specs))
 	for _, spec := range specs {
 		qr := result.QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
-		rendered, err := RenderQuery(spec.Query, data)
+		rendered, err := renderBound(spec.Query, data, scope)
 		if err != nil {
 			qr.Query, qr.Error = spec.Query, err.Error()
 			out = append(out, qr)
 			continue
 		}
+		// The query as Prometheus evaluated it: with the namespace matchers BindQuery added.
 		qr.Query = rendered
 		v, err := customInstant(ctx, q, rendered, at)
 		var qe *QueryError
@@ -71,6 +73,15 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 		out = append(out, qr)
 	}
 	return out, nil
+}
+
+// renderBound fills in a custom query's placeholders and binds it to scope.
+func renderBound(query string, data TemplateData, scope QueryScope) (string, error) {
+	rendered, err := RenderQuery(query, data)
+	if err != nil {
+		return "", err
+	}
+	return BindQuery(rendered, scope)
 }
 
 // rangeFunctions need two samples of a series inside their range to return anything for it.
