@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -57,11 +59,17 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 		}
 		// The query as Prometheus evaluated it: with the namespace matchers BindQuery added.
 		qr.Query = rendered
-		v, err := customInstant(ctx, q, rendered, at)
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		v, err := customInstant(qctx, q, rendered, at)
+		cancel()
 		var qe *QueryError
 		switch {
 		case errors.As(err, &qe):
 			qr.Error = qe.Err.Error()
+		case err != nil && ctx.Err() == nil && timedOut(err):
+			// Prometheus answered the other reads; this query is too slow for it. Retrying the
+			// whole analysis until its timeout (hours or days) would not make it faster.
+			qr.Error = fmt.Sprintf("the query timed out (%s for one query); it is not retried: narrow its selectors or its range", promDuration(queryTimeout))
 		case err != nil:
 			return nil, err
 		default:
@@ -73,6 +81,29 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 		out = append(out, qr)
 	}
 	return out, nil
+}
+
+// timedOut says whether a custom query's error is its own timeout: Prometheus' (errorType
+// timeout or canceled once the query's timeout parameter passed, which Prometheus sends with
+// status 503 and client_golang reports as a server error with the body in Detail) or the
+// query's deadline here.
+func timedOut(err error) bool {
+	var apiErr *promv1.Error
+	if errors.As(err, &apiErr) {
+		t := apiErr.Type
+		if t == promv1.ErrServer {
+			var body struct {
+				ErrorType promv1.ErrorType `json:"errorType"`
+			}
+			if json.Unmarshal([]byte(apiErr.Detail), &body) == nil {
+				t = body.ErrorType
+			}
+		}
+		if t == promv1.ErrTimeout || t == promv1.ErrCanceled {
+			return true
+		}
+	}
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
 // renderBound fills in a custom query's placeholders and binds it to scope.

@@ -2,6 +2,9 @@ package analysis
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +119,32 @@ func TestCraftedQueriesReadOnlyTheExperiment(t *testing.T) {
 	}
 	if v := q["own"].Value; v == nil || *v == 0 {
 		t.Errorf("own = %v (%s), want the run's request count", deref(v), q["own"].Error)
+	}
+}
+
+// A custom query Prometheus gives up on (errorType timeout) is reported on its own row; the
+// analysis goes on instead of retrying it as an unavailable Prometheus until its timeout.
+func TestCustomQueryTimeoutIsReportedOnItsRow(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.Form.Get("query"), "slow") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"scalar","result":[1700000000,"1"]}}`)
+	}))
+	defer srv.Close()
+	specs := []perfexpv1alpha1.CustomQuery{{Name: "slow", Query: `sum(slow_series)`}, {Name: "fast", Query: `vector(1)`}}
+	got, err := runQueries(t.Context(), cappedAPI(t, srv.URL, 0), specs, testData(), QueryScope{Namespace: "shop"}, time.Now())
+	if err != nil {
+		t.Fatalf("runQueries: %v; one slow query must not make the analysis wait for Prometheus", err)
+	}
+	if !strings.Contains(got[0].Error, "the query timed out") || got[0].Value != nil {
+		t.Errorf("slow: %+v, want its row to say it timed out", got[0])
+	}
+	if got[1].Error != "" || got[1].Value == nil {
+		t.Errorf("fast: %+v, want its value", got[1])
 	}
 }

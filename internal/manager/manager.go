@@ -386,6 +386,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisWorkers:         opts.AnalysisWorkers,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
+		PrometheusURL:           opts.PrometheusURL,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
 		MaxOverallTimeout:       opts.MaxOverallTimeout,
