@@ -109,7 +109,7 @@ type PerfSweepSpec struct {
 	// Aborted with reason DeadlineExceeded. It keeps one sweep from holding a queue for weeks.
 	// At most 720h (30 days).
 	// +optional
-	// +kubebuilder:default="168h"
+	// +kubebuilder:default="168h0m0s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:MaxLength=32
