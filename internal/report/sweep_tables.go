@@ -42,6 +42,8 @@ type sweepColumn struct {
 	show  int
 	// whole: the value is a count (pods), written without decimals.
 	whole bool
+	// text, when set, writes the cell of a showValue column (two shares in one cell).
+	text func(a *SweepArmResult) string
 	// points: the change is a difference in percentage points (error rates), not a ratio.
 	points bool
 	value  func(a *SweepArmResult) *float64
@@ -371,6 +373,13 @@ func workloadQuantities(r *SweepResult) []sweepQuantity {
 			}
 			return result.Num(*w.MemoryAvg / (1 << 20))
 		}
+		// A workload with neither a request nor a limit has no shares to show.
+		shares := func(w *SweepWorkloadStats) *float64 {
+			if w.CPUPercentOfRequest != nil {
+				return w.CPUPercentOfRequest
+			}
+			return w.CPUPercentOfLimit
+		}
 		parts := strings.SplitN(ref, "/", 3)
 		title := ref
 		if len(parts) == 3 {
@@ -379,8 +388,13 @@ func workloadQuantities(r *SweepResult) []sweepQuantity {
 		out = append(out, sweepQuantity{section: perfexpv1alpha1.SweepSectionServices, title: title, columns: []sweepColumn{
 			{label: "Pods", show: showValue, whole: true, value: field(pods)},
 			{label: "CPU (cores)", show: showInterval, value: field(func(w *SweepWorkloadStats) *float64 { return w.CPUAvg }), metric: row(result.MetricCPU)},
-			{label: "% of request", show: showValue, value: field(func(w *SweepWorkloadStats) *float64 { return w.CPUPercentOfRequest })},
-			{label: "% of limit", show: showValue, value: field(func(w *SweepWorkloadStats) *float64 { return w.CPUPercentOfLimit })},
+			{label: "% of request / limit", show: showValue, value: field(shares), text: func(a *SweepArmResult) string {
+				w := find(a)
+				if w == nil {
+					return "-"
+				}
+				return compact(w.CPUPercentOfRequest) + " / " + compact(w.CPUPercentOfLimit)
+			}},
 			{label: "Throttled %", show: showValue, value: field(func(w *SweepWorkloadStats) *float64 { return w.CPUThrottledPercent })},
 			{label: "Memory (MiB)", show: showInterval, value: field(memory), metric: row(result.MetricMemory)},
 		}})
@@ -657,7 +671,7 @@ func sectionIntro(r *SweepResult, s perfexpv1alpha1.SweepReportSection, tables i
 	case perfexpv1alpha1.SweepSectionServices:
 		return fmt.Sprintf("One table per observed workload (%d), those whose CPU or memory moved the most first; a row per arm. "+
 			"CPU is cores summed over the workload's pods, memory its working set, each the mean over the arm's runs; "+
-			"%% of request, %% of limit and throttled are as in the run reports. The Δ columns are the change against the baseline with its 95 %% interval and verdict, "+
+			"%% of request / limit (the busiest pod's) and throttled are as in the run reports. The Δ columns are the change against the baseline with its 95 %% interval and verdict, "+
 			"judged by the rule of the table of arms (±%g %%); they are secondary rows (Benjamini-Hochberg across them in each arm's comparison) and never decide an arm.",
 			tables, r.MinMeaningfulChangePercent)
 	case perfexpv1alpha1.SweepSectionQueries:
@@ -730,6 +744,8 @@ func (m *markdown) quantityTable(r *SweepResult, q sweepQuantity, id *int) {
 				cells = append(cells, compact(c.value), "")
 			case col.whole:
 				cells = append(cells, num(c.value, 0))
+			case col.text != nil:
+				cells = append(cells, cell(col.text(a)))
 			case a.Comparison == nil || col.show == showValue:
 				cells = append(cells, compact(c.value))
 			case col.show == showChange:
