@@ -111,10 +111,14 @@ func (r *SweepResult) statistics() (stats []perfexpv1alpha1.ObjectiveMetric, key
 	return stats, key
 }
 
-// baselineOf is the arm an arm was compared with; nil for a baseline.
+// baselineOf is the arm an arm was compared with; nil for a baseline. A compared arm that does
+// not name its baseline (results of an older sweep) was compared with the sweep's, the first.
 func baselineOf(r *SweepResult, a *SweepArmResult) *SweepArmResult {
-	if a.Baseline == "" {
+	if a.Comparison == nil {
 		return nil
+	}
+	if a.Baseline == "" && len(r.Arms) > 0 {
+		return &r.Arms[0]
 	}
 	for i := range r.Arms {
 		if r.Arms[i].Name == a.Baseline {
