@@ -55,6 +55,8 @@ type sweepColumn struct {
 // what was left out of it.
 type sweepQuantity struct {
 	section perfexpv1alpha1.SweepReportSection
+	// ref names a workload's table (its comparison's Workload), for trimming.
+	ref     string
 	title   string
 	columns []sweepColumn
 	// moved is the largest decided change of any arm (a Regressed or Improved row), for the
@@ -389,7 +391,7 @@ func workloadQuantities(r *SweepResult) []sweepQuantity {
 		if len(parts) == 3 {
 			title = fmt.Sprintf("%s %s/%s", strings.ToLower(parts[0]), parts[1], parts[2])
 		}
-		out = append(out, sweepQuantity{section: perfexpv1alpha1.SweepSectionServices, title: title, columns: []sweepColumn{
+		out = append(out, sweepQuantity{section: perfexpv1alpha1.SweepSectionServices, ref: ref, title: title, columns: []sweepColumn{
 			{label: "Pods", show: showValue, whole: true, value: field(pods)},
 			{label: "CPU (cores)", show: showInterval, value: field(func(w *SweepWorkloadStats) *float64 { return w.CPUAvg }), metric: row(result.MetricCPU)},
 			{label: "% of request / limit", show: showValue, value: field(shares), text: func(a *SweepArmResult) string {
@@ -469,7 +471,9 @@ func queryQuantities(r *SweepResult) []sweepQuantity {
 					}
 					return nil
 				},
-				metric: func(mc result.MetricComparison) bool { return mc.Kind == perfexpv1alpha1.MetricQuery && mc.Metric == "query "+name }}}
+				metric: func(mc result.MetricComparison) bool {
+					return mc.Kind == perfexpv1alpha1.MetricQuery && mc.Metric == "query "+name
+				}}}
 			out = append(out, q)
 			continue
 		}

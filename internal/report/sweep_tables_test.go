@@ -17,7 +17,11 @@ var studyServices = []string{"okapi", "circulation", "inventory", "users", "auth
 // wideSweep is a study of 12 arms beside the baseline and 10 services, compared over 3 runs per
 // arm: arm i raises circulation's CPU by 3i %, "aa-control" changes nothing (every interval is
 // narrow around 0), and the rest move nothing decided.
-func wideSweep() *SweepResult {
+func wideSweep() *SweepResult { return wideSweepOf(12, studyServices) }
+
+// wideSweepOf is wideSweep with arms arms beside the baseline (the last the A/A control) and the
+// given services.
+func wideSweepOf(arms int, services []string) *SweepResult {
 	fp := func(v float64) *float64 { return &v }
 	r := &SweepResult{Sweep: "edge-patron", Namespace: "perf", Repeats: 3, MinMeaningfulChangePercent: 5}
 	arm := func(name string, cpuShift, p95Shift float64) SweepArmResult {
@@ -27,7 +31,7 @@ func wideSweep() *SweepResult {
 			a.Transactions = append(a.Transactions, SweepTransactionStats{Scenario: "patron", Kind: sc.kind, Name: sc.name, Unit: "ms", Runs: 3,
 				Avg: fp(40 * (1 + p95Shift/100)), P50: fp(30), P75: fp(60), P95: fp(120 * (1 + p95Shift/100)), P99: fp(300), ErrorPercent: fp(0.4), Rate: fp(50)})
 		}
-		for j, s := range studyServices {
+		for j, s := range services {
 			cpu := 0.2 + 0.1*float64(j)
 			if s == "circulation" {
 				cpu *= 1 + cpuShift/100
@@ -65,9 +69,9 @@ func wideSweep() *SweepResult {
 		}
 		return perfexpv1alpha1.ChangeInconclusive
 	}
-	for i := 1; i <= 12; i++ {
+	for i := 1; i <= arms; i++ {
 		name, cpu, p95, half := fmt.Sprintf("ttl-%d", 100*i), 3*float64(i), float64(i%4)-1.5, 4.0
-		if i == 12 {
+		if i == arms {
 			name, cpu, p95, half = "aa-control", 0.2, 0.1, 1.5
 		}
 		a := arm(name, cpu, p95)
@@ -83,7 +87,7 @@ func wideSweep() *SweepResult {
 			c.Metrics = append(c.Metrics, row("patron/"+rq+" p95", "patron", rq, "", perfexpv1alpha1.MetricP95, p95, half, verdict(p95, half)))
 		}
 		c.Metrics = append(c.Metrics, row("patron group place hold p95", "patron", "", "", perfexpv1alpha1.MetricP95, p95, half, verdict(p95, half)))
-		for _, s := range studyServices {
+		for _, s := range services {
 			shift, h := 0.1, half/2
 			if s == "circulation" {
 				shift = cpu
@@ -214,5 +218,35 @@ func TestSweepQuantityRows(t *testing.T) {
 	}
 	if len(decided) == 0 || !strings.Contains(strings.Join(decided, "\n"), "ttl-1200 ") && !strings.Contains(strings.Join(decided, "\n"), "ttl-1100 deployment folio/circulation CPU (cores) Regressed") {
 		t.Errorf("decided rows %v: want circulation's CPU rise in ttl-1100", decided)
+	}
+}
+
+// Story: a sweep whose table of arms and comparisons fit a ConfigMap (12 arms beside 50 observed
+// workloads: 730 kB) still publishes its report with the per-arm tables (1.3 MB in full): the
+// Services tables keep the workloads that moved the most, and the report says what was left out.
+func TestSweepReportFitsAConfigMap(t *testing.T) {
+	services := make([]string, 50)
+	for i := range services {
+		services[i] = fmt.Sprintf("module-%03d", i)
+	}
+	services[7] = "circulation"
+	r := wideSweepOf(12, services)
+	data, err := SweepConfigMapData(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dataSize(data); n > MaxConfigMapBytes {
+		t.Fatalf("%d bytes, more than a ConfigMap holds", n)
+	}
+	md := data[KeySweepMarkdown]
+	if !strings.Contains(md, "the report was too large for a ConfigMap: the Services tables keep the") || !strings.Contains(md, "### deployment folio/circulation") {
+		t.Errorf("the trimmed report does not say so, or lost the workload that moved:\n%s", md[:min(len(md), 3000)])
+	}
+	if !strings.Contains(md, "## Transactions") || !strings.Contains(md, "## Queries") {
+		t.Error("trimming the services dropped the other tables")
+	}
+	data, err = SweepConfigMapData(wideSweep())
+	if err != nil || strings.Contains(data[KeySweepMarkdown], "too large") {
+		t.Errorf("a 12 x 10 sweep was trimmed (%v)", err)
 	}
 }
