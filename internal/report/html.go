@@ -212,7 +212,7 @@ func writeKPIs(b *strings.Builder, r *result.Result, base *result.Result) {
 		{nameP95, "ms", 1, func(s result.RequestStats) *float64 { return s.P95 }},
 		{nameP99, "ms", 1, func(s result.RequestStats) *float64 { return s.P99 }},
 		{"avg", "ms", 1, func(s result.RequestStats) *float64 { return s.Avg }},
-		{"throughput", "req/s", 1, func(s result.RequestStats) *float64 { return s.Rate }},
+		{"throughput", unitPerSecond, 1, func(s result.RequestStats) *float64 { return s.Rate }},
 		{"errors", "%", 2, func(s result.RequestStats) *float64 { return s.ErrorPercent }},
 	}
 	b.WriteString(`<div class="kpis">`)

@@ -276,7 +276,7 @@ func statLabel(m perfexpv1alpha1.ObjectiveMetric, unit string) string {
 	case perfexpv1alpha1.MetricErrorRate:
 		return "Errors %"
 	case perfexpv1alpha1.MetricRate:
-		return "req/s"
+		return unitPerSecond
 	}
 	label := strings.ToLower(string(m))
 	if m == perfexpv1alpha1.MetricAvg {
