@@ -386,24 +386,18 @@ func printSweepQuantities(out io.Writer, res *report.SweepResult, wide bool) err
 			tally = append(tally, fmt.Sprintf("%d %s", counts[v], v))
 		}
 	}
-	what := "decided rows"
-	if wide {
-		what = "every compared row"
+	what := "the decided ones (-o wide for every row):"
+	switch {
+	case wide:
+		what = "every one:"
+	case len(shown) == 0:
+		what = "none decided (-o wide for every row)"
 	}
-	if _, err := fmt.Fprintf(out, "\nper-arm tables (transactions, services, queries): %d compared rows, %s; %s", len(rows), strings.Join(tally, ", "), what); err != nil {
+	if _, err := fmt.Fprintf(out, "\nper-arm tables (transactions, services, queries), %d rows: %s; %s\n", len(rows), strings.Join(tally, ", "), what); err != nil {
 		return err
 	}
 	if len(shown) == 0 {
-		_, err := fmt.Fprintln(out, ": none")
-		return err
-	}
-	if !wide {
-		if _, err := fmt.Fprint(out, " (-o wide for every row)"); err != nil {
-			return err
-		}
-	}
-	if _, err := fmt.Fprint(out, "\n"); err != nil {
-		return err
+		return nil
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if _, err := fmt.Fprintln(w, "SECTION\tQUANTITY\tSTATISTIC\tARM\tBASELINE\tVALUE\tCHANGE [95% INTERVAL]\tVERDICT\tADJUSTED P"); err != nil {

@@ -328,7 +328,14 @@ func transactionColumn(k transactionKey, m perfexpv1alpha1.ObjectiveMetric, labe
 	case TransactionCounter:
 		name = k.scenario + " counter " + k.name + " rate"
 	}
-	col.metric = func(mc result.MetricComparison) bool { return mc.Metric == name && mc.Workload == "" }
+	col.metric = func(mc result.MetricComparison) bool {
+		if k.kind == TransactionScenario && mc.Metric == "" {
+			// Rows of an older perfexp's results may name no metric: the scenario's own are
+			// the ones of its kind without a request.
+			return mc.Scenario == k.scenario && mc.Request == "" && mc.Kind == m && mc.Workload == ""
+		}
+		return mc.Metric == name && mc.Workload == ""
+	}
 	return col
 }
 
@@ -608,6 +615,8 @@ func (c sweepCell) short(points bool) string {
 // verdict is the verdict a cell's change reads with: the comparison's, else why there is none.
 func (c sweepCell) verdict() string {
 	switch {
+	case c.row != nil && c.row.Change == "":
+		return string(perfexpv1alpha1.ChangeUnknown) // results of an older perfexp
 	case c.row != nil:
 		return string(c.row.Change)
 	case c.value == nil || c.baseline == nil:
