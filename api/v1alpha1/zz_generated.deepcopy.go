@@ -1427,6 +1427,11 @@ func (in *PerfSweepSpec) DeepCopyInto(out *PerfSweepSpec) {
 		*out = new(SweepBisect)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Deadline != nil {
+		in, out := &in.Deadline, &out.Deadline
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Report != nil {
 		in, out := &in.Report, &out.Report
 		*out = new(SweepReport)
