@@ -124,6 +124,11 @@ type PerfSweepSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	MinMeaningfulChangePercent int32 `json:"minMeaningfulChangePercent,omitempty"`
 
+	// report chooses the per-arm tables of the sweep's report (transactions, services' CPU and
+	// memory, custom queries) and their columns. Omitted: every table with its default columns.
+	// +optional
+	Report *SweepReport `json:"report,omitempty"`
+
 	// abort, when set to true, aborts every run of the sweep that has not ended: running load is
 	// stopped and the environment restored. Runs not yet created are not created.
 	// +optional

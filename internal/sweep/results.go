@@ -71,7 +71,7 @@ func OneRunArms(p *Plan, outcomes map[string]Outcome) map[string]bool {
 func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome, noise Noise) *report.SweepResult {
 	out := &report.SweepResult{
 		Sweep: s.Name, Namespace: s.Namespace, Repeats: PlannedRepeats(s),
-		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter,
+		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter, Report: s.Spec.Report,
 	}
 	results := map[string][]*result.Result{}
 	design := &judge.Design{Blocks: map[string]int{}}
@@ -104,6 +104,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 			out.Notes = append(out.Notes, fmt.Sprintf("run %s's results are not Valid (%s); the table and the comparisons leave it out", r.Experiment, strings.Join(r.InvalidReasons, "; ")))
 		}
 		a.Scenarios = scenarioMeans(valid)
+		a.Transactions, a.Workloads, a.Queries = transactionMeans(valid), workloadMeans(valid), queryMeans(valid)
 		out.Arms = append(out.Arms, a)
 	}
 
