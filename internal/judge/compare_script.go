@@ -66,6 +66,12 @@ func counterRows(r, base *result.Result) []row {
 // compared is the value a row compares in a run: a Counter's rate, or the row's statistic
 // (the successful requests' latency with successfulOnly).
 func (w row) compared(r *result.Result, successfulOnly bool) *float64 {
+	if w.query != "" {
+		if q := r.Query(w.query); q != nil {
+			return q.Value
+		}
+		return nil
+	}
 	if w.counter != "" {
 		if st := w.stats(r); st != nil {
 			return st.Rate
