@@ -281,7 +281,7 @@ func orient(mc *result.MetricComparison, dir int) {
 		}
 		unit := scaleUnit(mc.Scale)
 		mc.Change = perfexpv1alpha1.ChangeInconclusive
-		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say: an objective with max (lower is better) or min (higher is better) on it gives the direction",
+		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say (or the query's): a primary metric naming it with a direction, or an objective with max (lower is better) or min (higher is better) on it, gives the direction",
 			result.OrZero(mc.Threshold), unit, result.OrZero(mc.Low), result.OrZero(mc.High), unit)
 		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 	}
