@@ -35,7 +35,10 @@ import (
 //     until every arm is decisive or 10 ran, each look spending its share of the error rate
 //     (Look); its blocks to a decision are reported (mean / 90th percentile);
 //   - "sweep r3 paired": a sweep of 4 arms and a baseline, 3 repeats in randomised blocks,
-//     compared within blocks with Holm across the arms.
+//     compared within blocks with Holm across the arms;
+//   - "r3 paired, query primary", "sequential r3-10, query primary", and the same with "CPU
+//     primary": one arm decided on one run-level primary metric (simRunLevel) instead of the
+//     latencies: a custom query's value, or a workload's mean CPU.
 //
 // Claim rates count Regressed or Improved headlines: for the sweep, of any arm (family-wise).
 // At a true change of exactly δ every arm is at +δ, and a claim is an error (the change is not
