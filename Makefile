@@ -147,7 +147,7 @@ sim-table: ## Simulate the comparison rules with known truth (SIM_N per cell) an
 	  /<!-- sim:end -->/ { skip = 0 } !skip' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
 	$(run-sim-noise-table)
 	PERFEXP_CP_TABLE="$(LOCALBIN)/cp-table.md" PERFEXP_CP_N=$(SIM_HISTORY_N) PERFEXP_LEAK_TABLE="$(LOCALBIN)/leak-table.md" PERFEXP_LEAK_N=$(SIM_HISTORY_N) \
-	  go test ./internal/judge -run '^(TestChangePointSimulation|TestLeakSimulation)$$' -count=1 -timeout 30m
+	  go test ./internal/judge/history -run '^(TestChangePointSimulation|TestLeakSimulation)$$' -count=1 -timeout 30m
 	awk -v table="$(LOCALBIN)/cp-table.md" '/<!-- cpsim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 	  /<!-- cpsim:end -->/ { skip = 0 } !skip' docs/history.md > docs/history.md.new && mv docs/history.md.new docs/history.md
 	awk -v table="$(LOCALBIN)/leak-table.md" '/<!-- leaksim:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \

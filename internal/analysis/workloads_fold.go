@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/perfexp/perfexp/internal/judge"
+	judgehistory "github.com/perfexp/perfexp/internal/judge/history"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -187,7 +187,7 @@ func (d *workloadData) results(a, b time.Time, trend bool) []result.WorkloadResu
 		sort.Strings(wr.Sidecars)
 		if trend {
 			wr.Restarts, wr.RestartsSource, wr.OOMKills = s.restarts, s.restartsSource, s.oom
-			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = judge.Leak(s.podMem, a, b)
+			wr.MemoryGrowthPerHour, wr.MemoryTrendZ, wr.Leak = judgehistory.Leak(s.podMem, a, b)
 		}
 		names := make([]string, 0, len(s.containers))
 		for n := range s.containers {

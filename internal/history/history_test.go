@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgehistory "github.com/perfexp/perfexp/internal/judge/history"
 	"github.com/perfexp/perfexp/internal/testexp"
 )
 
@@ -107,15 +107,15 @@ func TestSettingsOf(t *testing.T) {
 	tests := []struct {
 		name string
 		spec perfexpv1alpha1.PerfHistorySpec
-		want judge.ChangePointSettings
+		want judgehistory.ChangePointSettings
 	}{
-		{name: "defaults", want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
+		{name: "defaults", want: judgehistory.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
 		{name: "set", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("10"), MaxPValue: q("0.01")},
-			want: judge.ChangePointSettings{MaxPValue: 0.01, MinMagnitude: 0.10, MinSegment: 3}},
+			want: judgehistory.ChangePointSettings{MaxPValue: 0.01, MinMagnitude: 0.10, MinSegment: 3}},
 		{name: "zero floor means none", spec: perfexpv1alpha1.PerfHistorySpec{MinMagnitudePercent: q("0")},
-			want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: -1, MinSegment: 3}},
+			want: judgehistory.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: -1, MinSegment: 3}},
 		{name: "p-value out of range keeps the default", spec: perfexpv1alpha1.PerfHistorySpec{MaxPValue: q("2")},
-			want: judge.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
+			want: judgehistory.ChangePointSettings{MaxPValue: 0.05, MinMagnitude: 0.05, MinSegment: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgehistory "github.com/perfexp/perfexp/internal/judge/history"
 )
 
 // Series is one metric across a history's Valid records.
@@ -96,7 +96,7 @@ type Change struct {
 	// Record is the index in status.records of the first run of the new level.
 	Record     int
 	Experiment string
-	judge.ChangePoint
+	judgehistory.ChangePoint
 	// Verdict is Regressed or Improved when the series says which way is bad, else empty.
 	Verdict perfexpv1alpha1.Change
 	// Confirmed: a person confirmed this change (it is a fixed segment start).
@@ -105,8 +105,8 @@ type Change struct {
 
 // SettingsOf reads the detection settings of a history's spec; unset or unparsable values
 // take the defaults.
-func SettingsOf(spec perfexpv1alpha1.PerfHistorySpec) judge.ChangePointSettings {
-	set := judge.DefaultChangePointSettings()
+func SettingsOf(spec perfexpv1alpha1.PerfHistorySpec) judgehistory.ChangePointSettings {
+	set := judgehistory.DefaultChangePointSettings()
 	if q := spec.MinMagnitudePercent; q != nil {
 		if v := q.AsApproximateFloat64(); v > 0 {
 			set.MinMagnitude = v / 100
@@ -142,7 +142,7 @@ func ackFor(acks []perfexpv1alpha1.HistoryAck, r perfexpv1alpha1.HistoryRecord, 
 // Changes finds the change points of every series of h with its spec's settings and acks:
 // a confirmed run starts a new segment of the series (and is listed, Confirmed, where the
 // ack names the series or the series changes there), a dismissed change is not listed. The
-// series are searched together, with a correction across them (judge.DetectHistoryChangePoints:
+// series are searched together, with a correction across them (judgehistory.DetectHistoryChangePoints:
 // Benjamini-Hochberg over the series at maxPValue), so a history of many metrics does not find
 // changes in some of them by chance. Changes are ordered by record, then by series order.
 func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
@@ -159,7 +159,7 @@ func Changes(h *perfexpv1alpha1.PerfHistory) []Change {
 			}
 		}
 	}
-	found := judge.DetectHistoryChangePoints(values, fixed, set)
+	found := judgehistory.DetectHistoryChangePoints(values, fixed, set)
 	var out []Change
 	for i, s := range all {
 		for _, p := range found[i] {

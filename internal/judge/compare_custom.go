@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -176,7 +177,7 @@ func compareCustomRuns(c *result.Comparison, cur, base []*result.Result, o Compa
 			setUnknown(&mc, missing)
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
-		case w.kind == result.KindGauge && (logs(vc) == nil || logs(vb) == nil):
+		case w.kind == result.KindGauge && (stats.Logs(vc) == nil || stats.Logs(vb) == nil):
 			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
 		case w.kind == result.KindGauge:
 			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")

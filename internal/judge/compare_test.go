@@ -61,32 +61,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestHolm(t *testing.T) {
-	tests := []struct {
-		name string
-		ps   []float64
-		want []float64
-	}{
-		{"one test is not adjusted", []float64{0.03}, []float64{0.03}},
-		{"step-down multipliers 4, 3, 2, 1 with monotonicity", []float64{0.01, 0.04, 0.03, 0.005}, []float64{0.03, 0.06, 0.06, 0.02}},
-		{"capped at 1", []float64{0.6, 0.7}, []float64{1, 1}},
-		{"none", nil, []float64{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := holm(tc.ps)
-			if len(got) != len(tc.want) {
-				t.Fatalf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
-			}
-			for i := range got {
-				if math.Abs(got[i]-tc.want[i]) > 1e-12 {
-					t.Errorf("holm(%v) = %v, want %v", tc.ps, got, tc.want)
-				}
-			}
-		})
-	}
-}
-
 // primaryRow is a primary p95 row with an unadjusted verdict and its p-value of a change
 // beyond δ.
 func primaryRow(name string, change perfexpv1alpha1.Change, pBeyond float64) result.MetricComparison {

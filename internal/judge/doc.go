@@ -1,10 +1,17 @@
 // Package judge decides what a run's results mean: whether they are valid, how they compare
-// with a baseline, whether the objectives are met, and the verdict. It also holds the
-// statistics those decisions rest on and the leak and change-point detectors.
+// with a baseline, whether the objectives are met, and the verdict.
 //
 // It is pure: no Prometheus, no client-go, no controller-runtime. Its input is the result
 // model (internal/result) that the readers in internal/analysis fill, and every
-// function here is tested without a cluster.
+// function here is tested without a cluster. Beside it, each pure as well:
+//   - stats: the estimators and boundaries the comparisons rest on, with no knowledge of
+//     this package's types (alpha spending, group-sequential levels, Huber's fit, Holm and
+//     Benjamini-Hochberg);
+//   - history: change points of a history, and the memory-leak verdict of a soak;
+//   - search: a capacity search's moves and a performance bisect's steps.
+//
+// The arrows point down: history and search may import judge and stats, judge imports stats
+// only, stats imports nothing of perfexp's.
 //
 // Where each decision is made:
 //   - verdict.go: the run's verdict (Verdict) and the ObjectivesMet condition.
@@ -19,20 +26,17 @@
 //   - effect.go: an effect's interval against the thresholds: Regressed, Improved, no
 //     meaningful change, or Inconclusive (decide).
 //   - noise.go: the between-run noise a single-run interval adds (a calibration, or the
-//     assumed default), and the widening for bounded biases.
-//   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms.
-//   - robust.go: Huber's M-estimate of a blocked design's two-way table (arm + block), from
-//     which the paired comparison draws its change and noise.
-//   - sequential.go: what each look of a sequential sweep spends of the error rate.
-//   - capacity.go: a capacity search's moves (bracket by doubling, bisect) and whether a probe's
-//     objectives held over its runs; bisect.go: a performance bisect's next set of services
-//     and what a step's comparison means for it.
+//     assumed default), and the widening for bounded biases; noise_history.go: that noise
+//     learned from a history's newest segment.
+//   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms,
+//     and the two-way table Huber's fit (stats.FitHuber) draws its change and noise from.
+//   - stopping.go: which arms a look of a sequential sweep settles (DecideArms); what each
+//     look spends of the error rate is stats.Look.
 //   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change;
 //     secondary.go: Benjamini-Hochberg across the other rows.
 //   - guards.go: the bounds a busier node or CPU throttling widen a single-run interval by, and
 //     the saturated node that withdraws its claims.
-//   - leak.go: the memory-leak verdict (trend, level shift, Holm across pods); changepoint.go:
-//     change points of a history and the correction across its series; changepoint_signif.go:
-//     their selection-valid, drift-aware significance.
-//   - bootstrap.go: the moving-block bootstrap the single-run comparison resamples with.
+//   - gate.go: whether a CI gate fails on the comparison.
+//   - bootstrap.go: the moving-block bootstrap the single-run comparison resamples with (it
+//     builds this package's effects, so it stays beside them).
 package judge

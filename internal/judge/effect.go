@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // Confidence is the coverage of every interval perfexp reports; a verdict is decided on it.
-const Confidence = 0.95
+// It is stats.Confidence, so a sequential look's spending and a verdict's intervals share it.
+const Confidence = stats.Confidence
 
 // alpha is 1 - Confidence: the error rate a claim of change is held to.
 const alpha = 1 - Confidence
@@ -82,7 +84,7 @@ func (e *effect) atLevel(a float64) *effect {
 	if e.se <= 0 || a <= 0 || a == alpha || e.few != "" {
 		return e
 	}
-	q := stats.InvCDF(stats.TDist{V: e.df})(1 - a/2)
+	q := moremath.InvCDF(moremath.TDist{V: e.df})(1 - a/2)
 	e.low, e.high = e.point-q*e.se, e.point+q*e.se
 	e.level = 1 - a
 	return e
@@ -163,8 +165,8 @@ func (e *effect) tInterval(se, df float64) {
 		}
 		return
 	}
-	t := stats.TDist{V: df}
-	q := stats.InvCDF(t)(1 - alpha/2)
+	t := moremath.TDist{V: df}
+	q := moremath.InvCDF(t)(1 - alpha/2)
 	e.low, e.high = e.point-q*se, e.point+q*se
 	e.se, e.df = se, df
 	e.pValues(func(x float64) float64 { return t.CDF((x - e.point) / se) })

@@ -2,39 +2,11 @@ package judge
 
 import (
 	"fmt"
-	"sort"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
-
-// ascending is the indexes of ps from the smallest p to the largest (ties in their order).
-func ascending(ps []float64) []int {
-	order := make([]int, len(ps))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
-	return order
-}
-
-// holm returns Holm's step-down adjusted p-values: the i-th smallest p is multiplied by the
-// number of hypotheses not yet rejected (m - i), and the adjusted values are made monotone.
-// Rejecting where the adjusted p is below alpha keeps the chance of any false claim in the
-// family at alpha, whatever the dependence between the tests (the arms of a sweep share
-// their baseline, and the metrics of one run are correlated).
-func holm(ps []float64) []float64 {
-	m := len(ps)
-	order := ascending(ps)
-	out := make([]float64, m)
-	running := 0.0
-	for rank, i := range order {
-		adj := min(1, float64(m-rank)*ps[i])
-		running = max(running, adj)
-		out[i] = running
-	}
-	return out
-}
 
 // family returns the primary metrics that take part in the multiplicity control: those with
 // a p-value of a meaningful change that could be claimed. A constant (no errors in either
@@ -61,7 +33,7 @@ func family(cs []*result.Comparison) []*result.MetricComparison {
 func adjust(cs []*result.Comparison, a float64) { adjustLevel(cs, func(int) float64 { return a }, 0) }
 
 // adjustLevel is adjust with Holm applied at level(m), m the size of the family: a sequential
-// look's level depends on it (Look.AlphaFor). held hypotheses that are not judged here (the
+// look's level depends on it (stats.Look.AlphaFor). held hypotheses that are not judged here (the
 // primary metrics of arms a sequential design decided earlier without a claim) keep their
 // share: they count in the family with a p-value of 1.
 func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
@@ -74,7 +46,7 @@ func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
 	for range held {
 		ps = append(ps, 1)
 	}
-	adj := holm(ps)
+	adj := stats.Holm(ps)
 	desc := fmt.Sprintf("Holm across %d primary %s", len(fam), plural(len(fam), "metric", "metrics"))
 	if n := armsCompared(cs); n > 1 {
 		desc += fmt.Sprintf(" of %d arms", n)

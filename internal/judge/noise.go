@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 
 	"github.com/perfexp/perfexp/internal/result"
 )
@@ -102,18 +102,18 @@ func (e *effect) addBetweenRun(b BetweenRun) {
 	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
 	vw := (lo + hi) / 2 * (lo + hi) / 2
 	vb := b.addedVariance(vw)
-	q, cdf := zNormal, stats.NormalDist{Mu: 0, Sigma: 1}.CDF
+	q, cdf := zNormal, moremath.NormalDist{Mu: 0, Sigma: 1}.CDF
 	switch df := b.df(); {
 	case math.IsInf(df, 1):
 	case b.WithinIncluded:
 		// The total, max(vw, 2·sd²), is the history's estimate with its degrees of freedom
 		// (or the bootstrap's, when larger): Student's t on the history's.
-		t := stats.TDist{V: df}
-		q, cdf = stats.InvCDF(t)(1-alpha/2), t.CDF
+		t := moremath.TDist{V: df}
+		q, cdf = moremath.InvCDF(t)(1-alpha/2), t.CDF
 	default:
 		satt := (vw + vb) * (vw + vb) / (vb * vb / df)
-		t := stats.TDist{V: satt}
-		q, cdf = stats.InvCDF(t)(1-alpha/2), t.CDF
+		t := moremath.TDist{V: satt}
+		q, cdf = moremath.InvCDF(t)(1-alpha/2), t.CDF
 	}
 	e.low = e.point - q*math.Sqrt(lo*lo+vb)
 	e.high = e.point + q*math.Sqrt(hi*hi+vb)
@@ -145,7 +145,7 @@ func (e *effect) pBeyondFromInterval() {
 		return
 	}
 	mid := (e.high + e.low) / 2
-	n := stats.NormalDist{Mu: mid, Sigma: se}
+	n := moremath.NormalDist{Mu: mid, Sigma: se}
 	e.pBeyond = math.Min(1, 2*math.Min(n.CDF(e.up), 1-n.CDF(e.down)))
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -37,7 +38,7 @@ const (
 	// change-point search's own shortest segment (a shorter one cannot be told from a change).
 	// Student's t keeps even a 3-run estimate's intervals at their coverage (t with 2 degrees
 	// of freedom is 4.3); more runs buy power, not validity.
-	DefaultHistoryNoiseMinRuns = DefaultMinSegment
+	DefaultHistoryNoiseMinRuns = stats.DefaultMinSegment
 	// DefaultHistoryNoiseMaxAge is how old a run may be and still count: an environment's
 	// noise changes with its nodes, neighbours and data, so a month-old spread says little of
 	// today's.

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/history"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -86,7 +88,7 @@ func (c simCell) historySegment(rng *rand.Rand, i, n int) (sd float64, runs int)
 		xs = append(xs, *r.Total.P95)
 	}
 	start := 0
-	for _, p := range DetectChangePoints(xs, nil, DefaultChangePointSettings()) {
+	for _, p := range history.DetectChangePoints(xs, nil, history.DefaultChangePointSettings()) {
 		start = max(start, p.Index)
 	}
 	ss, df, ok := SegmentVariance(xs[start:])
@@ -174,7 +176,7 @@ func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	return median(slices.Clone(xs))
+	return stats.Median(slices.Clone(xs))
 }
 
 func meanInt(xs []int) float64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // CompareOptions configure a comparison with a baseline.
@@ -30,7 +31,7 @@ type CompareOptions struct {
 	Alpha float64
 	// Look, when set, is the sequential look this comparison is made at: its intervals are
 	// drawn at Look.Alpha() and its multiplicity control at Look.AlphaFor (Alpha is ignored).
-	Look *Look
+	Look *stats.Look
 	// Design pairs repeated runs within the blocks they ran in (CompareRuns); nil compares
 	// them unpaired.
 	Design *Design

@@ -1,12 +1,15 @@
 package judge
 
 import (
+	"slices"
+
 	"fmt"
 	"math"
 	"sort"
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -156,7 +159,7 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		ds[i] = tr(vc[b]) - tr(vb[b])
 		e.point += ds[i] / n
 	}
-	own := variance(ds, e.point) / n
+	own := stats.Variance(ds, e.point) / n
 	table := make([]map[int]float64, 0, len(d.Arms))
 	for _, rs := range d.Arms {
 		table = append(table, d.byBlock(rs, w))
@@ -168,8 +171,8 @@ func (d *Design) pairedEffect(cur, base []*result.Result, w row, minChange float
 		// Error rates (points) keep least squares: a burst of errors in one run is what an
 		// error rate is there to show, and near zero their spread is skewed, where Huber's
 		// estimate is not the difference of the means.
-		if f, ok := fitHuber(d.robustTable(cur, base, w, blocks, tr), huberK); ok {
-			e.point, pooled, own, df = f.contrast, f.perRun, f.own, f.df
+		if f, ok := stats.FitHuber(d.robustTable(cur, base, w, blocks, tr), stats.HuberK); ok {
+			e.point, pooled, own, df = f.Contrast, f.PerRun, f.Own, f.DF
 		}
 	}
 	if cal := calibration; cal != nil && cal.Runs >= 2 && logScale && !w.transaction() {
@@ -280,4 +283,36 @@ func pairedNote(d *Design) string {
 		"throughput (Huber's M-estimate of the arm and block effects: a run far off its arm's and block's level, such as one on a bad node, counts with a bounded weight); "+
 		"the run-to-run noise is pooled "+
 		"over the %d arms of the design (or the arm's own, when larger)", len(d.Arms))
+}
+
+// robustTable is the two-way table of a row for Huber's fit: the baseline's values in the
+// given blocks (row 0), the arm's (row 1), and every other arm of the design that has the row
+// in each of them. Rows are told apart by their runs' experiment names.
+func (d *Design) robustTable(cur, base []*result.Result, w row, blocks []int, transform func(float64) float64) [][]float64 {
+	mine := map[string]bool{}
+	for _, r := range slices.Concat(cur, base) {
+		mine[r.Experiment] = true
+	}
+	values := func(rs []*result.Result) []float64 {
+		byB := d.byBlock(rs, w)
+		out := make([]float64, 0, len(blocks))
+		for _, b := range blocks {
+			v, ok := byB[b]
+			if !ok {
+				return nil
+			}
+			out = append(out, transform(v))
+		}
+		return out
+	}
+	table := [][]float64{values(base), values(cur)}
+	for _, rs := range d.Arms {
+		if slices.ContainsFunc(rs, func(r *result.Result) bool { return mine[r.Experiment] }) {
+			continue
+		}
+		if v := values(rs); v != nil {
+			table = append(table, v)
+		}
+	}
+	return table
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -193,10 +194,10 @@ func TestHuberIsLeastSquaresWithoutClipping(t *testing.T) {
 			ds[j] = y[1][j] - y[0][j]
 			mean += ds[j] / float64(n)
 		}
-		f, ok := fitHuber(y, math.Inf(1))
+		f, ok := stats.FitHuber(y, math.Inf(1))
 		pooled, df := pooledResidual(table, blocks, func(x float64) float64 { return x })
-		own := variance(ds, mean) / float64(n)
-		if !ok || df != f.df || math.Abs(f.contrast-mean) > 1e-9 || math.Abs(f.perRun-pooled) > 1e-9 || math.Abs(f.own-own) > 1e-9 {
+		own := stats.Variance(ds, mean) / float64(n)
+		if !ok || df != f.DF || math.Abs(f.Contrast-mean) > 1e-9 || math.Abs(f.PerRun-pooled) > 1e-9 || math.Abs(f.Own-own) > 1e-9 {
 			t.Fatalf("%dx%d: fit %+v (ok %v), least squares: change %v, pooled %v over %d, own %v", a, n, f, ok, mean, pooled, df, own)
 		}
 	}

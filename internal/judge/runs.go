@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -119,8 +120,8 @@ func AdjustArms(arms []*result.Comparison) { adjust(arms, alpha) }
 func AdjustArmsAt(arms []*result.Comparison, a float64) { adjust(arms, a) }
 
 // AdjustArmsLook is AdjustArms at a sequential look: Holm across the family at the look's level
-// for its size (Look.AlphaFor), the hypotheses held from earlier looks (Look.Held) included.
-func AdjustArmsLook(arms []*result.Comparison, look Look) {
+// for its size (stats.Look.AlphaFor), the hypotheses held from earlier looks (stats.Look.Held) included.
+func AdjustArmsLook(arms []*result.Comparison, look stats.Look) {
 	adjustLevel(arms, look.AlphaFor, look.Held)
 }
 
@@ -172,7 +173,7 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 	e := &effect{logScale: logScale, up: up, down: down, n: len(cur), baseN: len(base)}
 	xc, xb := cur, base
 	if logScale {
-		xc, xb = logs(cur), logs(base)
+		xc, xb = stats.Logs(cur), stats.Logs(base)
 		if xc == nil || xb == nil {
 			e.few = "a run has a zero value: no ratio"
 			return e
@@ -183,7 +184,7 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 		return e
 	}
 	mc, mb := *mean(xc), *mean(xb)
-	vc, vb := variance(xc, mc), variance(xb, mb)
+	vc, vb := stats.Variance(xc, mc), stats.Variance(xb, mb)
 	e.point = mc - mb
 	var se, df float64
 	nc, nb := float64(len(xc)), float64(len(xb))
@@ -197,26 +198,4 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 	}
 	e.tInterval(se, df)
 	return e
-}
-
-func logs(vs []float64) []float64 {
-	out := make([]float64, len(vs))
-	for i, v := range vs {
-		if v <= 0 {
-			return nil
-		}
-		out[i] = math.Log(v)
-	}
-	return out
-}
-
-func variance(vs []float64, m float64) float64 {
-	if len(vs) < 2 {
-		return 0
-	}
-	var s float64
-	for _, v := range vs {
-		s += (v - m) * (v - m)
-	}
-	return s / float64(len(vs)-1)
 }

@@ -4,25 +4,9 @@ import (
 	"fmt"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
-
-// benjaminiHochberg returns the Benjamini-Hochberg adjusted p-values (q-values): the i-th
-// smallest p times m/i, made monotone from the largest down. Rejecting where q is below alpha
-// keeps the expected share of false claims among the claimed rows at alpha (for independent or
-// positively dependent tests, as the rows of one run are).
-func benjaminiHochberg(ps []float64) []float64 {
-	m := len(ps)
-	order := ascending(ps)
-	out := make([]float64, m)
-	running := 1.0
-	for rank := m - 1; rank >= 0; rank-- {
-		i := order[rank]
-		running = min(running, ps[i]*float64(m)/float64(rank+1))
-		out[i] = running
-	}
-	return out
-}
 
 // adjustSecondary controls the false discovery rate of a comparison's secondary rows (p50, p99,
 // request names, groups, Trends, iterations, Counters, workloads' CPU and memory): a row claimed
@@ -45,7 +29,7 @@ func adjustSecondary(c *result.Comparison, a float64) {
 	for i, mc := range fam {
 		ps[i] = *mc.PBeyond
 	}
-	qs := benjaminiHochberg(ps)
+	qs := stats.BenjaminiHochberg(ps)
 	for i, mc := range fam {
 		mc.AdjustedP = result.Num(qs[i])
 		claimed := mc.Unadjusted == perfexpv1alpha1.ChangeRegressed || mc.Unadjusted == perfexpv1alpha1.ChangeImproved

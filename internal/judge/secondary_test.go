@@ -1,24 +1,12 @@
 package judge
 
 import (
-	"math"
 	"strings"
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
 )
-
-func TestBenjaminiHochberg(t *testing.T) {
-	// Sorted: 0.01, 0.03, 0.04, 0.2 -> 0.04, 0.06, 0.0533, 0.2 -> monotone from the largest down.
-	got := benjaminiHochberg([]float64{0.01, 0.04, 0.03, 0.2})
-	want := []float64{0.04, 0.16 / 3, 0.16 / 3, 0.2}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12 {
-			t.Fatalf("q %v, want %v", got, want)
-		}
-	}
-}
 
 // A secondary row claimed on its own interval keeps its claim only when it survives the false
 // discovery rate control across the secondary rows; primary rows are Holm's, not BH's.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -63,23 +64,23 @@ type seqOutcome struct {
 
 // perArm judges the sweep with per-arm stopping (DecideArms, as the operator does). An arm that
 // stopped has no runs after its decision, so it leaves the pooled noise of later looks. With
-// bonferroni, each look is held to its spent share of a two-sided 5 % (Look without First):
+// bonferroni, each look is held to its spent share of a two-sided 5 % (stats.Look without First):
 // the rule before the exact group-sequential levels.
-func (sw seqSweep) perArm(st Stopping, bonferroni bool) seqOutcome {
+func (sw seqSweep) perArm(st stats.Stopping, bonferroni bool) seqOutcome {
 	return sw.perArmAt(st, bonferroni, 0)
 }
 
 // perArmAt is perArm with the exact levels of a one-sided directional rate per direction
 // (0: the rule's own, directionalAlpha).
-func (sw seqSweep) perArmAt(st Stopping, bonferroni bool, directional float64) seqOutcome {
+func (sw seqSweep) perArmAt(st stats.Stopping, bonferroni bool, directional float64) seqOutcome {
 	arms := len(sw.runs) - 1
 	stoppedAt := make([]int, arms+1) // blocks an arm last ran in; 0: still running
 	last := make([]int, arms+1)
-	ds := DecideArms(st, st.Max, nil, arms, func(look Look, n int, active []int) []*result.Comparison {
+	ds := DecideArms(st, st.Max, nil, arms, func(look stats.Look, n int, active []int) []*result.Comparison {
 		if bonferroni {
 			look.First = 0
 		}
-		look.directional = directional
+		look.Directional = directional
 		isActive := map[int]bool{}
 		for _, a := range active {
 			isActive[a] = true
@@ -114,7 +115,7 @@ func (sw seqSweep) perArmAt(st Stopping, bonferroni bool, directional float64) s
 
 // allContinue judges the sweep the way it ran before per-arm stopping: every arm on every look,
 // until all are decisive at one look or the budget is spent.
-func (sw seqSweep) allContinue(st Stopping) seqOutcome {
+func (sw seqSweep) allContinue(st stats.Stopping) seqOutcome {
 	arms := len(sw.runs) - 1
 	var cs []*result.Comparison
 	for n := st.First; n <= st.Max; n++ {
@@ -173,7 +174,7 @@ func simulateStopping(c simCell, rule, budget, n int, seed uint64) seqRow {
 // simulateStoppingArms is simulateStopping with the given number of arms besides the baseline.
 func simulateStoppingArms(c simCell, rule, budget, arms, n int, seed uint64) seqRow {
 	rng := rand.New(rand.NewPCG(seed, 0x5e9))
-	st := Stopping{First: sequentialFirstLook, Max: budget}
+	st := stats.Stopping{First: sequentialFirstLook, Max: budget}
 	delta := 1 + DefaultMinChangePercent/100
 	judge := func(sw seqSweep) seqOutcome {
 		switch rule {

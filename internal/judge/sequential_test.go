@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -15,7 +16,7 @@ type scripted struct {
 	judged  map[int][]int                          // blocks -> arms judged
 }
 
-func (s *scripted) judge(_ Look, n int, arms []int) []*result.Comparison {
+func (s *scripted) judge(_ stats.Look, n int, arms []int) []*result.Comparison {
 	if s.judged == nil {
 		s.judged = map[int][]int{}
 	}
@@ -32,7 +33,7 @@ func (s *scripted) judge(_ Look, n int, arms []int) []*result.Comparison {
 }
 
 func TestDecideArms(t *testing.T) {
-	st := Stopping{First: 2, Max: 6}
+	st := stats.Stopping{First: 2, Max: 6}
 	tests := []struct {
 		name    string
 		blocks  int
@@ -97,29 +98,15 @@ func TestDecideArms(t *testing.T) {
 	}
 }
 
-func TestStoppingLooks(t *testing.T) {
-	st := Stopping{First: 2, Max: 10}
-	var spent float64
-	for n := 2; n <= 10; n++ {
-		spent += st.LookAt(n).Spent()
-	}
-	if l := st.LookAt(2); l.K != 1 || l.Max != 9 {
-		t.Errorf("first look %+v", l)
-	}
-	if spent > alpha+1e-12 || spent < alpha-1e-12 {
-		t.Errorf("the looks spend %.4f, want %.2f", spent, alpha)
-	}
-}
-
 // An arm decided without a claim keeps its share of the error rate: its primary metrics stay in
 // the Holm family of later looks (Look.Held); an arm decided with a claim passes its share on.
 func TestDecideArmsHoldsUnclaimedShares(t *testing.T) {
-	st := Stopping{First: 2, Max: 4}
+	st := stats.Stopping{First: 2, Max: 4}
 	held := map[int]int{}
 	row := func(ch perfexpv1alpha1.Change) result.MetricComparison {
 		return result.MetricComparison{Metric: "s p95", Primary: true, PBeyond: result.Num(0.5), Change: ch}
 	}
-	DecideArms(st, 4, nil, 3, func(look Look, n int, arms []int) []*result.Comparison {
+	DecideArms(st, 4, nil, 3, func(look stats.Look, n int, arms []int) []*result.Comparison {
 		held[n] = look.Held
 		out := make([]*result.Comparison, len(arms))
 		for i, a := range arms {
@@ -140,7 +127,7 @@ func TestDecideArmsHoldsUnclaimedShares(t *testing.T) {
 	// Holm counts them with a p-value of 1: one p of 0.01 among 1 + 3 held is adjusted to 0.04.
 	c := &result.Comparison{Change: perfexpv1alpha1.ChangeRegressed, Metrics: []result.MetricComparison{
 		{Metric: "s p95", Primary: true, PBeyond: result.Num(0.01), Unadjusted: perfexpv1alpha1.ChangeRegressed}}}
-	AdjustArmsLook([]*result.Comparison{c}, Look{K: 8, Max: 8, First: 3, Held: 3})
+	AdjustArmsLook([]*result.Comparison{c}, stats.Look{K: 8, Max: 8, First: 3, Held: 3})
 	if got := *c.Metrics[0].AdjustedP; got != 0.04 {
 		t.Errorf("adjusted p %.4g, want 0.04", got)
 	}

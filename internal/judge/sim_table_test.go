@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -33,7 +34,7 @@ import (
 //   - "sequential r3-10, 1 arm": one variant and its baseline, sequential as below;
 //   - "sequential sweep r3-10": the same sweep, started with 3 repeats and adding one at a time
 //     until every arm is decisive or 10 ran, each look spending its share of the error rate
-//     (Look); its blocks to a decision are reported (mean / 90th percentile);
+//     (stats.Look); its blocks to a decision are reported (mean / 90th percentile);
 //   - "sweep r3 paired": a sweep of 4 arms and a baseline, 3 repeats in randomised blocks,
 //     compared within blocks with Holm across the arms;
 //   - "r3 paired, query primary", "sequential r3-10, query primary", and the same with "CPU
@@ -117,7 +118,7 @@ func (c simCell) calibrate(rng *rand.Rand, n int) *BetweenRun {
 	for _, x := range xs {
 		m += x / float64(n)
 	}
-	return &BetweenRun{SDPercent: 100 * math.Sqrt(variance(xs, m)), Runs: n, Source: "simulated calibration"}
+	return &BetweenRun{SDPercent: 100 * math.Sqrt(stats.Variance(xs, m)), Runs: n, Source: "simulated calibration"}
 }
 
 // simQuantity is what a simulated design decides on: the latencies' p95 and errors (the
@@ -250,7 +251,7 @@ func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios
 	}
 	var cs []*result.Comparison
 	for n := minBlocks; n <= maxBlocks; n++ {
-		look := Stopping{First: minBlocks, Max: maxBlocks}.LookAt(n)
+		look := stats.Stopping{First: minBlocks, Max: maxBlocks}.LookAt(n)
 		design := &Design{Blocks: blocks}
 		for a := range runs {
 			design.Arms = append(design.Arms, runs[a][:n])

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgesearch "github.com/perfexp/perfexp/internal/judge/search"
 )
 
 // CapacityResult is what a capacity search found: every probe, the answer with its bracket,
@@ -52,7 +52,7 @@ type CapacityProbe struct {
 	Experiments []string `json:"experiments"`
 	Succeeded   int      `json:"succeeded"`
 	// Objectives judged over the probe's runs, with their intervals.
-	Objectives []judge.ObjectiveInterval `json:"objectives,omitempty"`
+	Objectives []judgesearch.ObjectiveInterval `json:"objectives,omitempty"`
 	// Limiting is the objective furthest beyond (or nearest to) its bound.
 	Limiting string `json:"limiting,omitempty"`
 	// Scenarios holds each scenario's statistics, means over the probe's runs.
@@ -218,7 +218,7 @@ func limitingCell(p CapacityProbe) string {
 	return "-"
 }
 
-func intervalText(o judge.ObjectiveInterval) string {
+func intervalText(o judgesearch.ObjectiveInterval) string {
 	if o.Value == nil {
 		return "no data"
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgesearch "github.com/perfexp/perfexp/internal/judge/search"
 )
 
 func capacitySample() *CapacityResult {
@@ -14,7 +14,7 @@ func capacitySample() *CapacityResult {
 	probe := func(load int64, outcome string, p95 float64) CapacityProbe {
 		return CapacityProbe{Load: load, Outcome: outcome, Why: "every objective within its bound", Experiments: []string{"cap-vus-1"}, Succeeded: 1,
 			Limiting: "checkinout P95 <= 300 ms",
-			Objectives: []judge.ObjectiveInterval{{Name: "checkinout P95 <= 300 ms", Unit: "ms", Bound: 300, Upper: true, Value: f(p95), Low: f(p95 * 0.9), High: f(p95 * 1.1), Runs: 1,
+			Objectives: []judgesearch.ObjectiveInterval{{Name: "checkinout P95 <= 300 ms", Unit: "ms", Bound: 300, Upper: true, Value: f(p95), Low: f(p95 * 0.9), High: f(p95 * 1.1), Runs: 1,
 				Outcome: perfexpv1alpha1.ObjectiveMet}},
 			Scenarios: []SweepScenarioStats{{Name: "checkinout", Runs: 1, P95: f(p95), Rate: f(float64(load) * 2), ErrorPercent: f(0)}}}
 	}

@@ -54,8 +54,8 @@ func ConfirmationSection(single perfexpv1alpha1.Change, c *perfexpv1alpha1.Confi
 	return b.String()
 }
 
-// WithConfirmation returns report.md with the confirmation section appended, replacing an
-// earlier one.
+// WithConfirmation returns report.md with the confirmation section among the answers, before
+// "How this was decided", replacing an earlier one.
 func WithConfirmation(md, section string) string {
 	if i := strings.Index(md, "\n"+confirmationHeading+"\n"); i >= 0 {
 		rest := md[i+1+len(confirmationHeading):]
@@ -65,8 +65,5 @@ func WithConfirmation(md, section string) string {
 			md = md[:i+1] + rest[end+1:]
 		}
 	}
-	if section == "" {
-		return md
-	}
-	return strings.TrimRight(md, "\n") + "\n\n" + section
+	return beforeDecided(md, section)
 }

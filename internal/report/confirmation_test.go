@@ -32,6 +32,12 @@ func TestConfirmationSection(t *testing.T) {
 	if once != twice || !strings.HasPrefix(once, md[:len(md)-1]) || strings.Count(twice, "## Confirmation") != 1 || !strings.HasSuffix(once, section) {
 		t.Errorf("writing the section twice does not replace it:\n%s", twice)
 	}
+	// In a whole report the confirmation's answer reads with the others, before the method.
+	full := WithConfirmation(Markdown(sample()), section)
+	if c, d := strings.Index(full, "## Confirmation"), strings.Index(full, "## How this was decided"); c < 0 || d < 0 || c > d ||
+		WithConfirmation(full, section) != full {
+		t.Errorf("the confirmation should come before how it was decided, once:\n%s", full)
+	}
 	if ConfirmationSection(perfexpv1alpha1.ChangeUnknown, nil, "", "") != "" {
 		t.Error("a section without a confirmation")
 	}

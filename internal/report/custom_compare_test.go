@@ -28,16 +28,18 @@ func withCustomRows() *result.Result {
 
 // Story: the Markdown report lists the check, Rate and Gauge rows in the comparison table: a
 // share's difference in points (with its interval when decided), a Gauge's in percent and in
-// its own unit, each with its verdict and its reason as a numbered footnote under the table;
-// the method paragraph says how they are read.
+// its own unit, each with its verdict and its reasons as numbered notes, the clause the two
+// reasons share ("repeated runs compare it run by run") stated once; the method paragraph says
+// how they are read.
 func TestMarkdownCustomComparisonRows(t *testing.T) {
 	md := Markdown(withCustomRows())
 	for _, want := range []string{
 		`| checkinout check "status is 200" passrate | 99.5% | 97% | -2.50 pt [-2.60, -2.40] | 3 vs 3 runs | Regressed | - |`,
-		`| checkinout rate heavy_basket percent | 20% | 30.25% | +10.25 pt | - | Unknown ³ | - |`,
-		`| checkinout gauge queue_depth max | 30 | 45 | +50.0 % | - | Unknown ⁴ | - |`,
+		`| checkinout rate heavy_basket percent | 20% | 30.25% | +10.25 pt | - | Unknown ³ ⁴ | - |`,
+		`| checkinout gauge queue_depth max | 30 | 45 | +50.0 % | - | Unknown ⁴ ⁵ | - |`,
 		"³ k6 writes a Rate as a ratio since each runner began",
-		"⁴ a Gauge's max is one value per run",
+		"⁴ repeated runs compare it run by run.",
+		"⁵ a Gauge's max is one value per run",
 		"Check pass rates and custom Rates are shares in percent, compared in points like error rates",
 	} {
 		if !strings.Contains(md, want) {

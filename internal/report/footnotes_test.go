@@ -1,6 +1,7 @@
 package report
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -10,8 +11,8 @@ import (
 
 // Story: a comparison where many rows share a reason (Inconclusive because the interval
 // straddles ±δ, each row with its own interval and adjusted p) states the reason once, as a
-// numbered footnote under the table; a different reason gets the next number; results.json
-// keeps each row's full reason.
+// numbered note under "How this was decided"; a different reason gets the next number;
+// results.json keeps each row's full reason.
 func TestComparisonReasonsOnceAsFootnotes(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	r := sample()
@@ -47,4 +48,59 @@ func TestComparisonReasonsOnceAsFootnotes(t *testing.T) {
 
 func fmtSigned(v float64) string {
 	return strings.TrimSpace(signed(&v, 1))
+}
+
+// Story: a single-run comparison's Inconclusive rows all name the same between-run noise and
+// differ in how many runs would decide them. The report states the noise once, and each row's
+// own clause as a note of its own: a row carries the numbers of both, and no note repeats
+// another's words.
+func TestSingleRunReasonsShareTheNoiseNote(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	noise := "one run per side cannot separate a change this size from run-to-run noise (between-run sd 10 % (assumed: no calibration for this environment))"
+	calibrate := "a calibration (docs/comparison.md) narrows the interval"
+	r := sample()
+	r.Comparison.Metrics = nil
+	for i, tail := range []string{
+		"the change is too close to ±δ for a few more runs to decide it",
+		"about 3 runs per side would decide it (a PerfSweep with repeats: 3)",
+		"the change is too close to ±δ for a few more runs to decide it",
+	} {
+		r.Comparison.Metrics = append(r.Comparison.Metrics, result.MetricComparison{
+			Metric: []string{"search p95", "all avg", "all p50"}[i], Kind: perfexpv1alpha1.MetricP95, Unit: "ms", Primary: i == 0,
+			Baseline: f(10), Value: f(10.3), Estimate: f(3), Low: f(-20), High: f(30), Samples: 20, BaselineSamples: 20,
+			Change: perfexpv1alpha1.ChangeInconclusive,
+			Why:    "the 95% interval [-20.0, +30.0]% straddles ±5%: " + noise + "; " + tail + "; " + calibrate,
+		})
+	}
+	md := Markdown(r)
+	for _, want := range []string{
+		"| ★ search p95 |", "| Inconclusive ¹ ² |", "| all avg |", "| Inconclusive ¹ ³ |",
+		"¹ the 95% interval straddles ±5%: " + noise + "; " + calibrate + ".",
+		"² the change is too close to ±δ for a few more runs to decide it.",
+		"³ about 3 runs per side would decide it (a PerfSweep with repeats: 3).",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if n := strings.Count(md, "cannot separate a change this size"); n != 1 {
+		t.Errorf("the noise is stated %d times, want once:\n%s", n, md)
+	}
+}
+
+// A reason is cut at its first ": " and each "; " after it, never inside brackets.
+func TestClauses(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []clause
+	}{
+		{"a maximum has no interval", []clause{{"a maximum has no interval", ""}}},
+		{"head: one (x; y: z); two", []clause{{"head", ": "}, {"one (x; y: z)", "; "}, {"two", ""}}},
+		{"not claimed: the node was busy: 2 cores", []clause{{"not claimed", ": "}, {"the node was busy: 2 cores", ""}}},
+	}
+	for _, tc := range tests {
+		if got := clauses(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("clauses(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }

@@ -121,7 +121,8 @@ func HistorySection(h *perfexpv1alpha1.PerfHistory, uid types.UID, n int) string
 	return b.String()
 }
 
-// WithHistory puts section into a report's Markdown, replacing an earlier history section.
+// WithHistory puts section into a report's Markdown, replacing an earlier history section: with
+// the answers, before "How this was decided".
 func WithHistory(md, section string) string {
 	if i := strings.Index(md, "\n"+historyHeading+"\n"); i >= 0 {
 		rest := md[i+1+len(historyHeading):]
@@ -132,10 +133,7 @@ func WithHistory(md, section string) string {
 			md = md[:i+1] + rest[end+1:]
 		}
 	}
-	if section == "" {
-		return md
-	}
-	return strings.TrimRight(md, "\n") + "\n\n" + section
+	return beforeDecided(md, section)
 }
 
 func median(xs []float64) float64 {

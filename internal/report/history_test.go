@@ -33,6 +33,11 @@ func TestWithHistory(t *testing.T) {
 		{name: "appended", md: "# r\n\n## Method\n\nk6.\n", want: "# r\n\n## Method\n\nk6.\n\n## History\n\nRun 2 of 2.\n"},
 		{name: "replaced at the end", md: "# r\n\n## History\n\nold\n", want: "# r\n\n## History\n\nRun 2 of 2.\n"},
 		{name: "replaced in the middle", md: "# r\n\n## History\n\nold\n\n## Method\n\nk6.\n", want: "# r\n\n## Method\n\nk6.\n\n## History\n\nRun 2 of 2.\n"},
+		// The history is an answer: it goes before the method, which a report ends with.
+		{name: "before how it was decided", md: "# r\n\n## Summary\n\nok\n\n## How this was decided\n\nk6.\n",
+			want: "# r\n\n## Summary\n\nok\n\n## History\n\nRun 2 of 2.\n\n## How this was decided\n\nk6.\n"},
+		{name: "replaced before how it was decided", md: "# r\n\n## History\n\nold\n\n## How this was decided\n\nk6.\n\n### Notes\n\n- n\n",
+			want: "# r\n\n## History\n\nRun 2 of 2.\n\n## How this was decided\n\nk6.\n\n### Notes\n\n- n\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -242,9 +242,8 @@ func writeKPIs(b *strings.Builder, r *result.Result, base *result.Result) {
 // htmlPage is one self-contained page (no scripts, no external resources): the visual part,
 // then the Markdown rendered by goldmark with GitHub's table extension under "Details".
 func htmlPage(title, visual, markdown string) (string, error) {
-	var body bytes.Buffer
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	if err := md.Convert([]byte(markdown), &body); err != nil {
+	body, err := markdownHTML(markdown)
+	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -255,9 +254,18 @@ func htmlPage(title, visual, markdown string) (string, error) {
 `, esc(title), pageCSS)
 	b.WriteString(visual)
 	b.WriteString(`<section id="details" class="details"><h2>Details</h2>`)
-	b.Write(body.Bytes())
+	b.WriteString(body)
 	b.WriteString("</section></body></html>\n")
 	return b.String(), nil
+}
+
+// markdownHTML renders Markdown with goldmark and GitHub's table extension.
+func markdownHTML(markdown string) (string, error) {
+	var body bytes.Buffer
+	if err := goldmark.New(goldmark.WithExtensions(extension.GFM)).Convert([]byte(markdown), &body); err != nil {
+		return "", err
+	}
+	return body.String(), nil
 }
 
 // pageCSS lays the page out for a screen about 1000 px wide and for print: charts keep their
@@ -287,6 +295,7 @@ figcaption,.note{color:#57606a;font-size:.88em;margin-top:.2em}
 .details{font-size:.92em}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #d0d7de;padding:.25em .5em}th{background:#f6f8fa}
 td[style*="right"],th[style*="right"]{font-variant-numeric:tabular-nums}
+#verdicts td:last-child{white-space:nowrap}
 @media print{body{max-width:none;margin:0}h2{break-after:avoid}.details{font-size:.8em}}
 `
 

@@ -218,3 +218,26 @@ func TestEmptyQuerySaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// Story: a reader of a CI log sees the answer on the first screen: the verdict, the change
+// against the baseline with the primary rows it rests on, the objectives; the detail tables
+// follow, and the method comes once, in "How this was decided", after all of them.
+func TestMarkdownOpensWithTheAnswer(t *testing.T) {
+	md := Markdown(fixture(t, "run.results.json"))
+	first := strings.Join(strings.SplitN(md, "\n", 41)[:40], "\n")
+	for _, want := range []string{"| Verdict | **Pass** |", "## Compared with baseline demo-baseline", "Change: **Improved**",
+		"| ★ checkinout p95 |", "| ★ search errorrate |", "## Objectives"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first 40 lines lack %q:\n%s", want, first)
+		}
+	}
+	order := []string{"## Objectives", "## Response times", "## Other compared metrics", "## Services: CPU", "## How this was decided", "Method: ", "### How these numbers were read"}
+	for i := 1; i < len(order); i++ {
+		if a, b := strings.Index(md, order[i-1]), strings.Index(md, order[i]); a < 0 || b < a {
+			t.Errorf("%q (at %d) should come before %q (at %d)", order[i-1], a, order[i], b)
+		}
+	}
+	if n := strings.Count(md, "Method: "); n != 1 {
+		t.Errorf("the method is stated %d times, want once", n)
+	}
+}

@@ -9,14 +9,23 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
-// SweepHTML renders the sweep report as one self-contained page: a header with the best arm,
-// one chart of every arm's p95 change against the baseline with its interval, each arm's p95,
-// for a sweep over load the capacity curves (p95 and throughput against load), then the
-// Markdown report's tables.
+// SweepHTML renders the sweep report as one self-contained page, the answer first: a header
+// with the best arm and the arms counted by verdict, the table of arms with their verdicts, one
+// chart of every arm's p95 change against the baseline with its interval, each arm's p95, for a
+// sweep over load the capacity curves (p95 and throughput against load), then the rest of the
+// Markdown report (what the decisions took, the runs, how it was decided) as details.
 func SweepHTML(r *SweepResult) (string, error) {
+	doc := sweepMarkdown(r)
+	table, err := markdownHTML(doc.table)
+	if err != nil {
+		return "", fmt.Errorf("rendering the sweep report: %w", err)
+	}
 	var b strings.Builder
 	writeSweepHeader(&b, r)
 	b.WriteString(`<main>`)
+	// The header says what was run and which arm is best (the Markdown's intro), so the table
+	// follows it directly.
+	section(&b, "verdicts", "Arms and verdicts", table)
 	section(&b, "arms", "Every arm against the baseline", sweepForest(r))
 	section(&b, "p95", "p95 per arm", armBars(r))
 	if r.LoadParameter != "" {
@@ -25,13 +34,7 @@ func SweepHTML(r *SweepResult) (string, error) {
 			capacityChart("throughput against "+label, "throughput (req/s)", r, func(p CapacityPoint) *float64 { return p.Rate }))
 	}
 	b.WriteString(`</main>`)
-	md := SweepMarkdown(r)
-	if strings.HasPrefix(md, "# ") { // the header shows the title
-		if i := strings.Index(md, "\n"); i >= 0 {
-			md = md[i+1:]
-		}
-	}
-	page, err := htmlPage("perfexp sweep: "+r.Sweep, b.String(), md)
+	page, err := htmlPage("perfexp sweep: "+r.Sweep, b.String(), doc.rest)
 	if err != nil {
 		return "", fmt.Errorf("rendering the sweep report: %w", err)
 	}

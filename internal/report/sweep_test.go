@@ -36,10 +36,12 @@ func TestSweepMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| Arm | Parameter | Value | Scenario | Runs | Avg (geo. mean) | p95 (geo. mean) | Δ p95 vs baseline [interval, 95 % unless stated] | Verdict |",
 		"| baseline | vus | 5 | checkinout | 2 | 55 ms | 110 ms | - | baseline |",
-		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed |",
+		"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed ¹ |",
+		"| users-1 | vus | 1 | checkinout | 2 | 20 ms | 40 ms | -63.6 % | Improved ² |",
 		"Best arm: **users-1**",
-		"- **users-1** (vus = 1): Improved: judged on p95",
-		"- **users-20** (vus = 20): Regressed: checkinout p95: why Regressed",
+		// An arm's reason: its comparison's message, else its scenario's p95's.
+		"¹ why Regressed.",
+		"² judged on p95.",
 		"## Capacity",
 	} {
 		if !strings.Contains(md, want) {
@@ -56,9 +58,16 @@ func TestSweepMarkdown(t *testing.T) {
 func TestSweepMarkdownSaysWhereOneRunNoiseCameFrom(t *testing.T) {
 	r := sweepSample()
 	r.Arms[2].Comparison.Noise = "between-run sd from PerfHistory runs-a, runs-b, latest segment (15 runs, newest 1 h old, oldest 8 h; Student's t): checkinout/p95 0.802 %"
-	want := "- **users-1** (vus = 1): Improved: judged on p95 (one run per side, with between-run sd from PerfHistory runs-a, runs-b, latest segment (15 runs"
-	if md := SweepMarkdown(r); !strings.Contains(md, want) || strings.Count(md, "one run per side") != 1 {
-		t.Errorf("the sweep report should say where the one-run arm's noise came from, and only for it (%q):\n%s", want, md)
+	want := []string{"| users-20 | vus | 20 | checkinout | 2 | 150 ms | 300 ms | +172.7 % | Regressed ¹ |", "| -63.6 % | Improved ² |",
+		"² judged on p95; one run per side, with between-run sd from PerfHistory runs-a, runs-b, latest segment (15 runs"}
+	md := SweepMarkdown(r)
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("the sweep report should say where the one-run arm's noise came from, and only for it (%q):\n%s", w, md)
+		}
+	}
+	if strings.Count(md, "one run per side") != 1 {
+		t.Errorf("the one-run noise should be stated once:\n%s", md)
 	}
 }
 

@@ -35,12 +35,11 @@ func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Compar
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), pods, num(wl.CPUAvg, 3), num(wl.CPUMax, 3),
 			noteOr(num(wl.CPUPercentOfRequest, 1), wl.CPURequestNote), noteOr(num(wl.CPUPercentOfLimit, 1), wl.CPULimitNote), num(wl.CPUThrottledPercent, 1),
-			deltas.cells(wl, result.MetricCPU))
+			deltas.cells(wl, result.MetricCPU, m.notes))
 		if len(wl.Sidecars) > 0 {
 			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", wl.Name, strings.Join(wl.Sidecars, ", ")))
 		}
 	}
-	deltas.reasons(m, result.MetricCPU)
 	if len(sidecars) > 0 {
 		m.printf("\nContainers not in the pod template (injected sidecars) count in CPU and memory use but not in requests, limits or %% of limit: %s.\n", strings.Join(sidecars, "; "))
 	}
@@ -51,34 +50,43 @@ func (m *markdown) workloads(workloads []result.WorkloadResult, c *result.Compar
 	for _, wl := range workloads {
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s%s |\n", workloadName(wl), mib(wl.MemoryAvg), mib(wl.MemoryMax),
 			noteOr(num(wl.MemoryPercentOfLimit, 1), wl.MemoryLimitNote), signedBytes(wl.MemoryGrowthPerHour), orDash(wl.Leak), intOr(wl.Restarts), intOr(wl.OOMKills),
-			deltas.cells(wl, result.MetricMemory))
+			deltas.cells(wl, result.MetricMemory, m.notes))
 	}
-	deltas.reasons(m, result.MetricMemory)
 	m.printf("\n")
 }
 
 // workloadDeltas are a comparison's rows of workloads' CPU and memory, for the Services tables.
 type workloadDeltas struct {
-	c    *result.Comparison
-	rows map[string]result.MetricComparison
+	c *result.Comparison
+	// rows are the indexes of the workloads' rows in c.Metrics, by workload and kind.
+	rows map[string]int
 }
 
 func newWorkloadDeltas(c *result.Comparison) workloadDeltas {
-	d := workloadDeltas{c: c, rows: map[string]result.MetricComparison{}}
+	d := workloadDeltas{c: c, rows: map[string]int{}}
 	if c == nil {
 		return d
 	}
-	for _, mc := range c.Metrics {
+	for i, mc := range c.Metrics {
 		if mc.Workload != "" {
-			d.rows[mc.Workload+" "+string(mc.Kind)] = mc
+			d.rows[mc.Workload+" "+string(mc.Kind)] = i
 		}
 	}
 	return d
 }
 
 func (d workloadDeltas) find(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (result.MetricComparison, bool) {
-	mc, ok := d.rows[wl.Kind+"/"+wl.Namespace+"/"+wl.Name+" "+string(kind)]
-	return mc, ok
+	i, ok := d.index(wl, kind)
+	if !ok {
+		return result.MetricComparison{}, false
+	}
+	return d.c.Metrics[i], true
+}
+
+// index is the position of a workload's row of kind among the comparison's metrics.
+func (d workloadDeltas) index(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric) (int, bool) {
+	i, ok := d.rows[wl.Kind+"/"+wl.Namespace+"/"+wl.Name+" "+string(kind)]
+	return i, ok
 }
 
 // workloadRows counts a comparison's workload rows.
@@ -90,4 +98,40 @@ func workloadRows(c *result.Comparison) int {
 		}
 	}
 	return n
+}
+
+func (d workloadDeltas) intro(m *markdown) {
+	if len(d.rows) == 0 {
+		return
+	}
+	m.printf(" Δ is the change of the average against baseline %s with its 95 %% interval, judged by the comparison's rule (±%g %%); a workload the variant scaled is compared on its totals, and its baseline's pods are shown beside its own.",
+		d.c.Baseline, d.c.MinChangePercent)
+}
+
+func (d workloadDeltas) header() string {
+	if len(d.rows) == 0 {
+		return ""
+	}
+	return " | Δ vs baseline [95 % interval] | Verdict"
+}
+
+func (d workloadDeltas) rule() string {
+	if len(d.rows) == 0 {
+		return "|"
+	}
+	return "|---|---|"
+}
+
+// cells are the Δ and verdict cells of a workload's row, its verdict with the numbers of its
+// reasons' notes; a dash for a workload the baseline did not have.
+func (d workloadDeltas) cells(wl result.WorkloadResult, kind perfexpv1alpha1.ObjectiveMetric, n *notes) string {
+	if len(d.rows) == 0 {
+		return ""
+	}
+	i, ok := d.index(wl, kind)
+	if !ok {
+		return " | - | not in the baseline"
+	}
+	mc := d.c.Metrics[i]
+	return fmt.Sprintf(" | %s | %s", changeCell(mc), string(mc.Change)+n.mark(i))
 }

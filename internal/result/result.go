@@ -248,7 +248,7 @@ type WorkloadResult struct {
 	// MemoryGrowthPerHour is how fast the post-GC floor of the working set rises, bytes per
 	// hour: the Theil-Sen slope of each pod's block minima after its warm-up, summed over the
 	// pods judged. MemoryTrendZ is the largest pod's Mann-Kendall statistic, adjusted for
-	// autocorrelation; Leak is the verdict (see internal/judge/leak.go).
+	// autocorrelation; Leak is the verdict (see internal/judge/history/leak.go).
 	MemoryGrowthPerHour *float64 `json:"memoryGrowthPerHour,omitempty"`
 	MemoryTrendZ        *float64 `json:"memoryTrendZ,omitempty"`
 	Leak                string   `json:"leak,omitempty"`

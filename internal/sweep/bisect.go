@@ -7,6 +7,8 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/judge"
+	judgesearch "github.com/perfexp/perfexp/internal/judge/search"
+	judgestats "github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/text"
@@ -98,24 +100,24 @@ func AdvanceBisect(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Ou
 	if n := len(st.Steps); n > 0 && st.Steps[n-1].Outcome == "" {
 		step := &st.Steps[n-1]
 		c := bisectComparison(s, p, n, outcomes)
-		o := judge.BisectOutcomeOf(c, int(step.Repeats) >= maxRepeats)
+		o := judgesearch.BisectOutcomeOf(c, int(step.Repeats) >= maxRepeats)
 		step.Message = text.Truncate(stepMessage(c), 512)
-		if o == judge.BisectPending {
+		if o == judgesearch.BisectPending {
 			step.Repeats++
 			return false, fmt.Sprintf("step %d: another repeat (%s)", n, step.Message)
 		}
 		step.Outcome = perfexpv1alpha1.BisectStepOutcome(o)
 	}
 	names := bisectNames(s.Spec.Bisect.Services)
-	var steps []judge.BisectStep
+	var steps []judgesearch.BisectStep
 	for _, step := range st.Steps {
 		var set []string
 		for _, i := range step.Services {
 			set = append(set, names[i])
 		}
-		steps = append(steps, judge.BisectStep{Set: set, Outcome: judge.BisectOutcome(step.Outcome)})
+		steps = append(steps, judgesearch.BisectStep{Set: set, Outcome: judgesearch.BisectOutcome(step.Outcome)})
 	}
-	ans := judge.BisectNext(names, steps)
+	ans := judgesearch.BisectNext(names, steps)
 	if !ans.Done && len(st.Steps) >= maxSteps {
 		ans.Done, ans.Why = true, fmt.Sprintf("the budget of %d steps is spent; culprits found so far: %s", maxSteps, orNoneList(ans.Culprits))
 	}
@@ -158,7 +160,7 @@ func bisectComparison(s *perfexpv1alpha1.PerfSweep, p *Plan, k int, outcomes map
 	base, cur := collect(baseName), collect(name)
 	design.Arms = [][]*result.Result{base, cur}
 	repeats := len(p.RunsOf(name))
-	look := judge.Look{K: repeats - bisectFirstLook + 1, Max: maxRepeats - bisectFirstLook + 1}
+	look := judgestats.Look{K: repeats - bisectFirstLook + 1, Max: maxRepeats - bisectFirstLook + 1}
 	opts := judge.CompareOptions{MinChangePercent: minChange(s), Design: design, Alpha: look.Alpha()}
 	if a := s.Spec.Template.Analysis; a != nil {
 		fromTemplate, _ := judge.OptionsFor(*a)

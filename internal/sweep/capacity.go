@@ -10,7 +10,8 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgesearch "github.com/perfexp/perfexp/internal/judge/search"
+	judgestats "github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/text"
@@ -22,7 +23,7 @@ import (
 // rebuilt from it on every reconcile, and a restarted operator finds the same runs by name.
 
 // Search is the search a sweep's spec.capacity declares.
-func Search(s *perfexpv1alpha1.PerfSweep) judge.CapacitySearch {
+func Search(s *perfexpv1alpha1.PerfSweep) judgesearch.CapacitySearch {
 	c := s.Spec.Capacity
 	res, probes, repeats := c.ResolutionPercent, c.MaxProbes, c.MaxRepeats
 	if res == 0 {
@@ -34,7 +35,7 @@ func Search(s *perfexpv1alpha1.PerfSweep) judge.CapacitySearch {
 	if repeats == 0 {
 		repeats = 3
 	}
-	return judge.CapacitySearch{Min: int64(c.Min), Max: int64(c.Max), ResolutionPercent: float64(res), MaxProbes: int(probes), MaxRepeats: int(repeats)}
+	return judgesearch.CapacitySearch{Min: int64(c.Min), Max: int64(c.Max), ResolutionPercent: float64(res), MaxProbes: int(probes), MaxRepeats: int(repeats)}
 }
 
 // ProbeArm is the arm name of the probe at a load: vus-40, rate-120.
@@ -51,7 +52,7 @@ func NewCapacityPlan(s *perfexpv1alpha1.PerfSweep) (*Plan, error) {
 	if a := s.Spec.Template.Analysis; a != nil {
 		objectives = a.Objectives
 	}
-	if err := judge.CapacityObjectives(objectives); err != nil {
+	if err := judgesearch.CapacityObjectives(objectives); err != nil {
 		return nil, err
 	}
 	applied, err := applyLoad(s.Spec.Template.Load.DeepCopy(), probeLoad(c.Parameter, c.Min))
@@ -108,9 +109,9 @@ func AdvanceCapacity(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]
 	st := s.Status.Capacity
 	if n := len(st.Probes); n > 0 && st.Probes[n-1].Outcome == "" {
 		pr := &st.Probes[n-1]
-		j := judge.DecideProbe(s.Spec.Template.Analysis.Objectives, probeResults(p, ProbeArm(s.Spec.Capacity.Parameter, pr.Load), outcomes),
-			judge.Look{K: int(pr.Runs), Max: search.MaxRepeats})
-		if j.Outcome == judge.ProbePending {
+		j := judgesearch.DecideProbe(s.Spec.Template.Analysis.Objectives, probeResults(p, ProbeArm(s.Spec.Capacity.Parameter, pr.Load), outcomes),
+			judgestats.Look{K: int(pr.Runs), Max: search.MaxRepeats})
+		if j.Outcome == judgesearch.ProbePending {
 			pr.Runs++
 			pr.Message = text.Truncate(j.Why, 512)
 			return CapacityStep{Log: fmt.Sprintf("probe at %d: %s", pr.Load, j.Why)}
@@ -138,10 +139,10 @@ func AdvanceCapacity(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]
 	return CapacityStep{Done: true, Log: step.Why}
 }
 
-func judgeProbes(ps []perfexpv1alpha1.CapacityProbeStatus) []judge.Probe {
-	out := make([]judge.Probe, 0, len(ps))
+func judgeProbes(ps []perfexpv1alpha1.CapacityProbeStatus) []judgesearch.Probe {
+	out := make([]judgesearch.Probe, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, judge.Probe{Load: int64(p.Load), Outcome: judge.ProbeOutcome(p.Outcome)})
+		out = append(out, judgesearch.Probe{Load: int64(p.Load), Outcome: judgesearch.ProbeOutcome(p.Outcome)})
 	}
 	return out
 }
@@ -247,7 +248,7 @@ func CapacityReport(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]O
 		}
 		probe.Succeeded = len(used)
 		probe.Scenarios = scenarioMeans(used)
-		j := judge.DecideProbe(s.Spec.Template.Analysis.Objectives, rs, judge.Look{K: len(rs), Max: search.MaxRepeats})
+		j := judgesearch.DecideProbe(s.Spec.Template.Analysis.Objectives, rs, judgestats.Look{K: len(rs), Max: search.MaxRepeats})
 		probe.Objectives, probe.Limiting = j.Objectives, j.Limiting
 		if st.LastHeld != nil && pr.Load == *st.LastHeld {
 			heldResults = used

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/judge"
+	judgestats "github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // MaxArms bounds the arms of one sweep (baseline included), so a matrix cannot explode into
@@ -222,16 +222,16 @@ func PlannedRepeats(s *perfexpv1alpha1.PerfSweep) int {
 }
 
 // Stopping is a sequential sweep's plan of looks; ok is false for a fixed sweep.
-func Stopping(s *perfexpv1alpha1.PerfSweep) (judge.Stopping, bool) {
+func Stopping(s *perfexpv1alpha1.PerfSweep) (judgestats.Stopping, bool) {
 	if Sequential(s) == nil {
-		return judge.Stopping{}, false
+		return judgestats.Stopping{}, false
 	}
-	return judge.Stopping{First: FirstLook(s), Max: MaxRepeats(s)}, true
+	return judgestats.Stopping{First: FirstLook(s), Max: MaxRepeats(s)}, true
 }
 
 // Look is the look a sequential sweep's comparison is at, with the repeats planned now; nil
 // for a fixed sweep.
-func Look(s *perfexpv1alpha1.PerfSweep) *judge.Look {
+func Look(s *perfexpv1alpha1.PerfSweep) *judgestats.Look {
 	st, ok := Stopping(s)
 	if !ok {
 		return nil

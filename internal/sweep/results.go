@@ -8,6 +8,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/judge"
+	judgestats "github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/result"
 )
@@ -117,7 +118,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		opts.Primary = fromTemplate.Primary
 	}
 	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
-	compare := func(look *judge.Look, n int, arms []int) []*result.Comparison {
+	compare := func(look *judgestats.Look, n int, arms []int) []*result.Comparison {
 		d := &judge.Design{Blocks: design.Blocks}
 		for _, arm := range p.Arms {
 			d.Arms = append(d.Arms, upTo(results[arm.Name], design.Blocks, n))
@@ -175,14 +176,14 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 // judgeSequential replays a sequential sweep's looks (judge.DecideArms): each arm gets the
 // comparison of the look that decided it, frozen there, or of the last look, and says how many
 // runs and how much environment time its decision took.
-func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepResult, stopping judge.Stopping,
-	compared []int, compare func(look *judge.Look, n int, arms []int) []*result.Comparison, outcomes map[string]Outcome) {
+func judgeSequential(s *perfexpv1alpha1.PerfSweep, p *Plan, out *report.SweepResult, stopping judgestats.Stopping,
+	compared []int, compare func(look *judgestats.Look, n int, arms []int) []*result.Comparison, outcomes map[string]Outcome) {
 	stoppedAfter := StoppedAfter(s)
 	stopped := make([]int, len(compared))
 	for j, i := range compared {
 		stopped[j] = stoppedAfter[out.Arms[i].Name]
 	}
-	decisions := judge.DecideArms(stopping, PlannedRepeats(s), stopped, len(compared), func(look judge.Look, n int, arms []int) []*result.Comparison {
+	decisions := judge.DecideArms(stopping, PlannedRepeats(s), stopped, len(compared), func(look judgestats.Look, n int, arms []int) []*result.Comparison {
 		idx := make([]int, len(arms))
 		for k, j := range arms {
 			idx[k] = compared[j]
@@ -241,7 +242,7 @@ func upTo(rs []*result.Result, blocks map[string]int, n int) []*result.Result {
 
 // sequentialNote says how far a sequential sweep went and how its arms stopped (the controller
 // adds why it stopped).
-func sequentialNote(s *perfexpv1alpha1.PerfSweep, p *Plan, stopping judge.Stopping, arms int) string {
+func sequentialNote(s *perfexpv1alpha1.PerfSweep, p *Plan, stopping judgestats.Stopping, arms int) string {
 	how := ""
 	if Auto(s) {
 		how = " (the default for a sweep that sets neither repeats nor sequential: repeats auto)"

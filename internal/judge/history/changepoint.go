@@ -1,9 +1,11 @@
-package judge
+package history
 
 import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/perfexp/perfexp/internal/judge/stats"
 )
 
 // ChangePointSettings tune detection.
@@ -35,7 +37,6 @@ const candidatePValue = 0.2
 const (
 	DefaultMaxPValue    = 0.05
 	DefaultMinMagnitude = 0.05
-	DefaultMinSegment   = 3
 )
 
 func (s ChangePointSettings) withDefaults() ChangePointSettings {
@@ -49,14 +50,14 @@ func (s ChangePointSettings) withDefaults() ChangePointSettings {
 		s.MinMagnitude = 0
 	}
 	if s.MinSegment < 2 {
-		s.MinSegment = DefaultMinSegment
+		s.MinSegment = stats.DefaultMinSegment
 	}
 	return s
 }
 
 // DefaultChangePointSettings are the documented defaults.
 func DefaultChangePointSettings() ChangePointSettings {
-	return ChangePointSettings{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinSegment: DefaultMinSegment}
+	return ChangePointSettings{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinSegment: stats.DefaultMinSegment}
 }
 
 // ChangePoint is a change found in a series: the mean from Index on differs from the mean before.
@@ -122,7 +123,7 @@ func DetectHistoryChangePoints(series [][]float64, fixed [][]int, set ChangePoin
 	}
 	selected := map[int]bool{}
 	if len(ps) > 0 {
-		for j, q := range benjaminiHochberg(ps) {
+		for j, q := range stats.BenjaminiHochberg(ps) {
 			if q <= set.MaxPValue {
 				selected[tested[j]] = true
 			}

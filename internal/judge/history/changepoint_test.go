@@ -1,4 +1,4 @@
-package judge
+package history
 
 import (
 	"math/rand/v2"

@@ -1,12 +1,13 @@
-package judge
+package history
 
 import (
 	"math"
 	"sort"
 	"time"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -88,7 +89,7 @@ type leakPod struct {
 // pods, Holm asks for p near 0.001, where the normal gave four times as many false alarms as
 // the level).
 func (p leakPod) trendP() float64 {
-	return 1 - stats.TDist{V: float64(max(p.blocks-2, 1))}.CDF(p.z)
+	return 1 - moremath.TDist{V: float64(max(p.blocks-2, 1))}.CDF(p.z)
 }
 
 // Leak judges the workload from its pods' working sets between a and b: the verdict, the sum
@@ -204,9 +205,9 @@ func judgePod(mem map[int64]float64, a, b time.Time) leakPod {
 	tail := max(int(math.Ceil(float64(len(xs))*leakTailShare)), 3)
 	n := len(xs)
 	last, before := xs[n-tail:], xs[n-2*tail:n-tail]
-	rise := median(ys[n-tail:]) - median(ys[n-2*tail:n-tail])
-	expected := slope * (median(last) - median(before))
-	floor := median(ys)
+	rise := stats.Median(ys[n-tail:]) - stats.Median(ys[n-2*tail:n-tail])
+	expected := slope * (stats.Median(last) - stats.Median(before))
+	floor := stats.Median(ys)
 	material := slope >= leakMinGrowthPerHour && floor > 0 && slope >= leakMinGrowthShare*floor
 	half := n / 2
 	lateZ := mannKendallShapeZ(xs[half:], ys[half:])
@@ -236,7 +237,7 @@ func levelShift(xs, ys []float64, floor float64) (shift, material bool, p float6
 	mr, _ := meanVar(ys[at:])
 	var stepSS, lineSS float64
 	slope := theilSen(xs, ys)
-	intercept := median(func() []float64 {
+	intercept := stats.Median(func() []float64 {
 		r := make([]float64, n)
 		for i := range ys {
 			r[i] = ys[i] - slope*xs[i]
@@ -278,17 +279,7 @@ func theilSen(xs, ys []float64) float64 {
 	if len(slopes) == 0 {
 		return 0
 	}
-	return median(slopes)
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return stats.Median(slopes)
 }
 
 // mannKendallZ is the Mann-Kendall statistic of ys (in the order of xs) with the variance

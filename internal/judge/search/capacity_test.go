@@ -1,4 +1,4 @@
-package judge
+package search
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -77,18 +78,18 @@ func TestDecideProbe(t *testing.T) {
 	tests := []struct {
 		name     string
 		runs     []*result.Result
-		look     Look
+		look     stats.Look
 		want     ProbeOutcome
 		limiting string
 	}{
-		{"far below the bounds: held after one run", []*result.Result{runAt(150, 0)}, Look{K: 1, Max: 3}, ProbeHeld, ""},
-		{"far above the latency bound: broke after one run", []*result.Result{runAt(900, 0)}, Look{K: 1, Max: 3}, ProbeBroke, "P95"},
-		{"the error rate breaks even when the latency holds", []*result.Result{runAt(100, 5)}, Look{K: 1, Max: 3}, ProbeBroke, "ErrorRate"},
-		{"near the bound: another run", []*result.Result{runAt(290, 0)}, Look{K: 1, Max: 3}, ProbePending, ""},
-		{"near the bound at the last look: undecided", []*result.Result{runAt(290, 0), runAt(295, 0), runAt(292, 0)}, Look{K: 3, Max: 3}, ProbeUndecided, ""},
-		{"a spread larger than the floor keeps it open", []*result.Result{runAt(150, 0), runAt(280, 0)}, Look{K: 2, Max: 3}, ProbePending, ""},
-		{"an invalid run is not used", []*result.Result{{Validity: perfexpv1alpha1.Invalid}}, Look{K: 1, Max: 2}, ProbePending, ""},
-		{"no usable run at the last look: undecided", []*result.Result{nil, {Validity: perfexpv1alpha1.Invalid}}, Look{K: 2, Max: 2}, ProbeUndecided, ""},
+		{"far below the bounds: held after one run", []*result.Result{runAt(150, 0)}, stats.Look{K: 1, Max: 3}, ProbeHeld, ""},
+		{"far above the latency bound: broke after one run", []*result.Result{runAt(900, 0)}, stats.Look{K: 1, Max: 3}, ProbeBroke, "P95"},
+		{"the error rate breaks even when the latency holds", []*result.Result{runAt(100, 5)}, stats.Look{K: 1, Max: 3}, ProbeBroke, "ErrorRate"},
+		{"near the bound: another run", []*result.Result{runAt(290, 0)}, stats.Look{K: 1, Max: 3}, ProbePending, ""},
+		{"near the bound at the last look: undecided", []*result.Result{runAt(290, 0), runAt(295, 0), runAt(292, 0)}, stats.Look{K: 3, Max: 3}, ProbeUndecided, ""},
+		{"a spread larger than the floor keeps it open", []*result.Result{runAt(150, 0), runAt(280, 0)}, stats.Look{K: 2, Max: 3}, ProbePending, ""},
+		{"an invalid run is not used", []*result.Result{{Validity: perfexpv1alpha1.Invalid}}, stats.Look{K: 1, Max: 2}, ProbePending, ""},
+		{"no usable run at the last look: undecided", []*result.Result{nil, {Validity: perfexpv1alpha1.Invalid}}, stats.Look{K: 2, Max: 2}, ProbeUndecided, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func simulateSearch(s CapacitySearch, sys kneeSystem, rng *rand.Rand) (Bracket, 
 		for k := 1; ; k++ {
 			rs = append(rs, sys.run(rng, float64(st.Next)))
 			runs++
-			j := DecideProbe(specs, rs, Look{K: k, Max: s.MaxRepeats})
+			j := DecideProbe(specs, rs, stats.Look{K: k, Max: s.MaxRepeats})
 			if j.Outcome != ProbePending {
 				probes = append(probes, Probe{Load: st.Next, Outcome: j.Outcome})
 				break

@@ -1,11 +1,6 @@
-package judge
+package stats
 
-import (
-	"math"
-	"slices"
-
-	"github.com/perfexp/perfexp/internal/result"
-)
+import "math"
 
 // A robust fit of a blocked design's two-way table. A run that lands on a bad node (a slower
 // machine, a noisy neighbour for the whole run) is an outlier of the table of every arm by
@@ -33,57 +28,25 @@ import (
 // differences, the residual mean square, the variance of the differences. pairedEffect fits
 // rows on the log scale (latencies, throughput) so; error rates keep least squares.
 
-// huberK is the tuning constant of Huber's psi: residuals within k robust sds count in full,
+// HuberK is the tuning constant of Huber's psi: residuals within k robust sds count in full,
 // beyond it with the weight k s / |r|. 1.345 is the usual choice (95 % efficiency when the noise
 // is normal). k = 2 was simulated too: it kept less of the gain with a bad node (73 % power
 // for +15 % in a 4-arm sequential sweep against 85 %).
-const huberK = 1.345
+const HuberK = 1.345
 
-// twoWayHuber is Huber's fit of a complete two-way table whose row 0 is the baseline and row
+// TwoWayHuber is Huber's fit of a complete two-way table whose row 0 is the baseline and row
 // 1 the arm compared with it.
-type twoWayHuber struct {
-	// contrast is the arm's effect minus the baseline's: the change.
-	contrast float64
-	// perRun is the variance of one run's noise the contrast's variance is drawn from (the
+type TwoWayHuber struct {
+	// Contrast is the arm's effect minus the baseline's: the change.
+	Contrast float64
+	// PerRun is the variance of one run's noise the contrast's variance is drawn from (the
 	// residual mean square of least squares): K^2 s^2 sum psi^2 / (N-p) / m^2.
-	perRun float64
-	// own is the contrast's variance from the arm's and the baseline's own residuals alone:
+	PerRun float64
+	// Own is the contrast's variance from the arm's and the baseline's own residuals alone:
 	// the robust counterpart of the variance of the paired differences over n.
-	own float64
-	// df is the residual degrees of freedom, (arms-1)(blocks-1).
-	df int
-}
-
-// robustTable is the two-way table of a row for Huber's fit: the baseline's values in the
-// given blocks (row 0), the arm's (row 1), and every other arm of the design that has the row
-// in each of them. Rows are told apart by their runs' experiment names.
-func (d *Design) robustTable(cur, base []*result.Result, w row, blocks []int, transform func(float64) float64) [][]float64 {
-	mine := map[string]bool{}
-	for _, r := range slices.Concat(cur, base) {
-		mine[r.Experiment] = true
-	}
-	values := func(rs []*result.Result) []float64 {
-		byB := d.byBlock(rs, w)
-		out := make([]float64, 0, len(blocks))
-		for _, b := range blocks {
-			v, ok := byB[b]
-			if !ok {
-				return nil
-			}
-			out = append(out, transform(v))
-		}
-		return out
-	}
-	table := [][]float64{values(base), values(cur)}
-	for _, rs := range d.Arms {
-		if slices.ContainsFunc(rs, func(r *result.Result) bool { return mine[r.Experiment] }) {
-			continue
-		}
-		if v := values(rs); v != nil {
-			table = append(table, v)
-		}
-	}
-	return table
+	Own float64
+	// DF is the residual degrees of freedom, (arms-1)(blocks-1).
+	DF int
 }
 
 // additiveFit is the least-squares fit of the additive model (row + column) to a complete
@@ -123,19 +86,19 @@ func huberBeta(k float64) float64 {
 	return 2*cdf - 1 - 2*k*phi + 2*k*k*(1-cdf)
 }
 
-// fitHuber fits the table y (complete; row 0 the baseline, row 1 the arm) by Huber's
+// FitHuber fits the table y (complete; row 0 the baseline, row 1 the arm) by Huber's
 // M-estimator with proposal 2 scale. ok is false when there is nothing to fit robustly (no
 // residual degrees of freedom, no spread at all, or every residual beyond k): the caller
 // keeps least squares.
-func fitHuber(y [][]float64, k float64) (twoWayHuber, bool) {
+func FitHuber(y [][]float64, k float64) (TwoWayHuber, bool) {
 	if len(y) < 2 || y[0] == nil || y[1] == nil {
-		return twoWayHuber{}, false
+		return TwoWayHuber{}, false
 	}
 	a, n := len(y), len(y[0])
 	N, p := a*n, a+n-1
 	rdf := N - p
 	if rdf < 1 {
-		return twoWayHuber{}, false
+		return TwoWayHuber{}, false
 	}
 	fit := additiveFit(y)
 	r := make([][]float64, a)
@@ -158,12 +121,12 @@ func fitHuber(y [][]float64, k float64) (twoWayHuber, bool) {
 			rss += v * v
 		}
 	}
-	s := 1.4826 * median(abs) * math.Sqrt(float64(N)/float64(rdf))
+	s := 1.4826 * Median(abs) * math.Sqrt(float64(N)/float64(rdf))
 	if s <= 0 {
 		s = math.Sqrt(rss / float64(rdf))
 	}
 	if !(s > 0) {
-		return twoWayHuber{}, false
+		return TwoWayHuber{}, false
 	}
 	beta := huberBeta(k)
 	for range 500 {
@@ -194,7 +157,7 @@ func fitHuber(y [][]float64, k float64) (twoWayHuber, bool) {
 		fit, s = refit, next
 		residuals()
 		if !(s > 0) {
-			return twoWayHuber{}, false
+			return TwoWayHuber{}, false
 		}
 		if done {
 			break
@@ -212,21 +175,21 @@ func fitHuber(y [][]float64, k float64) (twoWayHuber, bool) {
 	}
 	m /= float64(N)
 	if m == 0 {
-		return twoWayHuber{}, false
+		return TwoWayHuber{}, false
 	}
 	K := 1 + float64(p)/float64(N)*(1-m)/m
-	f := twoWayHuber{df: rdf, perRun: K * K * s * s * sumPsi2 / float64(rdf) / (m * m)}
+	f := TwoWayHuber{DF: rdf, PerRun: K * K * s * s * sumPsi2 / float64(rdf) / (m * m)}
 	// The contrast is linear in the pseudo-observations: the mean over blocks of the arm's
 	// fitted value minus the baseline's. Its own variance is that of the blocks' psi
 	// differences, scaled as the pooled one.
 	diffs := make([]float64, n)
 	var mean float64
 	for j := range n {
-		f.contrast += (fit[1][j] - fit[0][j]) / float64(n)
+		f.Contrast += (fit[1][j] - fit[0][j]) / float64(n)
 		diffs[j] = huberPsi(r[1][j]/s, k) - huberPsi(r[0][j]/s, k)
 		mean += diffs[j] / float64(n)
 	}
 	scale := K * s / m
-	f.own = scale * scale * variance(diffs, mean) / float64(n)
+	f.Own = scale * scale * Variance(diffs, mean) / float64(n)
 	return f, true
 }

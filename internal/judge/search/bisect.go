@@ -1,4 +1,4 @@
-package judge
+package search
 
 import (
 	"errors"
@@ -63,7 +63,7 @@ const (
 //   - Pending: another repeat is due;
 //   - Undecided: the last look has no interval to go by (no valid run).
 //
-// The intervals are drawn at the look's error rate (Look.Alpha), so the one-sided false claim
+// The intervals are drawn at the look's error rate (stats.Look.Alpha), so the one-sided false claim
 // of a step under continuous looking is at most half the sequential budget's 5 %.
 func BisectOutcomeOf(c *result.Comparison, last bool) BisectOutcome {
 	if c != nil && c.Change == perfexpv1alpha1.ChangeRegressed {

@@ -1,4 +1,4 @@
-package judge
+package search
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -26,7 +28,7 @@ import (
 // latencies, throughput and positive custom values; points for error and pass rates): Held when
 // every objective's interval lies within its bound, Broke when one lies wholly beyond. Otherwise
 // the probe runs again, up to its repeat budget; each look spends a share of the error rate
-// (Look.Alpha), as a sequential sweep's do, so looking after every run does not inflate false
+// (stats.Look.Alpha), as a sequential sweep's do, so looking after every run does not inflate false
 // claims. A probe still undecided when its budget is spent counts as not held: the search
 // never reports a capacity it did not show, and says the probe was Undecided.
 //
@@ -209,13 +211,13 @@ func CapacityObjectives(specs []perfexpv1alpha1.Objective) error {
 	}
 	for _, o := range specs {
 		if o.MaxIncreasePercent != nil || o.MaxDecreasePercent != nil {
-			return fmt.Errorf("objective %q is relative to a baseline; a capacity search has none: give it max or min", ObjectiveName(o))
+			return fmt.Errorf("objective %q is relative to a baseline; a capacity search has none: give it max or min", judge.ObjectiveName(o))
 		}
 		if o.Max == nil && o.Min == nil {
-			return fmt.Errorf("objective %q has no max or min bound", ObjectiveName(o))
+			return fmt.Errorf("objective %q has no max or min bound", judge.ObjectiveName(o))
 		}
 		if o.Max != nil && o.Min != nil {
-			return fmt.Errorf("objective %q has both max and min; a capacity search needs one bound per objective (split it in two)", ObjectiveName(o))
+			return fmt.Errorf("objective %q has both max and min; a capacity search needs one bound per objective (split it in two)", judge.ObjectiveName(o))
 		}
 	}
 	return nil
@@ -223,7 +225,7 @@ func CapacityObjectives(specs []perfexpv1alpha1.Objective) error {
 
 // DecideProbe decides a probe from its runs' results (nil for a run that left none) at the given
 // look (run k of at most MaxRepeats): Pending asks for another run.
-func DecideProbe(specs []perfexpv1alpha1.Objective, runs []*result.Result, look Look) ProbeJudgement {
+func DecideProbe(specs []perfexpv1alpha1.Objective, runs []*result.Result, look stats.Look) ProbeJudgement {
 	var usable []*result.Result
 	for _, r := range runs {
 		if r != nil && r.Validity != perfexpv1alpha1.Invalid {
@@ -284,7 +286,7 @@ func mostMissed(objs []ObjectiveInterval) string {
 // judgeObjective is one objective's interval over the runs, drawn at error rate a, against
 // its bound.
 func judgeObjective(o perfexpv1alpha1.Objective, runs []*result.Result, a float64) ObjectiveInterval {
-	oi := ObjectiveInterval{Name: ObjectiveName(o), Upper: o.Max != nil, Outcome: perfexpv1alpha1.ObjectiveUnknown}
+	oi := ObjectiveInterval{Name: judge.ObjectiveName(o), Upper: o.Max != nil, Outcome: perfexpv1alpha1.ObjectiveUnknown}
 	if o.Max != nil {
 		oi.Bound = o.Max.AsApproximateFloat64()
 	} else if o.Min != nil {
@@ -292,7 +294,7 @@ func judgeObjective(o perfexpv1alpha1.Objective, runs []*result.Result, a float6
 	}
 	var vs []float64
 	for _, r := range runs {
-		got := Objectives(r, []perfexpv1alpha1.Objective{o})
+		got := judge.Objectives(r, []perfexpv1alpha1.Objective{o})
 		if len(got) == 1 && got[0].Value != nil && result.Finite(*got[0].Value) {
 			vs = append(vs, *got[0].Value)
 			oi.Name, oi.Unit = got[0].Name, got[0].Unit
@@ -339,7 +341,7 @@ func probeInterval(vs []float64, bound float64, logScale bool, a float64) (centr
 		floor = pointsFloorShare
 	}
 	if logScale {
-		xs = logs(vs)
+		xs = stats.Logs(vs)
 		floor = CapacityNoiseFloorPercent / 100
 	}
 	n := float64(len(xs))
@@ -350,9 +352,9 @@ func probeInterval(vs []float64, bound float64, logScale bool, a float64) (centr
 	m /= n
 	sd := floor
 	if len(xs) >= 2 {
-		sd = math.Max(sd, math.Sqrt(variance(xs, m)))
+		sd = math.Max(sd, math.Sqrt(stats.Variance(xs, m)))
 	}
-	half := stats.StdNormal.InvCDF(1-a/2) * sd / math.Sqrt(n)
+	half := moremath.StdNormal.InvCDF(1-a/2) * sd / math.Sqrt(n)
 	if logScale {
 		return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
 	}

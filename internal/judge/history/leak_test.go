@@ -1,4 +1,4 @@
-package judge
+package history
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -148,12 +149,12 @@ func TestLeakVerdictBySimulation(t *testing.T) {
 			if share := float64(right) / trials; share < tc.minRight {
 				t.Errorf("%s in %.1f%% of %d trials, want at least %.0f%%", tc.want, 100*share, trials, 100*tc.minRight)
 			}
-			if tc.rate > 0 && (off > trials/20 || median(errs) > 0.1) {
+			if tc.rate > 0 && (off > trials/20 || stats.Median(errs) > 0.1) {
 				t.Errorf("growth off by more than 20%% of the true %.1f MiB/h in %d trials (median error %.1f%%), want at most 5%% of trials and a median under 10%%",
-					tc.rate/mib, off, 100*median(errs))
+					tc.rate/mib, off, 100*stats.Median(errs))
 			}
 			if tc.rate > 0 {
-				t.Logf("%s in %d of %d trials; growth off by more than 20%% in %d, median error %.1f%%", tc.want, right, trials, off, 100*median(errs))
+				t.Logf("%s in %d of %d trials; growth off by more than 20%% in %d, median error %.1f%%", tc.want, right, trials, off, 100*stats.Median(errs))
 			} else {
 				t.Logf("%s in %d of %d trials", tc.want, right, trials)
 			}

@@ -1,10 +1,7 @@
-package judge
+package stats
 
 import (
 	"fmt"
-
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/result"
 )
 
 // A sequential sweep adds one block (a repeat of every arm) at a time and looks at its
@@ -41,12 +38,12 @@ type Look struct {
 	// measure that rule) spends by Bonferroni over the looks (Spent), a two-sided 5 % in all.
 	First int
 	// Held counts the primary metrics of arms decided at earlier looks without a claim (set by
-	// DecideArms): a hypothesis's share of the error rate passes to the others only when it is
-	// rejected (claimed), so these stay in the Holm family of later looks (AdjustArmsLook).
+	// judge.DecideArms): a hypothesis's share of the error rate passes to the others only when it is
+	// rejected (claimed), so these stay in the Holm family of later looks (judge.AdjustArmsLook).
 	Held int
-	// directional, when set, replaces directionalAlpha (the simulations' decomposition of
+	// Directional, when set, replaces directionalAlpha (the simulations' decomposition of
 	// what each part of the rule is worth).
-	directional float64
+	Directional float64
 }
 
 // directionalAlpha is the error rate of a sequential design's claims in each direction: a claim
@@ -82,8 +79,8 @@ func (l Look) AlphaFor(m int) float64 {
 		return alpha
 	}
 	total := directionalAlpha
-	if l.directional > 0 {
-		total = l.directional
+	if l.Directional > 0 {
+		total = l.Directional
 	}
 	level := 1.0
 	for j := 1; j <= max(1, m); j++ {
@@ -93,25 +90,13 @@ func (l Look) AlphaFor(m int) float64 {
 	return level
 }
 
+// String names the look and the error rate its intervals are drawn at.
 func (l Look) String() string {
 	if l.First < 1 {
 		return fmt.Sprintf("look %d of at most %d, at an error rate of %.3g (of %.2g spent over the looks)", l.K, l.Max, l.Alpha(), alpha)
 	}
 	return fmt.Sprintf("look %d of at most %d, its intervals at %.3g %% (the exact group-sequential level of that look: a claim beyond +δ, or beyond -δ, is held to %.2g over all looks)",
 		l.K, l.Max, 100*(1-l.Alpha()), directionalAlpha)
-}
-
-// Decisive reports whether a comparison's headline settles the question: Regressed, Improved or
-// NoMeaningfulChange. Inconclusive and Unknown ask for more runs.
-func Decisive(c *result.Comparison) bool {
-	if c == nil {
-		return false
-	}
-	switch c.Change {
-	case perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved, perfexpv1alpha1.ChangeNoMeaningfulChange:
-		return true
-	}
-	return false
 }
 
 // Stopping is a sequential design's plan of looks: the blocks run before the first look, and the
@@ -123,81 +108,4 @@ type Stopping struct {
 // LookAt is the look taken after the given number of blocks.
 func (s Stopping) LookAt(blocks int) Look {
 	return Look{K: blocks - s.First + 1, Max: s.Max - s.First + 1, First: max(1, s.First)}
-}
-
-// ArmDecision is one arm's course through a sequential design with per-arm stopping.
-type ArmDecision struct {
-	// Comparison is the arm's comparison at the look that decided it, or, for an arm not decided
-	// yet, at the last look taken.
-	Comparison *result.Comparison
-	// Blocks is how many blocks that comparison rests on: the arm runs in the first Blocks blocks
-	// and no later one once Decided.
-	Blocks int
-	// Decided is true when the arm's headline was decisive at that look (or its stop was recorded
-	// earlier): it gets no further runs and its verdict is final.
-	Decided bool
-}
-
-// DecideArms replays the looks of a sequential design with per-arm stopping over the blocks run
-// so far (blocks >= s.First), and returns each arm's decision. At each look, the arms not decided
-// at an earlier look are judged on the blocks run so far by judge (each comparison drawn at the
-// look's error rate), with Holm across them at that rate; every arm whose headline is decisive
-// is decided there and its comparison frozen: later looks neither judge it nor need its runs, so
-// its verdict cannot be flipped by blocks that came after it (or judged on fewer).
-//
-// stopped, when given, holds for each arm the blocks after which its stop was recorded (0: not
-// stopped): such an arm is decided at that look whatever the replay finds, so the replay always
-// agrees with the runs that were actually planned. judge(look, blocks, arms) returns the
-// comparisons of the given arms (indexes) on the first blocks blocks, each drawn at look.Alpha()
-// and with the multiplicity control across them at that rate (AdjustArmsAt).
-//
-// Why the error rate holds: each primary metric of each arm holds a share of directionalAlpha
-// (Holm: 1/m of the hypotheses not yet rejected), and is tested at each look at the exact
-// group-sequential level of its share (Look.AlphaFor), so its chance of ever crossing is at most
-// its share. A hypothesis's share passes to the others only when it is rejected (a claim: the
-// graphical approach to group-sequential multiple testing, Maurer and Bretz 2013): an arm
-// decided without a claim (NoMeaningfulChange) keeps its metrics in the family of later looks
-// (Look.Held), with a p-value of 1.
-func DecideArms(s Stopping, blocks int, stopped []int, arms int,
-	judge func(look Look, blocks int, arms []int) []*result.Comparison) []ArmDecision {
-	out := make([]ArmDecision, arms)
-	first := max(1, s.First)
-	for n := first; n <= blocks; n++ {
-		var active []int
-		for a := range out {
-			if !out[a].Decided {
-				active = append(active, a)
-			}
-		}
-		if len(active) == 0 {
-			break
-		}
-		look := s.LookAt(n)
-		for a := range out {
-			if out[a].Decided {
-				look.Held += unclaimed(out[a].Comparison)
-			}
-		}
-		cs := judge(look, n, active)
-		for i, a := range active {
-			out[a] = ArmDecision{Comparison: cs[i], Blocks: n}
-			recorded := a < len(stopped) && stopped[a] > 0
-			if (recorded && stopped[a] <= n) || (!recorded && Decisive(cs[i])) {
-				out[a].Decided = true
-			}
-		}
-	}
-	return out
-}
-
-// unclaimed counts a decided comparison's primary metrics in the multiplicity family that were
-// not claimed (Regressed or Improved): they keep their share at later looks.
-func unclaimed(c *result.Comparison) int {
-	n := 0
-	for _, mc := range family([]*result.Comparison{c}) {
-		if mc.Change != perfexpv1alpha1.ChangeRegressed && mc.Change != perfexpv1alpha1.ChangeImproved {
-			n++
-		}
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package judge
+package history
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 )
 
 // The significance of a change point. The split a search reports is the one that looks most
@@ -229,8 +229,8 @@ func trimmedMeanSquare(v []float64, drop int) float64 {
 	// For a standard normal X and q its two-sided quantile leaving out the share f,
 	// E[X² | |X| < q] = 1 - 2 q φ(q) / (1-f).
 	f := float64(drop) / float64(len(sq))
-	q := stats.StdNormal.InvCDF(1 - f/2)
-	return sum / float64(keep) / (1 - 2*q*stats.StdNormal.PDF(q)/(1-f))
+	q := moremath.StdNormal.InvCDF(1 - f/2)
+	return sum / float64(keep) / (1 - 2*q*moremath.StdNormal.PDF(q)/(1-f))
 }
 
 // phiUpperZ is how many standard errors are added to the estimate of phi. An estimate that
@@ -290,7 +290,7 @@ func spanPValue(xs []float64, phi float64, minSeg int) float64 {
 // bonferroniMaxT bounds the p-value of the maximum t by the sum of the splits' two-sided p.
 func bonferroniMaxT(xs []float64, minSeg int) float64 {
 	n := len(xs)
-	dist := stats.TDist{V: float64(n - 2)}
+	dist := moremath.TDist{V: float64(n - 2)}
 	var sum float64
 	for k := minSeg; k <= n-minSeg; k++ {
 		ml, vl := meanVar(xs[:k])

@@ -1,0 +1,3 @@
+package history
+
+const mib = 1 << 20

@@ -1,0 +1,3 @@
+package search
+
+func ptr(v float64) *float64 { return &v }
