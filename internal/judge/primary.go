@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
@@ -184,7 +184,7 @@ func runsToDecide(change, sd, up float64) int {
 		return 0
 	}
 	for n := 2; n <= maxRunsToDecide; n++ {
-		q := stats.InvCDF(stats.TDist{V: float64(2*n - 2)})(1 - alpha/2)
+		q := moremath.InvCDF(moremath.TDist{V: float64(2*n - 2)})(1 - alpha/2)
 		if q*sd*math.Sqrt(2/float64(n)) < gap {
 			return n
 		}

@@ -24,7 +24,7 @@ func quantityRun(name string, i int, tr truth) *result.Result {
 	noise := 1 + 0.02*math.Sin(float64(5*i+2))
 	s := &r.Scenarios[0]
 	t := &s.Trends[0]
-	t.Latency.Avg, t.Latency.P95 = result.Num(*t.Latency.Avg*tr.trend), result.Num(*t.Latency.P95*tr.trend)
+	t.Avg, t.P95 = result.Num(*t.Avg*tr.trend), result.Num(*t.P95*tr.trend)
 	s.Counters = []result.CounterResult{{Name: "refresh_failed", Metric: "k6_refresh_failed_total", Total: result.Num(60 * tr.counter * noise), Rate: result.Num(tr.counter * noise)}}
 	s.Rates = []result.RateResult{{Name: "slow_refresh", Metric: "k6_slow_refresh_rate", Percent: result.Num(10*tr.rate + 0.3*math.Sin(float64(7*i+3)))}}
 	r.Queries = []result.QueryResult{{Name: "broker-cpu", Unit: "cores", Value: result.Num(0.8 * tr.query * noise)}}
