@@ -186,8 +186,9 @@ func cpuNoise(m perfexpv1alpha1.ObjectiveMetric) perfexpv1alpha1.ObjectiveMetric
 }
 
 // workloadRunRows compare every workload found in the first run of each side on the runs' mean
-// CPU and memory, with Welch's t on their logs as for latencies.
-func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
+// CPU and memory as latencies are: paired within a blocked design's blocks (counted in *paired,
+// or why not in *unpaired), else Welch's t on their logs.
+func workloadRunRows(cur, base []*result.Result, o CompareOptions, paired *int, unpaired *string) []result.MetricComparison {
 	var out []result.MetricComparison
 	for i := range cur[0].Workloads {
 		w := &cur[0].Workloads[i]
@@ -208,7 +209,13 @@ func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.Metr
 			case len(vc) < len(cur) || len(vb) < len(base):
 				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 			default:
-				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
+				e, method := pairedOrNot(cur, base, row{workload: workloadKey{w.Kind, w.Namespace, w.Name}, kind: m}, o, unpaired)
+				if e == nil {
+					e = runEffect(vc, vb, m, o.MinChangePercent)
+				} else {
+					*paired++
+				}
+				fill(&mc, e.atLevel(o.alpha()), method, "runs")
 				o.orientWorkload(w, &mc)
 			}
 			out = append(out, mc)

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -147,7 +148,7 @@ func TestPrimaryMetricsShareOneHolmFamily(t *testing.T) {
 		{Metric: perfexpv1alpha1.MetricCPU, Workload: &perfexpv1alpha1.MetricWorkload{Name: "circulation", Namespace: "shop"}},
 	}
 	c := CompareRuns(quantityRuns("base", 4, 0, unchanged), quantityRuns("arm", 4, 4, truth{1.3, 1, 1, 1, 1, 1}), CompareOptions{Primary: ps})
-	want := []string{"desk p95", "desk group check-out p95", "query broker-cpu", "shop/circulation cpu avg"}
+	want := []string{"desk p95", "desk group check-out p95", "shop/circulation cpu avg", "query broker-cpu"}
 	got := primaries(c)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("primary rows %q, want %q", got, want)
@@ -213,5 +214,39 @@ func TestRunsToDecide(t *testing.T) {
 		if n := runsToDecide(tc.change, tc.sd, up); n < tc.lo || n > tc.hi {
 			t.Errorf("runsToDecide(%.3f, %.2f) = %d, want %d-%d", tc.change, tc.sd, n, tc.lo, tc.hi)
 		}
+	}
+}
+
+// Story: a sweep's blocks each ran at another level (a busier hour: ±20 %), and the variant uses
+// 15 % more CPU in every block. Paired within the blocks, as latencies are, the workload's CPU
+// row finds it; compared unpaired, the hours' spread hides it.
+func TestWorkloadCPUPairedWithinBlocks(t *testing.T) {
+	hour := []float64{0.8, 1.2, 1.0, 0.85, 1.15}
+	design := &Design{Blocks: map[string]int{}}
+	var base, cur []*result.Result
+	for b, h := range hour {
+		bs, cs := quantityRun(fmt.Sprint("base-", b), b, truth{1, 1, 1, 1, 1, h}), quantityRun(fmt.Sprint("arm-", b), b, truth{1, 1, 1, 1, 1, 1.15 * h})
+		design.Blocks[bs.Experiment], design.Blocks[cs.Experiment] = b, b
+		base, cur = append(base, bs), append(cur, cs)
+	}
+	design.Arms = [][]*result.Result{base, cur}
+	p := []perfexpv1alpha1.PrimaryMetric{{Metric: perfexpv1alpha1.MetricCPU, Workload: &perfexpv1alpha1.MetricWorkload{Name: "circulation"}}}
+	tests := []struct {
+		name   string
+		design *Design
+		method string
+		want   perfexpv1alpha1.Change
+	}{
+		{"paired within blocks", design, MethodPaired, perfexpv1alpha1.ChangeRegressed},
+		{"unpaired", nil, result.MethodRuns, perfexpv1alpha1.ChangeInconclusive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CompareRuns(base, cur, CompareOptions{Primary: p, Design: tc.design})
+			mc := comparedRow(c, "shop/circulation cpu avg")
+			if mc == nil || mc.Method != tc.method || mc.Change != tc.want {
+				t.Fatalf("CPU row %+v; want %s by %s", mc, tc.want, tc.method)
+			}
+		})
 	}
 }

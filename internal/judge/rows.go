@@ -32,8 +32,14 @@ type row struct {
 	counter string
 	// query names a custom query (kind Query), a row of repeated runs only: one value per run.
 	query string
-	kind  perfexpv1alpha1.ObjectiveMetric
+	// workload is a workload's CPU or memory across repeated runs (kind CPU,
+	// CPUPercentOfRequest or Memory), so that a blocked design pairs it as it pairs latencies.
+	workload workloadKey
+	kind     perfexpv1alpha1.ObjectiveMetric
 }
+
+// workloadKey names one workload of a run.
+type workloadKey struct{ kind, namespace, name string }
 
 func (w row) label() string {
 	if w.query != "" {
@@ -61,7 +67,7 @@ func (w row) label() string {
 // transaction is true for a group's, a custom Trend's, an iteration duration's, a Counter's or
 // a query's row: none has a successful-only variant, and none is a scenario's own.
 func (w row) transaction() bool {
-	return w.group != "" || w.trend != "" || w.iteration || w.counter != "" || w.query != ""
+	return w.group != "" || w.trend != "" || w.iteration || w.counter != "" || w.query != "" || w.workload.name != ""
 }
 
 // subject names what a row reads, for the reason when a run lacks it.

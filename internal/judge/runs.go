@@ -98,13 +98,13 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o, &paired, &unpaired)...)
 	c.Metrics = append(c.Metrics, queryRunRows(cur, base, o, &paired, &unpaired)...)
 	notes, cal := designNotes(o.Design, ref, paired, unpaired)
 	c.Notes, c.Calibration = append(c.Notes, notes...), cal
 	c.Method = methodOf(c.Method, paired)
 	c.Notes = append(c.Notes, notRunNotes(ref, base[0], o)...)
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
-	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
 	compareCustomRuns(c, cur, base, o)
 	finishLevel(c, o.level)
 	return c
