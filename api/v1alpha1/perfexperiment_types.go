@@ -78,7 +78,7 @@ type PerfExperimentSpec struct {
 
 	// abort, when set to true, stops the experiment as soon as possible: running load is stopped,
 	// the environment is restored and the experiment ends as Aborted. It is the only field that
-	// may change once the experiment has left the queue.
+	// may change once the experiment has joined its queue.
 	// +optional
 	Abort bool `json:"abort,omitempty"`
 }
@@ -364,7 +364,7 @@ type LocalObjectReference struct {
 // PerfExperiment is one declarative performance experiment: an environment variant, a k6 load
 // against it, and the analysed results. Experiments in one queue run one at a time, and the
 // environment is always restored when an experiment ends.
-// Once an experiment has left the queue its spec is frozen, except spec.abort; the
+// Once an experiment has joined its queue its spec is frozen, except spec.abort; the
 // ValidatingAdmissionPolicy in config/policy refuses other changes at apply time. (A CRD
 // transition rule cannot do it: comparing whole specs exceeds the CRD's static CEL cost budget.)
 // +kubebuilder:object:root=true

@@ -370,6 +370,14 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 	}
 	dashboards := &opts.Dashboards
 	dashboards.CAdvisorMatchers = opts.CAdvisorMatchers
+	// Without the key the operator still runs experiments; its janitor restores no orphan,
+	// since it could not tell perfexp's snapshots from forged ones, and says so on each.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	signingKey, err := snapshotKey(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
+	if err != nil {
+		ctrl.Log.WithName("setup").Error(err, "Could not read or create the snapshot key; the orphan janitor will restore nothing")
+	}
 	return &controllers.PerfExperimentReconciler{
 		Client:                  c,
 		APIReader:               mgr.GetAPIReader(),
@@ -395,6 +403,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
+			SnapshotKey:           signingKey,
 		}),
 		Load: load.New(c, load.Options{
 			K6Image:        opts.K6Image,
