@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,5 +249,30 @@ func TestWorkloadCPUPairedWithinBlocks(t *testing.T) {
 				t.Fatalf("CPU row %+v; want %s by %s", mc, tc.want, tc.method)
 			}
 		})
+	}
+}
+
+// Story: a scenario with more groups than the comparison takes (the ten most frequent) names a
+// rare one as its primary metric: its per-interval series is among those the analysis keeps for
+// later comparisons, and its row is compared.
+func TestPrimaryGroupBeyondTheMostFrequent(t *testing.T) {
+	run := func(name string) *result.Result {
+		r := transactionRun(name, 0, 1)
+		s := &r.Scenarios[0]
+		for i := range TopRequestsCompared + 2 {
+			s.Groups = append(s.Groups, result.GroupResult{Name: fmt.Sprint("g", i), Count: result.Count(int64(100 - i)), Latency: s.Groups[0].Latency})
+		}
+		return r
+	}
+	rare := fmt.Sprint("g", TopRequestsCompared+1)
+	a := perfexpv1alpha1.Analysis{PrimaryMetrics: []perfexpv1alpha1.PrimaryMetric{{Metric: perfexpv1alpha1.MetricP95, Scenario: "desk", Group: rare}}}
+	keys := ComparedIntervals(run("arm"), run("base"), a)
+	if !slices.Contains(keys, result.IntervalKey{Scenario: "desk", Group: rare}) {
+		t.Errorf("intervals kept %v: the primary group %s is not among them", keys, rare)
+	}
+	o, _ := OptionsFor(a)
+	c := CompareRuns([]*result.Result{run("base-1"), run("base-2")}, []*result.Result{run("arm-1"), run("arm-2")}, o)
+	if mc := comparedRow(c, "desk group "+rare+" p95"); mc == nil || !mc.Primary || mc.Change == perfexpv1alpha1.ChangeUnknown {
+		t.Errorf("row of the primary group: %+v; want a primary row compared", mc)
 	}
 }
