@@ -315,6 +315,11 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 			want = append(want, "--"+f.flag+"="+f.arg)
 		}
 	}
+	if all.Lookup("prometheus-http-config-file") != nil {
+		values["prometheusAuth"] = map[string]any{"httpConfigSecret": "thanos-auth", "tenants": map[string]any{"shop": "team-shop"}, "tenantHeader": "THANOS-TENANT"}
+		want = append(want, "--prometheus-http-config-file=/etc/perfexp/prometheus/http.yaml",
+			"--prometheus-tenants-file=/etc/perfexp/tenants/tenants.yaml", "--prometheus-tenant-header=THANOS-TENANT")
+	}
 	if all.Lookup("fail-on-regression") != nil {
 		values["failOnRegression"] = true
 		want = append(want, "--fail-on-regression")

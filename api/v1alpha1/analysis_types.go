@@ -8,12 +8,20 @@ import (
 // Analysis configures how an experiment's results are read from Prometheus and judged.
 // +kubebuilder:validation:XValidation:rule="!has(self.queries) || self.queries.all(q, self.queries.exists_one(r, r.name == q.name))",message="query names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.slices) || self.slices.all(q, self.slices.exists_one(r, r.name == q.name))",message="slice names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.prometheusAuth) || has(self.prometheusURL)",message="prometheusAuth needs prometheusURL: the operator's own Prometheus is reached with the operator's credentials"
 type Analysis struct {
 	// prometheusURL overrides the operator's Prometheus for this experiment.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^https?://`
 	PrometheusURL string `json:"prometheusURL,omitempty"`
+
+	// prometheusAuth are the credentials, TLS settings and extra headers for
+	// spec.analysis.prometheusURL: the analysis reads with them and the k6 runners' remote
+	// write sends them. Every value comes from a Secret in the experiment's namespace, checked
+	// before anything is patched; none is ever copied into status, reports or events.
+	// +optional
+	PrometheusAuth *PrometheusAuth `json:"prometheusAuth,omitempty"`
 
 	// observe lists extra workloads to report CPU and memory for, beside those the variant
 	// touches (a database, Kafka brokers).

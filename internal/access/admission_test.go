@@ -168,6 +168,12 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 		{name: "a Secret in a load scenario's env without get on secrets",
 			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Load.Scenarios[0].Env = secretEnv() }),
 			refused: "may not get secrets in namespace team-a"},
+		{name: "backend credentials from a Secret without get on secrets",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Analysis = &perfexpv1alpha1.Analysis{PrometheusURL: "https://mimir.example/prometheus",
+					PrometheusAuth: &perfexpv1alpha1.PrometheusAuth{BearerToken: &perfexpv1alpha1.SecretKey{Name: "db", Key: "password"}}}
+			}),
+			refused: "may not get secrets in namespace team-a"},
 		{name: "a Secret in the teardown's env without get on secrets",
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/reset:1", Env: secretEnv()}

@@ -79,6 +79,11 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 		in.EndGrace = DefaultEndGrace
 	}
 	cq := &CountingQuerier{Querier: newBoundedQuerier(q, maxConcurrentQueries)}
+	signals := signalsFrom(ctx)
+	if signals == nil {
+		signals = &BackendSignals{}
+		ctx = WithBackendSignals(ctx, signals)
+	}
 	r := newResult(in)
 	if r.Window.MeasuredSeconds <= 0 {
 		r.LatencySource = perfexpv1alpha1.LatencyNone
@@ -116,6 +121,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 			return nil, err
 		}
 	}
+	markBackendWarnings(r, signals)
 	r.Objectives = judge.Objectives(r, in.Analysis.Objectives)
 	r.Verdict = judge.Verdict(r)
 	r.PrometheusQueries = cq.Count()

@@ -57,9 +57,13 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 		qr.Query = rendered
 		v, err := customInstant(ctx, q, rendered, at)
 		var qe *QueryError
+		var limit *LimitError
 		switch {
 		case errors.As(err, &qe):
 			qr.Error = qe.Err.Error()
+		case errors.As(err, &limit):
+			// The backend's limit refuses this query, not the analysis: the others stand.
+			qr.Error = limit.Error()
 		case err != nil:
 			return nil, err
 		default:

@@ -51,7 +51,10 @@ func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.Cust
 		v, err := customInstant(ctx, q, rendered, now)
 		var refused *QueryError
 		var apiErr *promv1.Error
+		var limit *LimitError
 		switch {
+		case errors.As(err, &limit):
+			// A limit depends on the window's data, which the run has not written yet.
 		case errors.As(err, &refused) && errors.As(err, &apiErr) && apiErr.Type == promv1.ErrBadData:
 			problems = append(problems, QueryProblem{Name: spec.Name, Message: "Prometheus refused it: " + apiErr.Msg})
 		case errors.As(err, &refused):

@@ -77,7 +77,13 @@ func queryFailed(err error, url string, wait time.Duration) (step.Result, error)
 	var unavailable *analysis.UnavailableError
 	var refused *analysis.QueryError
 	var tooLarge *analysis.AnswerTooLargeError
+	var unauthorized *analysis.UnauthorizedError
+	var limit *analysis.LimitError
 	switch {
+	case errors.As(err, &unauthorized):
+		return step.Fail(perfexpv1alpha1.ReasonPrometheusUnauthorized, "the metrics backend at %s refused perfexp's credentials (check spec.analysis.prometheusAuth, or the operator's --prometheus-http-config-file): %v", url, unauthorized.Err), nil
+	case errors.As(err, &limit):
+		return step.Fail(perfexpv1alpha1.ReasonBackendLimit, "the metrics backend at %s refused a query for one of its limits, %s; raise that limit for perfexp's tenant or shorten the run: %v", url, limit.Limit, limit.Err), nil
 	case errors.As(err, &unavailable):
 		return step.Wait(wait, "Prometheus at %s to answer: %v", url, unavailable.Err), nil
 	case errors.As(err, &refused) && errors.As(err, &tooLarge):

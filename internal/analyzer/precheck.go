@@ -16,7 +16,7 @@ import (
 // QueryChecker): it renders every custom query for the experiment and
 // runs it once against the experiment's Prometheus.
 func (a *PrometheusAnalyzer) CheckQueries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
-	if exp.Spec.Analysis == nil || len(exp.Spec.Analysis.Queries) == 0 {
+	if exp.Spec.Analysis == nil || len(exp.Spec.Analysis.Queries) == 0 && exp.Spec.Analysis.PrometheusAuth == nil {
 		return step.Done(), nil
 	}
 	url, refused := prometheusURL(exp, a.PrometheusURL, a.AllowedPrometheusURLs)
@@ -26,15 +26,28 @@ func (a *PrometheusAnalyzer) CheckQueries(ctx context.Context, exp *perfexpv1alp
 	if url == "" {
 		return step.Done(), nil // analysis reports the missing Prometheus
 	}
-	promAPI, err := a.newAPI(url)
-	if err != nil {
+	promAPI, failed, err := a.prometheusAPI(ctx, exp, url)
+	switch {
+	case err != nil:
+		return step.Result{}, err
+	case failed != nil && failed.Failure != nil && failed.Failure.Reason == perfexpv1alpha1.ReasonPrometheusAuthInvalid:
+		return *failed, nil // a Secret that is missing fails now, before anything is patched
+	case failed != nil:
 		return step.Done(), nil // analysis reports the bad URL
+	}
+	if exp.Spec.Analysis.PrometheusAuth != nil {
+		if r := probeCredentials(ctx, promAPI, url); r != nil {
+			return *r, nil
+		}
 	}
 	now := a.clock().Now()
 	data := analysis.PrecheckData(exp.TargetNamespace(), exp.Status.TestID, now)
 	problems, err := analysis.CheckQueries(ctx, promAPI, exp.Spec.Analysis.Queries, data, now)
 	var unavailable *analysis.UnavailableError
+	var unauthorized *analysis.UnauthorizedError
 	switch {
+	case errors.As(err, &unauthorized):
+		return step.Fail(perfexpv1alpha1.ReasonPrometheusUnauthorized, "the metrics backend at %s refused the credentials before the run: %v", url, unauthorized.Err), nil
 	case errors.As(err, &unavailable):
 		log.FromContext(ctx).Info("Could not try the custom queries before the run; analysis will report them", "prometheus", url, "error", unavailable.Err.Error())
 	case err != nil:

@@ -49,6 +49,8 @@ type Server struct {
 	Version Version
 	// LogFile holds what the server logged (warnings and errors only).
 	LogFile string
+	// client carries the credentials the server's web config asks for.
+	client *http.Client
 }
 
 // Version is a Prometheus release.
@@ -118,6 +120,24 @@ func Binary() (string, error) {
 // time order within an hour of the newest, so tests that write history must not share one.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options start a Prometheus that is more than an open one on loopback.
+type Options struct {
+	// WebConfig is the content of --web.config.file: basic_auth_users and tls_server_config,
+	// for a server that refuses unauthenticated requests. Files it names must exist.
+	WebConfig string
+	// TLS says the web config serves HTTPS: the URLs are https://.
+	TLS bool
+	// Client is what the readiness probe and Write use, with the credentials the web config
+	// asks for; http.DefaultClient when nil.
+	Client *http.Client
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts Options) *Server {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Skipf("no prometheus binary (install the Debian package or set $PROMETHEUS): %v", err)
@@ -140,6 +160,20 @@ func Start(t testing.TB) *Server {
 		"--web.listen-address=" + addr,
 		"--log.level=warn",
 	}, Flags(version)...)
+	if opts.WebConfig != "" {
+		web := filepath.Join(dir, "web.yml")
+		if err := os.WriteFile(web, []byte(opts.WebConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--web.config.file="+web)
+	}
+	scheme, hc := "http", opts.Client
+	if opts.TLS {
+		scheme = "https"
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
 	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
@@ -162,10 +196,10 @@ func Start(t testing.TB) *Server {
 		}
 		_ = logf.Close()
 	})
-	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name()}
+	s := &Server{URL: scheme + "://" + addr, WriteURL: scheme + "://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name(), client: hc}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(s.URL + "/-/ready")
+		resp, err := hc.Get(s.URL + "/-/ready")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -199,7 +233,7 @@ func freeAddr(t testing.TB) string {
 // API returns a client_golang API client for the server.
 func (s *Server) API(t testing.TB) promv1.API {
 	t.Helper()
-	c, err := api.NewClient(api.Config{Address: s.URL})
+	c, err := api.NewClient(api.Config{Address: s.URL, Client: s.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +311,7 @@ func (s *Server) post(t testing.TB, req *prompb.WriteRequest) {
 	hreq.Header.Set("Content-Encoding", "snappy")
 	hreq.Header.Set("Content-Type", "application/x-protobuf")
 	hreq.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	resp, err := http.DefaultClient.Do(hreq)
+	resp, err := s.client.Do(hreq)
 	if err != nil {
 		t.Fatalf("remote write: %v", err)
 	}
