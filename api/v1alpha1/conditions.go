@@ -408,6 +408,9 @@ const (
 	// ReasonAborted (Ready=False, phase Aborted): spec.abort was set; on a PerfSweep, the sweep
 	// was aborted or deleted (Ready=Unknown while its runs are being deleted).
 	ReasonAborted = "Aborted"
+	// ReasonDeadlineExceeded (Ready=False, phase Aborted; Ready=Unknown while its runs stop):
+	// a PerfSweep's spec.deadline passed before it ended.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonDeleted (Ready=False, phase Aborted): the experiment was deleted before it ended.
 	ReasonDeleted = "Deleted"
 	// ReasonTimedOut (Ready=False): spec.timeouts.overall passed while the experiment held its

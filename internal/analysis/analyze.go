@@ -43,6 +43,9 @@ type Input struct {
 	RunnerPods string
 	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
 	CAdvisorMatchers string
+	// QueriesUnbound lets the custom queries read series of any namespace and test id: the
+	// experiment's namespace is one the operator's admin trusts (--unbound-query-namespaces).
+	QueriesUnbound bool
 	// Drifted, when not empty, says which field of the variant someone else changed during
 	// the run and who (the experiment's Drifted condition): the load then measured something
 	// other than the variant, so the results are Invalid.

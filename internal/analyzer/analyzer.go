@@ -78,6 +78,10 @@ type PrometheusAnalyzer struct {
 	// PrometheusURL: any other would let experiments send requests from the operator's
 	// network position.
 	AllowedPrometheusURLs []string
+	// UnboundQueryNamespaces are the namespaces whose experiments' custom queries are not bound
+	// to the target namespace and test id (analysis.BindQuery): only namespaces whose authors
+	// may read every series of the Prometheus.
+	UnboundQueryNamespaces []string
 	// Access checks the namespaces the analysis reads besides the target; nil skips the
 	// check (Prepare made it already, before anything was patched).
 	Access *access.Rules

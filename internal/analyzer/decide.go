@@ -243,6 +243,7 @@ type settings struct {
 	cAdvisorMatchers   string
 	cAdvisorMaxAge     time.Duration
 	maxListedWorkloads int
+	unboundQueries     bool
 }
 
 // inputFrom is the analysis' input as far as the experiment itself tells it; the reads add
@@ -255,7 +256,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 	in := analysis.Input{
 		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: exp.TargetNamespace(),
 		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: s.cAdvisorMatchers,
-		CAdvisorMaxAge: s.cAdvisorMaxAge, MaxListedWorkloads: s.maxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
+		CAdvisorMaxAge: s.cAdvisorMaxAge, QueriesUnbound: s.unboundQueries, MaxListedWorkloads: s.maxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
 	}
 	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionDrifted); c != nil && c.Status == metav1.ConditionTrue {
 		in.Drifted = c.Message

@@ -61,7 +61,8 @@ func (r *Runner) TestRun(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap 
 			return nil, fmt.Errorf("argument %q holds spaces or quotes, which k6-operator's arguments string cannot carry", a)
 		}
 	}
-	args := append(taggingFlags(exp.Status.TestID, u.name), u.sc.Args...)
+	// perfexp's flags last, so they win over the user's (see K6Args).
+	args := append(append([]string{}, u.sc.Args...), taggingFlags(exp.Status.TestID, u.name)...)
 	lbl := labels(exp, componentLoad, u.name)
 	tmp, tmpMount := tmpVolume()
 	env, authVols, authMounts := r.k6Env(exp, u.sc.Env)

@@ -86,10 +86,13 @@ type Options struct {
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
-	RunnerServiceAccount  string
-	RunnerServiceAccounts []string
-	RunnerImages          []string
-	RunnerPlacement       access.Placement
+	// UnboundQueryNamespaces are the namespaces whose experiments' custom queries may read any
+	// namespace's series (analysis.BindQuery).
+	UnboundQueryNamespaces []string
+	RunnerServiceAccount   string
+	RunnerServiceAccounts  []string
+	RunnerImages           []string
+	RunnerPlacement        access.Placement
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
 	Dashboards analyzer.GrafanaDashboards
 	// FailOnRegression is the default of spec.analysis.failOnRegression.
@@ -123,6 +126,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.Func("allowed-prometheus-urls", "Comma-separated Prometheus URLs spec.analysis.prometheusURL may name (an entry ending in * matches by prefix); default: only --prometheus-url.", func(s string) error {
 		o.AllowedPrometheusURLs = splitList(s)
+		return nil
+	})
+	fs.Func("unbound-query-namespaces", "Comma-separated namespaces whose experiments' custom queries may read the series of any namespace and test id; elsewhere every selector is bound to the target namespace or the run's test id. Name only namespaces whose authors may read everything the Prometheus holds.", func(s string) error {
+		o.UnboundQueryNamespaces = splitList(s)
 		return nil
 	})
 	fs.StringVar(&o.RunnerServiceAccount, "runner-service-account", access.DefaultRunnerServiceAccount, "Service account setup, teardown and load pods run as when the experiment names none; perfexp creates it in the experiment's namespace when it is missing, and mounts no token.")
@@ -403,6 +410,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisWorkers:         opts.AnalysisWorkers,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
+		PrometheusURL:           opts.PrometheusURL,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
 		MaxOverallTimeout:       opts.MaxOverallTimeout,
@@ -433,17 +441,18 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
-			Client:                c,
-			APIReader:             mgr.GetAPIReader(),
-			PrometheusURL:         opts.PrometheusURL,
-			HTTPConfig:            be.http,
-			Tenants:               be.tenants,
-			Clock:                 clock.RealClock{},
-			CAdvisorMatchers:      opts.CAdvisorMatchers,
-			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
-			Timeout:               opts.PrometheusTimeout,
-			Dashboards:            dashboards,
-			FailOnRegression:      opts.FailOnRegression,
+			Client:                 c,
+			APIReader:              mgr.GetAPIReader(),
+			PrometheusURL:          opts.PrometheusURL,
+			HTTPConfig:             be.http,
+			Tenants:                be.tenants,
+			Clock:                  clock.RealClock{},
+			CAdvisorMatchers:       opts.CAdvisorMatchers,
+			AllowedPrometheusURLs:  opts.AllowedPrometheusURLs,
+			UnboundQueryNamespaces: opts.UnboundQueryNamespaces,
+			Timeout:                opts.PrometheusTimeout,
+			Dashboards:             dashboards,
+			FailOnRegression:       opts.FailOnRegression,
 			Access: &access.Rules{
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,

@@ -30,7 +30,7 @@ func BisectBudget(s *perfexpv1alpha1.PerfSweep) (repeats, steps int) {
 		repeats = 10
 	}
 	if steps == 0 {
-		steps = 40
+		steps = 10
 	}
 	return max(repeats, bisectFirstLook), steps
 }
