@@ -121,7 +121,10 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*perf
 func oneRunOptions(ctx context.Context, conn *connection, base, cur *perfexpv1alpha1.PerfExperiment, minChange float64, now time.Time) (judge.CompareOptions, string, error) {
 	o := judge.CompareOptions{MinChangePercent: minChange}
 	if a := cur.Spec.Analysis; a != nil {
-		if fromSpec, _ := judge.OptionsFor(*a); fromSpec.BetweenRun != nil {
+		fromSpec, _ := judge.OptionsFor(*a)
+		// The headline is decided on the experiment's own primary metrics, as its analysis did.
+		o.Primary = fromSpec.Primary
+		if fromSpec.BetweenRun != nil {
 			o.BetweenRun = fromSpec.BetweenRun
 			return o, "", nil
 		}

@@ -114,6 +114,9 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		// of one run per arm as for one experiment.
 		fromTemplate, _ := judge.OptionsFor(*a)
 		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
+		// Every arm is decided on the template's primary metrics: its headline, the Holm family
+		// across the arms and the sequential looks' stopping all read them.
+		opts.Primary = fromTemplate.Primary
 	}
 	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
 	compare := func(look *judgestats.Look, n int, arms []int) []*result.Comparison {
