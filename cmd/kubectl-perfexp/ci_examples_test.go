@@ -195,7 +195,7 @@ func TestPipelineExamples(t *testing.T) {
 	}
 	// gate runs a pipeline's gate step as the pipeline would, from the repository root, with
 	// the pipeline's own settings except where the experiment runs and where reports go.
-	gate := func(t *testing.T, step pipelineStep, timeout string) (code int, output, reports string) {
+	gate := func(t *testing.T, step pipelineStep, timeout string, extraEnv ...string) (code int, output, reports string) {
 		reports = t.TempDir()
 		cmd := exec.CommandContext(ctx, "bash", "-e", "-c", step.run)
 		cmd.Dir = root
@@ -207,6 +207,7 @@ func TestPipelineExamples(t *testing.T) {
 		if timeout != "" {
 			cmd.Env = append(cmd.Env, "PERFEXP_TIMEOUT="+timeout)
 		}
+		cmd.Env = append(cmd.Env, extraEnv...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -268,9 +269,10 @@ func TestPipelineExamples(t *testing.T) {
 		}
 	})
 
-	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9", func(t *testing.T) {
+	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9 and is aborted", func(t *testing.T) {
 		op := operator(seen, nil, nil)
-		code, out, reports := gate(t, gitlab, "3s")
+		// Nothing plays the restore here: the gate waits its PERFEXP_ABORT_WAIT out.
+		code, out, reports := gate(t, gitlab, "3s", "PERFEXP_ABORT_WAIT=2s")
 		if err := <-op; err != nil {
 			t.Fatal(err)
 		}
@@ -280,5 +282,29 @@ func TestPipelineExamples(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(reports, "perfexp-junit.xml")); err == nil {
 			t.Errorf("a JUnit file for an experiment that has no report")
 		}
+		name := strings.TrimSpace(readReport(t, filepath.Join(reports, "experiment-name")))
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+			t.Fatal(err)
+		}
+		if !exp.Spec.Abort || !strings.Contains(out, "aborting "+name) || !strings.Contains(out, "still restoring after 2s") {
+			t.Errorf("spec.abort %v after the gate's timeout; the gate printed:\n%s", exp.Spec.Abort, out)
+		}
 	})
+}
+
+// The gate script's cancellation, with a fake kubectl (examples/ci/perfexp-gate_test.sh): a
+// SIGTERM while it waits aborts the experiment and waits for the restore within
+// PERFEXP_ABORT_WAIT; its own timeout aborts too; an ended experiment is left alone; the
+// cleanup form aborts what a killed gate left running. No cluster, about 4 s.
+func TestGateScriptCancels(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	cmd := exec.CommandContext(t.Context(), bash, filepath.Join(testenv.Root(), "examples", "ci", "perfexp-gate_test.sh"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 }
