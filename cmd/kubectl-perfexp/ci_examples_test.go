@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +307,89 @@ func TestGateScriptCancels(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// Every action the examples and the composite action use is pinned by a full commit (a tag
+// can be moved to other code), with the tag it stands for beside it; the repository's own
+// action is used by its path.
+func TestActionsPinnedByCommit(t *testing.T) {
+	pinned := regexp.MustCompile(`^\s*-?\s*uses:\s*([^@\s]+)@([0-9a-f]{40}) # v[0-9.]+\s*$`)
+	files := []string{"examples/ci/github-actions.yaml", "examples/ci/github-actions-composite.yaml", ".github/actions/perfexp-gate/action.yml"}
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(testenv.Root(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "uses:") || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			n++
+			if strings.Contains(line, "uses: ./.github/actions/") {
+				continue
+			}
+			if !pinned.MatchString(line) {
+				t.Errorf("%s:%d: %q is not pinned by a commit with its tag in a comment", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("only %d uses: lines found", n)
+	}
+}
+
+// The composite action passes each setting of the gate script (its PERFEXP_* variables) from
+// an input, and runs the script the examples run.
+func TestCompositeAction(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testenv.Root(), ".github", "actions", "perfexp-gate", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Inputs map[string]struct {
+			Default string `json:"default"`
+		} `json:"inputs"`
+		Runs struct {
+			Using string `json:"using"`
+			Steps []struct {
+				Run string            `json:"run"`
+				Env map[string]string `json:"env"`
+			} `json:"steps"`
+		} `json:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &action); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(testenv.Root(), "examples", "ci", "perfexp-gate.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	runsGate := false
+	for _, s := range action.Runs.Steps {
+		for k, v := range s.Env {
+			env[k] = v
+		}
+		runsGate = runsGate || strings.Contains(s.Run, "examples/ci/perfexp-gate.sh")
+	}
+	if action.Runs.Using != "composite" || !runsGate {
+		t.Fatalf("using %q, runs the gate script: %v", action.Runs.Using, runsGate)
+	}
+	settings := regexp.MustCompile(`(?m)^#\s+(PERFEXP_[A-Z_]+)\s`).FindAllStringSubmatch(string(script), -1)
+	for _, m := range settings {
+		v := m[1]
+		if v == "PERFEXP_ABORT_ON_TIMEOUT" {
+			continue // always on in the action: a timed-out gate must not hold the environment
+		}
+		in, ok := env[v]
+		name := strings.TrimSuffix(strings.TrimPrefix(in, "${{ inputs."), " }}")
+		if _, declared := action.Inputs[name]; !ok || !declared {
+			t.Errorf("the gate's %s comes from no input of the action (env %q)", v, in)
+		}
+	}
+	if len(settings) < 6 {
+		t.Errorf("found %d settings in the gate's header", len(settings))
 	}
 }
