@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -48,14 +49,15 @@ func TestCommonLabels(t *testing.T) {
 // global.imageRegistry goes in front of every image perfexp runs, the load pods' included,
 // and leaves an image that names its own registry alone.
 func TestGlobalImageRegistry(t *testing.T) {
+	tag := chartAppVersion(t)
 	tests := []struct {
 		name                    string
 		set                     []string
 		wantManager, wantK6Flag string
 	}{
-		{name: "none", wantManager: "perfexp/manager:dev", wantK6Flag: "grafana/k6:1.8.1"},
+		{name: "none", wantManager: "perfexp/manager:" + tag, wantK6Flag: "grafana/k6:1.8.1"},
 		{name: "a mirror", set: []string{"global.imageRegistry=mirror.example.com:5000/hub"},
-			wantManager: "mirror.example.com:5000/hub/perfexp/manager:dev", wantK6Flag: "mirror.example.com:5000/hub/grafana/k6:1.8.1"},
+			wantManager: "mirror.example.com:5000/hub/perfexp/manager:" + tag, wantK6Flag: "mirror.example.com:5000/hub/grafana/k6:1.8.1"},
 		{name: "images that name a registry stay", set: []string{"global.imageRegistry=mirror.example.com",
 			"image.repository=ghcr.io/perfexp/manager", "image.tag=v0.4.0", "k6Image=localhost:5000/k6:1"},
 			wantManager: "ghcr.io/perfexp/manager:v0.4.0", wantK6Flag: "localhost:5000/k6:1"},
@@ -212,6 +214,11 @@ func TestAlertRunbooks(t *testing.T) {
 		}
 		return out
 	}
+	// The docs of the release the chart is: main until make release wrote a version.
+	ref := "main"
+	if v := chartAppVersion(t); v != "dev" {
+		ref = "v" + v
+	}
 	all := alerts(render(t, nil, monitoringAPI))
 	if len(all) < 8 {
 		t.Fatalf("%d alerts", len(all))
@@ -219,7 +226,7 @@ func TestAlertRunbooks(t *testing.T) {
 	for name, ann := range all {
 		url, _ := ann["runbook_url"].(string)
 		base, anchor, ok := strings.Cut(url, "#")
-		if !ok || base != "https://github.com/perfexp/perfexp/blob/main/docs/operations.md" {
+		if !ok || base != "https://github.com/perfexp/perfexp/blob/"+ref+"/docs/operations.md" {
 			t.Errorf("%s: runbook_url %q", name, url)
 			continue
 		}
@@ -236,6 +243,17 @@ func TestAlertRunbooks(t *testing.T) {
 	if _, ok := some["PerfexpRegressionFound"]; ok || len(some) != len(all)-2 {
 		t.Errorf("with two alerts disabled: %d of %d left", len(some), len(all))
 	}
+}
+
+// chartAppVersion is Chart.yaml's appVersion: dev between releases, the version in a release
+// commit (make release writes it).
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	chrt, err := loader.Load(filepath.Join(root(t), "charts", "perfexp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chrt.Metadata.AppVersion
 }
 
 // githubAnchor is the id GitHub gives a Markdown heading.

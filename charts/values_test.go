@@ -199,12 +199,17 @@ func checkReferences(t *testing.T, r rendered) {
 // tag that may move is pulled again.
 func TestImage(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("0f", 32)
+	// appVersion is dev, a tag that moves, between releases, and the version in a release commit.
+	appVersion, defaultPolicy := chartAppVersion(t), "IfNotPresent"
+	if appVersion == "dev" {
+		defaultPolicy = "Always"
+	}
 	tests := []struct {
 		name                  string
 		set                   []string
 		wantImage, wantPolicy string
 	}{
-		{name: "defaults: appVersion, a tag that moves", wantImage: "perfexp/manager:dev", wantPolicy: "Always"},
+		{name: "defaults: appVersion", wantImage: "perfexp/manager:" + appVersion, wantPolicy: defaultPolicy},
 		{name: "a version tag", set: []string{"image.tag=v0.3.0"}, wantImage: "perfexp/manager:v0.3.0", wantPolicy: "IfNotPresent"},
 		{name: "latest", set: []string{"image.tag=latest"}, wantImage: "perfexp/manager:latest", wantPolicy: "Always"},
 		{name: "a digest wins over the tag", set: []string{"image.tag=v0.3.0", "image.digest=" + digest},
