@@ -30,6 +30,8 @@ type pipelineStep struct {
 	run   string
 	env   map[string]string
 	junit string
+	// cleanup: the pipeline aborts the experiment of a cancelled gate (perfexp-gate.sh abort).
+	cleanup bool
 }
 
 // readYAML reads a file of examples/ci as a tree of maps and lists.
@@ -71,6 +73,12 @@ func githubGate(t *testing.T) pipelineStep {
 		run, _ := step["run"].(string)
 		uses, _ := step["uses"].(string)
 		switch {
+		case strings.Contains(run, "perfexp-gate.sh abort"):
+			// The cleanup of a cancelled run: it must run when the job was cancelled.
+			if step["if"] != "cancelled()" {
+				t.Errorf("the abort step runs if: %v, want cancelled()", step["if"])
+			}
+			gate.cleanup = true
 		case strings.Contains(run, "perfexp-gate.sh"):
 			gate.run, gate.env = run, stringMap(job["env"])
 			for k, v := range stringMap(step["env"]) {
@@ -106,7 +114,13 @@ func gitlabGate(t *testing.T) pipelineStep {
 	if artifacts["when"] != "always" {
 		t.Errorf("gitlab-ci.yml keeps the reports only when the gate passed: when: %v", artifacts["when"])
 	}
-	return pipelineStep{run: strings.Join(lines, "\n"), env: stringMap(job["variables"]), junit: stringMap(artifacts["reports"])["junit"]}
+	cleanup := false
+	after, _ := job["after_script"].([]any)
+	for _, l := range after {
+		s, _ := l.(string)
+		cleanup = cleanup || strings.Contains(s, "perfexp-gate.sh abort")
+	}
+	return pipelineStep{run: strings.Join(lines, "\n"), env: stringMap(job["variables"]), junit: stringMap(artifacts["reports"])["junit"], cleanup: cleanup}
 }
 
 // Story: a pipeline gates a change on an experiment. The gate steps of both examples
@@ -124,6 +138,9 @@ func TestPipelineExamples(t *testing.T) {
 	for _, g := range []pipelineStep{github, gitlab} {
 		if want := g.env["PERFEXP_REPORTS"] + "/perfexp-junit.xml"; g.junit != want {
 			t.Errorf("the pipeline publishes %q, the gate writes %q", g.junit, want)
+		}
+		if !g.cleanup {
+			t.Errorf("the pipeline running %q does not abort the experiment of a cancelled gate", g.run)
 		}
 	}
 
@@ -239,7 +256,7 @@ func TestPipelineExamples(t *testing.T) {
 		op := operator(seen, end, res)
 		code, out, reports := gate(t, github, "")
 		if err := <-op; err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v; the gate printed:\n%s", err, out)
 		}
 		if code != exitFail || !strings.Contains(out, "verdict Fail") {
 			t.Fatalf("exit %d, want %d:\n%s", code, exitFail, out)
