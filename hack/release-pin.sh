@@ -33,8 +33,8 @@ for f in examples/ci/github-actions.yaml examples/ci/gitlab-ci.yml .github/actio
     exit 1
   fi
   sed -i -E \
-    -e "s/^([[:space:]]*[A-Za-z_-]+:) [^ ]+ # PERFEXP_VERSION$/\1 v${version} # PERFEXP_VERSION/" \
-    -e "s/^([[:space:]]*[A-Za-z_-]+:) [^ ]+ # PERFEXP_PLUGIN_SHA256$/\1 ${sum} # PERFEXP_PLUGIN_SHA256/" \
+    -e "s/^([[:space:]]*[A-Za-z0-9_-]+:) [^ ]+ # PERFEXP_VERSION$/\1 v${version} # PERFEXP_VERSION/" \
+    -e "s/^([[:space:]]*[A-Za-z0-9_-]+:) [^ ]+ # PERFEXP_PLUGIN_SHA256$/\1 ${sum} # PERFEXP_PLUGIN_SHA256/" \
     "$root/$f"
 done
 
