@@ -64,6 +64,7 @@ abort_and_wait() {
   ended=true
 }
 
+# shellcheck disable=SC2317 # called by the traps below
 on_signal() {
   local sig=$1 num=$2
   trap '' TERM INT HUP

@@ -76,8 +76,9 @@ test_ended_no_abort() {
   (run_gate "$dir" FAKE_WATCH=0 GITHUB_STEP_SUMMARY="$dir/summary") || code=$?
   [[ $code -eq 0 ]] || fail "ended: exit $code, want 0: $(cat "$dir/out")"
   if grep -q "perfexp abort" "$dir/calls"; then fail "ended: an experiment that ended was aborted"; fi
-  grep -q "accepted (exit code 0)" "$dir/summary" && grep -q "| p95 | 8.1 ms" "$dir/summary" ||
+  if ! { grep -q "accepted (exit code 0)" "$dir/summary" && grep -q "| p95 | 8.1 ms" "$dir/summary"; }; then
     fail "ended: the job summary lacks the outcome or the report's table: $(cat "$dir/summary")"
+  fi
   rm -rf "$dir"
 }
 
@@ -88,8 +89,9 @@ test_cleanup_step() {
   env PATH="$dir/bin:$PATH" FAKE_CALLS="$dir/calls" PERFEXP_NAMESPACE=perfexp-demo PERFEXP_REPORTS="$dir/reports" \
     PERFEXP_ABORT_WAIT=7s "$here/perfexp-gate.sh" abort >"$dir/out" 2>&1 || code=$?
   [[ $code -eq 0 ]] || fail "cleanup: exit $code"
-  grep -q "perfexp abort ci-gate-x7k2p" "$dir/calls" && grep -q "^restored" "$dir/calls" ||
+  if ! { grep -q "perfexp abort ci-gate-x7k2p" "$dir/calls" && grep -q "^restored" "$dir/calls"; }; then
     fail "cleanup: a running experiment was not aborted and waited for:$(cat "$dir/calls")"
+  fi
   : >"$dir/calls"
   env PATH="$dir/bin:$PATH" FAKE_CALLS="$dir/calls" PERFEXP_REPORTS="$dir/reports" "$here/perfexp-gate.sh" abort >"$dir/out" 2>&1
   if grep -q "perfexp abort" "$dir/calls"; then fail "cleanup: an aborted experiment was aborted again"; fi
