@@ -226,7 +226,7 @@ func stringArgs(c map[string]any) []string {
 func TestChartAgreesWithConfigDefault(t *testing.T) {
 	got := render(t, nil)
 	want := configObjects(t, "crd/bases/perfexp.dev_perfexperiments.yaml", "crd/bases/perfexp.dev_perfsweeps.yaml",
-		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "rbac/service_account.yaml",
+		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "serviceaccount/service_account.yaml",
 		"rbac/cluster-wide/cluster_role_binding.yaml", "rbac/metrics_auth_role.yaml", "rbac/metrics_auth_role_binding.yaml", "rbac/metrics_reader_role.yaml",
 		"policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
 
