@@ -22,7 +22,7 @@ type SweepReport struct {
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=9
-	// +kubebuilder:validation:items:Enum=Avg;P50;P75;P90;P95;P99;Max;ErrorRate;Rate
+	// +kubebuilder:validation:XValidation:rule="self.all(s, s in ['Avg', 'P50', 'P75', 'P90', 'P95', 'P99', 'Max', 'ErrorRate', 'Rate'])",message="the Transactions tables' statistics are Avg, P50, P75, P90, P95, P99, Max, ErrorRate and Rate"
 	Statistics []ObjectiveMetric `json:"statistics,omitempty"`
 
 	// maxWorkloads keeps the Services tables of the workloads whose CPU or memory moved the
