@@ -130,6 +130,41 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 		t.Errorf("the manager was refused by RBAC %d times, first: %s", len(lines), lines[0])
 	}
 
+	// A tenant of team-a, who may create experiments there and holds no right in team-b, may
+	// not aim a run at team-b's environment, not even one with no variant.
+	t.Run("a tenant without a right in the other's environment", func(t *testing.T) {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "tenant-a"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"perfexp.dev"}, Resources: []string{"perfexperiments", "perfsweeps"}, Verbs: []string{"create", "get"}}}}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "tenant-a"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "tenant-a"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "tenant-a"}}}
+		for _, o := range []client.Object{role, binding} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tenant, err := client.New(env.User(t, "tenant-a"), client.Options{Scheme: env.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loadOnly := experiment("team-a", "load-only-on-team-b", "team-b")
+		loadOnly.Spec.Priority = 1000
+		want := "you (user tenant-a) may not create perfexperiments.perfexp.dev in namespace team-b, the right to run experiments against that environment"
+		testenv.Eventually(t, 30*time.Second, "the tenant's run on team-b refused", func() error {
+			err := tenant.Create(ctx, loadOnly.DeepCopy(), client.DryRunAll)
+			switch {
+			case err == nil:
+				return fmt.Errorf("admitted, want a refusal saying %q", want)
+			case !strings.Contains(err.Error(), want):
+				return fmt.Errorf("%w; want a refusal saying %q", err, want)
+			}
+			return nil
+		})
+		if err := tenant.Create(ctx, experiment("team-a", "load-only-at-home", ""), client.DryRunAll); err != nil {
+			t.Errorf("the tenant's run on its own namespace: %v", err)
+		}
+	})
+
 	t.Run("secured metrics", func(t *testing.T) {
 		url := fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
 		cs := kubernetes.NewForConfigOrDie(env.Config)

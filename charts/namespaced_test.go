@@ -276,3 +276,50 @@ func TestAdmissionPoliciesFlag(t *testing.T) {
 		})
 	}
 }
+
+// config/namespaced's two halves: cluster-admin/ holds only what needs a cluster admin
+// (cluster-scoped objects and the bindings), namespace-admin/ only namespaced objects in
+// perfexp-system, and together they are config/namespaced.
+func TestNamespacedKustomizeSplit(t *testing.T) {
+	build := func(dir string) rendered {
+		k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+		resMap, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root(t), "config", "namespaced", dir))
+		if err != nil {
+			t.Fatalf("kustomize build config/namespaced/%s: %v", dir, err)
+		}
+		stream, err := resMap.AsYaml()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rendered{objects: decodeAll(t, string(stream))}
+	}
+	key := func(o *unstructured.Unstructured) string {
+		return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+	}
+	whole, cluster, ns := build(""), build("cluster-admin"), build("namespace-admin")
+	for _, o := range cluster.objects {
+		if !clusterScoped.Has(o.GetKind()) && o.GetKind() != "RoleBinding" && o.GetKind() != "CustomResourceDefinition" && o.GetKind() != "Namespace" {
+			t.Errorf("cluster-admin/ has %s, which the namespace admin can create", key(o))
+		}
+	}
+	for _, o := range ns.objects {
+		if o.GetNamespace() != "perfexp-system" || strings.HasSuffix(o.GetKind(), "Binding") {
+			t.Errorf("namespace-admin/ has %s, beyond the admin role of perfexp-system", key(o))
+		}
+	}
+	var got, want []string
+	for _, o := range append(cluster.objects, ns.objects...) {
+		got = append(got, key(o))
+	}
+	for _, o := range whole.objects {
+		want = append(want, key(o))
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("cluster-admin + namespace-admin:\n %v\nconfig/namespaced:\n %v", got, want)
+	}
+	if ns.find("Deployment", "perfexp-system", "perfexp-manager") == nil || cluster.find("ClusterRole", "", "perfexp-edit") == nil {
+		t.Error("the manager or the user roles are missing from their half")
+	}
+}

@@ -226,7 +226,7 @@ func stringArgs(c map[string]any) []string {
 func TestChartAgreesWithConfigDefault(t *testing.T) {
 	got := render(t, nil)
 	want := configObjects(t, "crd/bases/perfexp.dev_perfexperiments.yaml", "crd/bases/perfexp.dev_perfsweeps.yaml",
-		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "rbac/service_account.yaml",
+		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "serviceaccount/service_account.yaml",
 		"rbac/cluster-wide/cluster_role_binding.yaml", "rbac/metrics_auth_role.yaml", "rbac/metrics_auth_role_binding.yaml", "rbac/metrics_reader_role.yaml",
 		"policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
 
@@ -284,7 +284,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		"cadvisorMatchers": `job="cadvisor"`, "k6Image": "registry.example.com/k6:1",
 		"access": map[string]any{
 			"allowedNamespaces": []any{"library", "shop"}, "genericPatchKinds": []any{"ConfigMap"},
-			"allowedPrometheusURLs": []any{"http://thanos:9090/*"}, "allowedRunnerServiceAccounts": []any{"k6"},
+			"allowedPrometheusURLs": []any{"http://thanos:9090/*"}, "unboundQueryNamespaces": []any{"platform-perf"}, "allowedRunnerServiceAccounts": []any{"k6"},
 			"allowedRunnerImages": []any{"grafana/k6:*"}, "runnerServiceAccount": "perf-runner",
 			"allowedRunnerTolerations": []any{"dedicated=loadgen:NoSchedule"}, "allowedRunnerNodeSelectors": []any{"pool=loadgen"},
 		},
@@ -295,7 +295,7 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 		"--watch-namespaces=library,shop", "--health-probe-bind-address=:9091", "--admission-policies=perfexp-no-escalation,perfexp-spec-frozen", "--leader-elect", "--lease-namespace=perf-ops",
 		"--allowed-namespaces=library,shop", "--k6-image=registry.example.com/k6:1", "--prometheus-url=http://thanos:9090",
 		"--remote-write-url=http://prometheus:9090/api/v1/write", `--cadvisor-matchers=job="cadvisor"`,
-		"--generic-patch-kinds=ConfigMap", "--allowed-prometheus-urls=http://thanos:9090/*",
+		"--generic-patch-kinds=ConfigMap", "--allowed-prometheus-urls=http://thanos:9090/*", "--unbound-query-namespaces=platform-perf",
 		"--allowed-runner-service-accounts=k6", "--allowed-runner-images=grafana/k6:*", "--runner-service-account=perf-runner",
 		"--allowed-runner-tolerations=dedicated=loadgen:NoSchedule", "--allowed-runner-node-selectors=pool=loadgen"}
 	// Flags newer than some operators: their values render only when set, so they are set
@@ -314,6 +314,11 @@ func TestEveryManagerFlagHasAValue(t *testing.T) {
 			values[f.value] = f.arg
 			want = append(want, "--"+f.flag+"="+f.arg)
 		}
+	}
+	if all.Lookup("prometheus-http-config-file") != nil {
+		values["prometheusAuth"] = map[string]any{"httpConfigSecret": "thanos-auth", "tenants": map[string]any{"shop": "team-shop"}, "tenantHeader": "THANOS-TENANT"}
+		want = append(want, "--prometheus-http-config-file=/etc/perfexp/prometheus/http.yaml",
+			"--prometheus-tenants-file=/etc/perfexp/tenants/tenants.yaml", "--prometheus-tenant-header=THANOS-TENANT")
 	}
 	if all.Lookup("fail-on-regression") != nil {
 		values["failOnRegression"] = true

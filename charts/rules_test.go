@@ -27,7 +27,10 @@ func promtool(t *testing.T) string {
 // its labels and annotations, and stays silent on the healthy ones and on another release's.
 func TestPrometheusRuleAlerts(t *testing.T) {
 	bin := promtool(t)
-	got := render(t, map[string]any{"prometheusRule": map[string]any{"enabled": true}})
+	// The runbook links are pinned so the fixture holds in a release commit too (its default
+	// follows appVersion: TestAlertRunbooks).
+	got := render(t, map[string]any{"prometheusRule": map[string]any{"enabled": true,
+		"runbookBaseURL": "https://github.com/perfexp/perfexp/blob/main/docs/operations.md"}})
 	rule := got.find("PrometheusRule", releaseNamespace, "perfexp-manager")
 	if rule == nil {
 		t.Fatal("no PrometheusRule rendered with prometheusRule.enabled=true")

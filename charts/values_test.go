@@ -37,7 +37,35 @@ func TestValuesSchema(t *testing.T) {
 		{name: "an unknown pull policy", set: []string{"image.pullPolicy=Sometimes"}, wantErr: "pullPolicy"},
 		{name: "an unknown key in a nested block", set: []string{"podDisruptionBudget.minAvaliable=1"}, wantErr: "minAvaliable"},
 		{name: "a duration without a unit", set: []string{"prometheusTimeout=30"}, wantErr: "prometheusTimeout"},
+		{name: "POD_NAMESPACE, which the chart sets", set: []string{"extraEnv[0].name=POD_NAMESPACE", "extraEnv[0].value=x"}, wantErr: "extraEnv"},
+		{name: "an env var without a name", set: []string{"extraEnv[0].value=x"}, wantErr: "extraEnv"},
+		{name: "a volume named like the chart's own", set: []string{"extraVolumes[0].name=metrics-certs", "extraVolumes[0].emptyDir.medium="}, wantErr: "extraVolumes"},
+		{name: "a mount without a path", set: []string{"extraVolumeMounts[0].name=ca"}, wantErr: "mountPath"},
+		{name: "a registry with a scheme", set: []string{"global.imageRegistry=https://mirror.example.com"}, wantErr: "imageRegistry"},
+		{name: "a label value too long", set: []string{"commonLabels.team=" + strings.Repeat("x", 64)}, wantErr: "commonLabels"},
+		{name: "half an install", set: []string{"installPart=half"}, wantErr: "installPart"},
+		{name: "rbac.create as a word", set: []string{"rbac.create=no"}, wantErr: "create"},
+		{name: "a scrape timeout without a unit", set: []string{"metrics.serviceMonitor.scrapeTimeout=10"}, wantErr: "scrapeTimeout"},
+		{name: "relabelings as a map", set: []string{"metrics.serviceMonitor.relabelings.action=drop"}, wantErr: "relabelings"},
+		{name: "a misspelt PodMonitor key", set: []string{"metrics.podMonitor.enable=true"}, wantErr: "enable"},
+		{name: "an alert that does not exist", set: []string{"prometheusRule.disabled.PerfexpRestoreFailedd=true"}, wantErr: "PerfexpRestoreFailedd"},
+		{name: "a runbook base with an anchor", set: []string{"prometheusRule.runbookBaseURL=https://wiki/x#y"}, wantErr: "runbookBaseURL"},
+		{name: "extraObjects as a map", set: []string{"extraObjects.a=b"}, wantErr: "extraObjects"},
 		{name: "defaults"},
+		{name: "every knob of an operator chart", set: []string{
+			"global.imageRegistry=mirror.example.com:5000/hub", "commonLabels.team=perf",
+			"extraEnv[0].name=GOMEMLIMIT", "extraEnv[0].value=200MiB", "extraEnvFrom[0].configMapRef.name=proxy",
+			"extraVolumes[0].name=ca", "extraVolumes[0].configMap.name=corp-ca",
+			"extraVolumeMounts[0].name=ca", "extraVolumeMounts[0].mountPath=/etc/ssl/corp",
+			"extraObjects[0].apiVersion=v1", "extraObjects[0].kind=ConfigMap", "extraObjects[0].metadata.name=x",
+			"rbac.create=true", "rbac.userRoles.create=false",
+			"metrics.serviceMonitor.scrapeTimeout=10s", "metrics.serviceMonitor.relabelings[0].targetLabel=cluster",
+			"metrics.serviceMonitor.metricRelabelings[0].action=drop",
+			"prometheusRule.disabled.PerfexpRegressionFound=true", "prometheusRule.runbookBaseURL=https://wiki.example.com/perfexp",
+		}},
+		{name: "a PodMonitor with plain metrics", set: []string{"metrics.podMonitor.enabled=true", "metrics.secure=false"}},
+		{name: "the cluster part of a split install", set: []string{"installPart=cluster", "fullnameOverride=perfexp"}},
+		{name: "the namespace part of a split install", set: []string{"installPart=namespace", "fullnameOverride=perfexp"}},
 		{name: "replicas with leader election", set: []string{"replicas=3"}},
 		{name: "one replica without leader election", set: []string{"replicas=1", "leaderElection=false"}},
 		{name: "serviceMonitor forced", set: []string{"metrics.serviceMonitor.enabled=true"}},
@@ -171,12 +199,17 @@ func checkReferences(t *testing.T, r rendered) {
 // tag that may move is pulled again.
 func TestImage(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("0f", 32)
+	// appVersion is dev, a tag that moves, between releases, and the version in a release commit.
+	appVersion, defaultPolicy := chartAppVersion(t), "IfNotPresent"
+	if appVersion == "dev" {
+		defaultPolicy = "Always"
+	}
 	tests := []struct {
 		name                  string
 		set                   []string
 		wantImage, wantPolicy string
 	}{
-		{name: "defaults: appVersion, a tag that moves", wantImage: "perfexp/manager:dev", wantPolicy: "Always"},
+		{name: "defaults: appVersion", wantImage: "perfexp/manager:" + appVersion, wantPolicy: defaultPolicy},
 		{name: "a version tag", set: []string{"image.tag=v0.3.0"}, wantImage: "perfexp/manager:v0.3.0", wantPolicy: "IfNotPresent"},
 		{name: "latest", set: []string{"image.tag=latest"}, wantImage: "perfexp/manager:latest", wantPolicy: "Always"},
 		{name: "a digest wins over the tag", set: []string{"image.tag=v0.3.0", "image.digest=" + digest},

@@ -3,6 +3,9 @@ package controllers
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +30,10 @@ const DefaultAnalysisWorkers = 4
 // and reads its outcome; the attempt runs in a goroutine and, when it ends, enqueues its
 // experiment through a channel the controller watches. At most workers attempts query one
 // Prometheus at once, so experiments analysed against a hung server (spec.analysis.prometheusURL)
-// wait for each other, never for the experiments that read another Prometheus.
+// wait for each other, never for the experiments that read another Prometheus. One Prometheus
+// is one pool however its URL is written (prometheusKey), and the attempts of one namespace
+// hold at most namespaceShare of its slots, so one tenant's many or slow analyses leave the
+// others a slot.
 //
 // Attempts live in memory only, keyed by the experiment's UID: a restarted manager has none and
 // simply starts the analysis again (it is idempotent and its window is fixed). An attempt is
@@ -47,9 +53,11 @@ type analysisRunner struct {
 	mu       sync.Mutex
 	attempts map[types.UID]*analysisAttempt
 	count    uint64
-	// slots are the slots of each Prometheus URL ("" is the operator's own) that attempts
-	// use; a URL's entry goes once no attempt holds or waits for it.
+	// slots are the slots of each Prometheus (prometheusKey) and of each namespace's share
+	// of it (shareKey) that attempts use; an entry goes once no attempt holds or waits for it.
 	slots map[string]*urlSlots
+	// defaultPrometheus is the operator's Prometheus, which an experiment naming none reads.
+	defaultPrometheus string
 }
 
 type urlSlots struct {
@@ -155,49 +163,86 @@ func (ar *analysisRunner) startLocked(ctx context.Context, exp, baseline *perfex
 	attemptCtx, cancel := context.WithCancel(log.IntoContext(ar.base, logger))
 	a := &analysisAttempt{number: ar.count, first: first, started: ar.clock.Now(), key: client.ObjectKeyFromObject(exp), cancel: cancel, before: exp.Status.DeepCopy()}
 	ar.attempts[exp.UID] = a
-	go ar.run(attemptCtx, a, work, base, ar.slotsLocked(prometheusOf(exp)))
+	prom := ar.prometheusOf(exp)
+	share := shareKey(prom, exp.Namespace)
+	go ar.run(attemptCtx, a, work, base, ar.slotsLocked(share, namespaceShare(ar.workers)), ar.slotsLocked(prom, ar.workers), share, prom)
 	return a
 }
 
-func prometheusOf(exp *perfexpv1alpha1.PerfExperiment) string {
-	if exp.Spec.Analysis == nil {
-		return ""
+// prometheusOf is the key of the Prometheus exp's analysis reads.
+func (ar *analysisRunner) prometheusOf(exp *perfexpv1alpha1.PerfExperiment) string {
+	u := ar.defaultPrometheus
+	if exp.Spec.Analysis != nil && exp.Spec.Analysis.PrometheusURL != "" {
+		u = exp.Spec.Analysis.PrometheusURL
 	}
-	return exp.Spec.Analysis.PrometheusURL
+	return prometheusKey(u)
 }
 
-// slotsLocked returns the slots of url, counting one more user until release is called.
-func (ar *analysisRunner) slotsLocked(url string) *urlSlots {
-	s, ok := ar.slots[url]
+// prometheusKey names one Prometheus however its URL is written: scheme and host in lower
+// case, the scheme's default port and trailing slashes dropped. Keyed on the raw string,
+// "http://p:9090", "http://p:9090/" and the default were three pools of slots for one server.
+func prometheusKey(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+}
+
+// namespaceShare is how many of a Prometheus' slots the analyses of one namespace may hold at
+// once: half, so that a tenant with many analyses, or slow ones, leaves the others a slot.
+func namespaceShare(workers int) int { return max(1, workers/2) }
+
+// shareKey names one namespace's share of a Prometheus' slots.
+func shareKey(prom, namespace string) string { return prom + " namespace=" + namespace }
+
+// slotsLocked returns the slots of key, counting one more user until release is called.
+func (ar *analysisRunner) slotsLocked(key string, size int) *urlSlots {
+	s, ok := ar.slots[key]
 	if !ok {
-		s = &urlSlots{free: make(chan struct{}, ar.workers)}
-		ar.slots[url] = s
+		s = &urlSlots{free: make(chan struct{}, size)}
+		ar.slots[key] = s
 	}
 	s.users++
 	return s
 }
 
-func (ar *analysisRunner) release(url string) {
+func (ar *analysisRunner) release(keys ...string) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
-	if s := ar.slots[url]; s != nil {
-		if s.users--; s.users <= 0 {
-			delete(ar.slots, url)
+	for _, key := range keys {
+		if s := ar.slots[key]; s != nil {
+			if s.users--; s.users <= 0 {
+				delete(ar.slots, key)
+			}
 		}
 	}
 }
 
-// run calls the Analyzer once it has a slot, within the attempt's allowance, and enqueues the
-// experiment when the call returns. A cancelled attempt records nothing and enqueues nothing.
-func (ar *analysisRunner) run(ctx context.Context, a *analysisAttempt, exp, baseline *perfexpv1alpha1.PerfExperiment, slots *urlSlots) {
+// run calls the Analyzer once it has a slot of its namespace's share and then one of its
+// Prometheus, within the attempt's allowance, and enqueues the experiment when the call
+// returns. A cancelled attempt records nothing and enqueues nothing. Waiting for the share
+// first means an attempt over its namespace's share holds none of the Prometheus' slots.
+func (ar *analysisRunner) run(ctx context.Context, a *analysisAttempt, exp, baseline *perfexpv1alpha1.PerfExperiment, share, slots *urlSlots, keys ...string) {
 	defer a.cancel()
-	defer ar.release(prometheusOf(exp))
-	select {
-	case slots.free <- struct{}{}:
-	case <-ctx.Done():
-		return
+	defer ar.release(keys...)
+	for _, s := range []*urlSlots{share, slots} {
+		select {
+		case s.free <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-s.free }()
 	}
-	defer func() { <-slots.free }()
 	callCtx, cancel := context.WithTimeout(ctx, ar.timeout)
 	res, err := ar.analyzer.Analyze(callCtx, exp, baseline)
 	ranOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil && !res.Done && res.Failure == nil

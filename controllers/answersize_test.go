@@ -55,7 +55,10 @@ func TestHugeAnswerBeforeTheRun(t *testing.T) {
 		{Name: "by-request", Query: `sum by (request_id) (rate(http_requests_total{namespace="{{.Namespace}}"}[{{.Window}}]))`},
 	}}
 	mustCreate(t, c, greedy)
-	mustCreate(t, c, experiment(ns, "other", "other", 0))
+	// Another environment: one environment runs one experiment at a time, whatever the queue.
+	other := experiment(ns, "other", "other", 0)
+	other.Spec.TargetNamespace = env.Namespace(t, "huge-answer-other")
+	mustCreate(t, c, other)
 	waitPhase(t, c, ns, "other", perfexpv1alpha1.PhaseRunning)
 	waitPhase(t, c, ns, "greedy", perfexpv1alpha1.PhaseRunning)
 	lab.finishLoad("other")

@@ -25,7 +25,7 @@ func (r *PerfExperimentReconciler) reconcileDelete(ctx context.Context, s *scope
 			return res, err
 		}
 	}
-	if err := r.Lock.Release(ctx, exp.QueueName(), exp.UID); err != nil {
+	if err := r.releaseLocks(ctx, exp); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.setFinalizer(ctx, s, false)

@@ -124,7 +124,9 @@ func TestFinalizerOnlyWhilePatched(t *testing.T) {
 		// and whose status never said it left the queue.
 		crashed := experiment(ns, "crashed", "fin-crash", 0)
 		mustCreate(t, c, crashed)
+		// On another environment, so that it runs beside next.
 		resumed := experiment(ns, "resumed", "fin-crash-resume", 0)
+		resumed.Spec.TargetNamespace = env.Namespace(t, "fin-crash-resume")
 		mustCreate(t, c, resumed)
 		for _, e := range []*perfexpv1alpha1.PerfExperiment{crashed, resumed} {
 			id := string(e.UID)

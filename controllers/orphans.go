@@ -29,6 +29,9 @@ const DefaultOrphanInterval = 5 * time.Minute
 const (
 	EventOrphanRestored    = "OrphanRestored"
 	EventOrphanNotRestored = "OrphanNotRestored"
+	// EventOrphanRefused: the janitor did not act on the object's snapshot at all (not
+	// recorded by perfexp, a namespace that has not opted in, a field no variant changes).
+	EventOrphanRefused = "OrphanRefused"
 )
 
 // OrphanRecoverer restores objects patched for experiments that no longer exist
@@ -141,7 +144,12 @@ func (j *OrphanJanitor) Round(ctx context.Context) {
 				note += "; " + o.Problem
 			}
 			j.event(o, corev1.EventTypeNormal, EventOrphanRestored, note)
-		case j.firstReport(reportKey(o)):
+		case o.Refused && j.firstReport(reportKey(o)):
+			metrics.OrphansUnrestorable.WithLabelValues(kind).Inc()
+			j.event(o, corev1.EventTypeWarning, EventOrphanRefused,
+				"snapshot of experiment "+o.Experiment+" (UID "+string(o.UID)+", gone) not applied: "+o.Problem)
+			logger.Info("Refused an object's snapshot", "object", o.Ref(), "experiment", o.Experiment, "problem", o.Problem)
+		case !o.Refused && j.firstReport(reportKey(o)):
 			metrics.OrphansUnrestorable.WithLabelValues(kind).Inc()
 			j.event(o, corev1.EventTypeWarning, EventOrphanNotRestored,
 				"experiment "+o.Experiment+" (UID "+string(o.UID)+") is gone without restoring this object, and perfexp cannot: "+o.Problem)

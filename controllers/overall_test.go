@@ -1,10 +1,12 @@
 package controllers_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -80,4 +82,59 @@ func TestOverallTimeoutBounds(t *testing.T) {
 			t.Error("the environment was not restored")
 		}
 	})
+}
+
+// TestQueuedEditsAreCheckedAgain: what Pending checked is checked again as the experiment
+// takes its queue's lock. The spec is frozen from Queued on; an edit admitted in the moment
+// between Pending's checks and the write that says Queued (played here by removing the
+// frozen-spec policy's binding) must not reach the environment: a 720 h overall timeout past
+// the 192 h maximum, or another queue under the lock of the one it joined, fails the run
+// before anything is patched.
+func TestQueuedEditsAreCheckedAgain(t *testing.T) {
+	env := testenv.Start(t)
+	env.Namespace(t, leaseNamespace)
+	c := env.Client
+	ns := env.Namespace(t, "recheck")
+	l := newLab()
+	startOperatorOpts(t, env, operatorOptions{workers: 2, maxOverall: 192 * time.Hour}, l, l, l)
+
+	mustCreate(t, c, experiment(ns, "holder", "recheck", 0))
+	waitPhase(t, c, ns, "holder", perfexpv1alpha1.PhaseRunning)
+	mustCreate(t, c, experiment(ns, "longer", "recheck", 10))
+	mustCreate(t, c, experiment(ns, "moved", "recheck", 5))
+	expectPositions(t, c, ns, "holder", []string{"longer", "moved"})
+
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "perfexp-spec-frozen"}}
+	if err := c.Delete(t.Context(), binding); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(name string, change func(*perfexpv1alpha1.PerfExperiment)) {
+		eventually(t, 30*time.Second, "an edit of queued "+name+" admitted", func() error {
+			exp := get(t, c, ns, name)
+			change(exp)
+			return c.Update(t.Context(), exp)
+		})
+	}
+	edit("longer", func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Spec.Timeouts = &perfexpv1alpha1.Timeouts{Overall: &metav1.Duration{Duration: 720 * time.Hour}}
+	})
+	edit("moved", func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Queue = "elsewhere" })
+
+	l.finishLoad("holder")
+	for name, want := range map[string]struct{ reason, says string }{
+		"longer": {perfexpv1alpha1.ReasonInvalidTimeouts, "spec.timeouts.overall is 720h0m0s, longer than the 192h0m0s this operator allows"},
+		"moved":  {perfexpv1alpha1.ReasonQueueNotAllowed, "the spec now asks for queue elsewhere (spec.queue or spec.targetNamespace changed after the experiment joined queue recheck)"},
+	} {
+		got := waitPhase(t, c, ns, name, perfexpv1alpha1.PhaseFailed)
+		ready := condition(got, perfexpv1alpha1.ConditionReady)
+		if ready == nil || ready.Reason != want.reason || !strings.Contains(ready.Message, want.says) {
+			t.Errorf("%s: Ready %+v; want %s saying %q", name, ready, want.reason, want.says)
+		}
+		if got.Status.StartTime != nil {
+			t.Errorf("%s left the queue to run (startTime %v)", name, got.Status.StartTime)
+		}
+	}
+	if got := l.order(); !slices.Equal(got, []string{"holder"}) {
+		t.Errorf("ran %v, want only the holder", got)
+	}
 }

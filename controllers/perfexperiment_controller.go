@@ -78,6 +78,9 @@ type PerfExperimentReconciler struct {
 	// when unset). A call that runs out returns and the experiment tries again later; the
 	// experiment's own timeouts.analysis still ends the phase.
 	AnalysisAttemptTimeout time.Duration
+	// PrometheusURL is the operator's Prometheus: the analyses of experiments that name none
+	// and of those that name it share its slots.
+	PrometheusURL string
 
 	// BaselineArrivalGrace is how long an experiment whose baseline does not exist yet waits for
 	// it before failing with BaselineNotFound: GitOps tools apply a queue in their own order.
@@ -255,6 +258,7 @@ func (r *PerfExperimentReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		r.Lock.Cache = mgr.GetCache()
 	}
 	r.analyses = newAnalysisRunner(ctx, r.Analyzer, r.Clock, r.AnalysisWorkers, r.AnalysisAttemptTimeout)
+	r.analyses.defaultPrometheus = r.PrometheusURL
 	return ctrl.NewControllerManagedBy(mgr).
 		// Every change, status included, is reconciled: a phase that finished writes the status,
 		// and that write starts the next phase. A reconcile that changes nothing writes nothing,

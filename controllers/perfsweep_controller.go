@@ -67,6 +67,11 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	original := sw.DeepCopy()
 	defer func() {
+		// Come back when the deadline passes, whatever else the sweep waits for.
+		if until := time.Until(sw.DeadlineAt()); !sw.Status.Phase.IsTerminal() && sw.DeletionTimestamp.IsZero() && until > 0 &&
+			(result.RequeueAfter == 0 || result.RequeueAfter > until) {
+			result.RequeueAfter = until
+		}
 		sw.SetKStatusConditions()
 		if err := r.writeSweepStatus(ctx, original, sw); err != nil {
 			reterr = errors.Join(reterr, err)
@@ -122,6 +127,9 @@ func (r *PerfSweepReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	if sw.Spec.Abort {
 		return r.reconcileSweepAbort(ctx, s)
+	}
+	if !time.Now().Before(sw.DeadlineAt()) {
+		return r.reconcileSweepDeadline(ctx, s)
 	}
 	if sw.Spec.Capacity != nil {
 		return r.reconcileCapacity(ctx, s)

@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,6 +49,28 @@ func (r *PerfSweepReconciler) reconcileSweepAbort(ctx context.Context, s *sweepS
 	sw.Status.CurrentArm, sw.Status.CurrentExperiment = "", ""
 	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, metav1.ConditionFalse, perfexpv1alpha1.ReasonAborted, "%s", msg)
 	return ctrl.Result{}, nil
+}
+
+// reconcileSweepDeadline stops a sweep whose deadline passed as an abort does, and says why.
+func (r *PerfSweepReconciler) reconcileSweepDeadline(ctx context.Context, s *sweepScope) (ctrl.Result, error) {
+	sw := s.sweep
+	res, err := r.reconcileSweepAbort(ctx, s)
+	if err != nil {
+		return res, err
+	}
+	why := fmt.Sprintf("the sweep's deadline passed at %s (spec.deadline %s after its creation)",
+		sw.DeadlineAt().UTC().Format(time.RFC3339), sw.DeadlineAt().Sub(sw.CreationTimestamp.Time))
+	msg := why + "; " + sw.Status.Message
+	status := metav1.ConditionUnknown
+	if sw.Status.Phase == perfexpv1alpha1.SweepAborted {
+		status = metav1.ConditionFalse
+	}
+	sw.Status.Message = msg
+	setSweepCondition(sw, perfexpv1alpha1.ConditionReady, status, perfexpv1alpha1.ReasonDeadlineExceeded, "%s", msg)
+	if r.Recorder != nil && status == metav1.ConditionFalse {
+		r.Recorder.Eventf(sw, nil, corev1.EventTypeWarning, perfexpv1alpha1.ReasonDeadlineExceeded, "Abort", "%s", why)
+	}
+	return res, nil
 }
 
 // reconcileSweepDelete deletes the sweep's runs and keeps the sweep until they are gone. A run

@@ -149,15 +149,11 @@ func (r *PerfSweepReconciler) runResult(ctx context.Context, exp *perfexpv1alpha
 
 // publishSweepReport writes <sweep>-report, owned by the sweep so it goes with it.
 func (r *PerfSweepReconciler) publishSweepReport(ctx context.Context, sw *perfexpv1alpha1.PerfSweep, res *report.SweepResult) (*corev1.ConfigMap, error) {
-	js, err := report.SweepJSON(res)
+	data, err := report.SweepConfigMapData(res)
 	if err != nil {
 		return nil, err
 	}
-	page, err := report.SweepHTML(res)
-	if err != nil {
-		return nil, err
-	}
-	return r.publishSweepData(ctx, sw, "sweep report", map[string]string{report.KeySweepMarkdown: report.SweepMarkdown(res), report.KeySweepJSON: string(js), report.KeySweepHTML: page})
+	return r.publishSweepData(ctx, sw, "sweep report", data)
 }
 
 // publishSweepData writes a sweep's report ConfigMap with the given keys, refusing one larger

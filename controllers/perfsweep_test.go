@@ -383,6 +383,31 @@ func TestSweep(t *testing.T) {
 		}
 	})
 
+	t.Run("a sweep past its deadline aborts its unfinished runs and ends DeadlineExceeded", func(t *testing.T) {
+		ns := env.Namespace(t, "sweep-deadline")
+		lab := newLab()
+		startSweepOperator(t, env, lab)
+		mustCreate(t, c, newTestSweep(ns, "dl", 1, "1", "10"))
+		waitPhase(t, c, ns, "dl-baseline-1", perfexpv1alpha1.PhaseRunning)
+		// A deadline that has passed by the time the operator reads it; set as kubectl would.
+		s := getSweep(t, c, ns, "dl")
+		if err := c.Patch(t.Context(), s, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"deadline":"1s"}}`))); err != nil {
+			t.Fatal(err)
+		}
+		done := waitSweepPhase(t, c, ns, "dl", perfexpv1alpha1.SweepAborted)
+		if exp := get(t, c, ns, "dl-baseline-1"); exp == nil || exp.Status.Phase != perfexpv1alpha1.PhaseAborted {
+			t.Errorf("run dl-baseline-1: %+v, want Aborted", exp)
+		}
+		if lab.restores("dl-baseline-1") == 0 {
+			t.Error("the running run did not restore the environment")
+		}
+		if cond := meta.FindStatusCondition(done.Status.Conditions, perfexpv1alpha1.ConditionReady); cond == nil || cond.Reason != "DeadlineExceeded" ||
+			cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "the sweep's deadline passed") {
+			t.Errorf("Ready %+v, want False/DeadlineExceeded", cond)
+		}
+		t.Logf("Ready: %s", done.Status.Message)
+	})
+
 	t.Run("deleting the sweep deletes its runs, a running one after it restored the environment", func(t *testing.T) {
 		ns := env.Namespace(t, "sweep-delete")
 		lab := newLab()

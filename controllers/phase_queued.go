@@ -59,6 +59,16 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 	if !acquired {
 		return ctrl.Result{RequeueAfter: waitingRecheckAt(showWaiting(exp, p))}, nil
 	}
+	wait, err := r.takeEnvironment(ctx, exp, name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wait != "" {
+		exp.Status.QueuePosition = position
+		setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "%s", wait)
+		exp.Status.Message = wait
+		return ctrl.Result{RequeueAfter: environmentRecheck}, nil
+	}
 
 	// The finalizer goes on before the status says Preparing, so before anything is patched.
 	if err := r.ensureFinalizer(ctx, s); err != nil {
@@ -71,7 +81,7 @@ func (r *PerfExperimentReconciler) reconcileQueued(ctx context.Context, s *scope
 		return ctrl.Result{}, err
 	}
 	if res.Failure != nil {
-		if err := r.Lock.Release(ctx, name, exp.UID); err != nil {
+		if err := r.releaseLocks(ctx, exp); err != nil {
 			return ctrl.Result{}, err
 		}
 		exp.Status.QueuePosition = 0

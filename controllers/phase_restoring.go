@@ -27,7 +27,7 @@ func (r *PerfExperimentReconciler) reconcileRestoring(ctx context.Context, s *sc
 	if err != nil || !done {
 		return res, err
 	}
-	if err := r.Lock.Release(ctx, exp.QueueName(), exp.UID); err != nil {
+	if err := r.releaseLocks(ctx, exp); err != nil {
 		return ctrl.Result{}, err
 	}
 	if failure(exp) != nil {

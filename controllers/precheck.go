@@ -33,6 +33,9 @@ const maxBaselineChain = 64
 // would otherwise fail it only after its load: a baseline that does not exist, a chain of
 // baselines that loops back, a custom query that cannot run.
 func (r *PerfExperimentReconciler) precheck(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	if res, err := r.recheckJoin(ctx, exp); err != nil || res.Failure != nil {
+		return res, err
+	}
 	if exp.Spec.Baseline != nil {
 		lookup := func(name string) (string, bool, error) {
 			b := &perfexpv1alpha1.PerfExperiment{}
@@ -57,6 +60,31 @@ func (r *PerfExperimentReconciler) precheck(ctx context.Context, exp *perfexpv1a
 		return qc.CheckQueries(ctx, exp)
 	}
 	return step.Done(), nil
+}
+
+// recheckJoin runs again, as the experiment takes its queue's lock, the checks of Pending: the
+// spec is frozen from Queued on (config/policy/spec_frozen.yaml), but an edit admitted while
+// the experiment was still Pending, after those checks ran, would otherwise reach the
+// environment unchecked: another target under the old queue's lock, or a timeout and load
+// beyond the operator's maximum.
+func (r *PerfExperimentReconciler) recheckJoin(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
+	wanted := exp.Spec.Queue
+	if wanted == "" {
+		wanted = exp.TargetNamespace()
+	}
+	if joined := exp.Status.Queue; joined != "" && wanted != joined {
+		return step.Fail(perfexpv1alpha1.ReasonQueueNotAllowed,
+			"the spec now asks for queue %s (spec.queue or spec.targetNamespace changed after the experiment joined queue %s); the spec is frozen once an experiment joins its queue: create a new experiment instead",
+			wanted, joined), nil
+	}
+	if problem := r.overallTimeoutProblem(exp); problem != "" {
+		return step.Fail(perfexpv1alpha1.ReasonInvalidTimeouts, "%s (the spec changed after the experiment joined its queue)", problem), nil
+	}
+	problem, err := r.queueProblem(ctx, exp)
+	if err != nil || problem == "" {
+		return step.Done(), err
+	}
+	return step.Fail(perfexpv1alpha1.ReasonQueueNotAllowed, "%s", problem), nil
 }
 
 // checkBaselineChain follows spec.baseline from the experiment self, whose baseline is first.

@@ -81,7 +81,7 @@ func TestPrecheck(t *testing.T) {
 		failedBeforePreparing(t, lab, ns, "b", perfexpv1alpha1.ReasonBaselineCycle, "b -> a -> b")
 	})
 
-	t.Run("a custom query Prometheus refuses fails the experiment with its name and Prometheus' words", func(t *testing.T) {
+	t.Run("a custom query that does not parse fails the experiment with its name and the parser's words", func(t *testing.T) {
 		prom := promtest.Start(t)
 		ns := env.Namespace(t, "bad-query")
 		lab := newLab()
@@ -93,9 +93,9 @@ func TestPrecheck(t *testing.T) {
 		}}
 		mustCreate(t, c, exp)
 		failedBeforePreparing(t, lab, ns, "soak", perfexpv1alpha1.ReasonQueryInvalid,
-			"query db-connections: Prometheus refused it: invalid parameter \"query\": 1:")
+			"query db-connections: the query does not parse: 1:")
 		if got := get(t, c, ns, "soak"); !strings.Contains(condition(got, perfexpv1alpha1.ConditionReady).Message, "parse error: unclosed left parenthesis") {
-			t.Errorf("Prometheus' message is missing: %s", condition(got, perfexpv1alpha1.ConditionReady).Message)
+			t.Errorf("the PromQL parser's message is missing: %s", condition(got, perfexpv1alpha1.ConditionReady).Message)
 		}
 
 		good := experiment(ns, "good", "bad-query", 0)

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
-// An experiment keeps the queue it joined (status.queue) even when its spec.queue is edited
-// while it waits: the lock it takes is the lock its queue mates see, and the one it releases.
+// An experiment keeps the queue it joined (status.queue): an edit of its spec.queue while it
+// waits is refused at apply (the spec is frozen from Queued on), and the lock it takes is the
+// lock its queue mates see, and the one it releases.
 func TestQueueFrozenInStatus(t *testing.T) {
 	env := testenv.Start(t)
 	env.Namespace(t, leaseNamespace)
@@ -26,11 +28,12 @@ func TestQueueFrozenInStatus(t *testing.T) {
 	mustCreate(t, c, experiment(ns, "waiter", "frozen", 0))
 	expectPositions(t, c, ns, "holder", []string{"waiter"})
 
+	// The spec is frozen from Queued on: the edit is refused at apply.
 	waiter := get(t, c, ns, "waiter")
 	patch := client.MergeFrom(waiter.DeepCopy())
 	waiter.Spec.Queue = "elsewhere"
-	if err := c.Patch(t.Context(), waiter, patch); err != nil {
-		t.Fatal(err)
+	if err := c.Patch(t.Context(), waiter, patch); err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has joined its queue (it is Queued)") {
+		t.Fatalf("editing spec.queue of a queued experiment: %v, want refused", err)
 	}
 	// Give the operator time to act on the edit; the waiter must keep waiting behind holder.
 	time.Sleep(3 * time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,15 +233,51 @@ func TestQueue(t *testing.T) {
 		}
 	})
 
-	t.Run("experiments on different queues run side by side", func(t *testing.T) {
+	t.Run("experiments on different queues and environments run side by side", func(t *testing.T) {
 		c := env.Client
 		ns := env.Namespace(t, "two-queues")
+		other := env.Namespace(t, "two-queues-other")
 		lab := newLab()
 		startOperator(t, env, lab)
 		mustCreate(t, c, experiment(ns, "a", "queue-a", 0))
-		mustCreate(t, c, experiment(ns, "b", "queue-b", 0))
+		b := experiment(ns, "b", "queue-b", 0)
+		b.Spec.TargetNamespace = other
+		mustCreate(t, c, b)
 		waitPhase(t, c, ns, "a", perfexpv1alpha1.PhaseRunning)
 		waitPhase(t, c, ns, "b", perfexpv1alpha1.PhaseRunning)
+	})
+
+	// A queue is a name; the environment is the target namespace. An experiment in a queue
+	// named like no namespace ran beside the holder of its target namespace's queue, both
+	// patching and loading one environment.
+	t.Run("queues aimed at one environment take turns", func(t *testing.T) {
+		c := env.Client
+		ns := env.Namespace(t, "one-env")
+		lab := newLab()
+		startOperator(t, env, lab)
+		mustCreate(t, c, experiment(ns, "own", "", 0))
+		waitPhase(t, c, ns, "own", perfexpv1alpha1.PhaseRunning)
+		mustCreate(t, c, experiment(ns, "named", "not-a-namespace", 1000))
+		eventually(t, 30*time.Second, "named waits for the environment", func() error {
+			got := get(t, c, ns, "named")
+			if !strings.Contains(got.Status.Message, "waiting for namespace "+ns+", where "+ns+"/own is running") {
+				return fmt.Errorf("phase %s: %q", got.Status.Phase, got.Status.Message)
+			}
+			return nil
+		})
+		consistently(t, 2*time.Second, "named stays queued while own runs", func() error {
+			if p := get(t, c, ns, "named").Status.Phase; p != perfexpv1alpha1.PhaseQueued {
+				return fmt.Errorf("named is %s", p)
+			}
+			return nil
+		})
+		lab.finishLoad("own")
+		waitPhase(t, c, ns, "named", perfexpv1alpha1.PhaseRunning)
+		lab.finishLoad("named")
+		waitPhase(t, c, ns, "named", perfexpv1alpha1.PhaseSucceeded)
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("experiments overlapped: %v", v)
+		}
 	})
 
 	t.Run("an experiment waits for the baseline it names, in the queue and in analysis", func(t *testing.T) {
@@ -312,10 +349,20 @@ func TestQueue(t *testing.T) {
 
 		lab.finishLoad("holder")
 		waitPhase(t, c, ns, "base", perfexpv1alpha1.PhaseRunning)
-		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
+		// Its queue is free, but base runs on the same environment (the target namespace).
+		eventually(t, 10*time.Second, "variant waits for the environment", func() error {
+			if got := get(t, c, ns, "variant"); !strings.Contains(got.Status.Message, "waiting for namespace "+ns) {
+				return fmt.Errorf("phase %s: %q", got.Status.Phase, got.Status.Message)
+			}
+			return nil
+		})
 		lab.finishLoad("base")
+		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseRunning)
 		lab.finishLoad("variant")
 		waitPhase(t, c, ns, "variant", perfexpv1alpha1.PhaseSucceeded)
+		if v := lab.violations(); len(v) > 0 {
+			t.Errorf("experiments overlapped: %v", v)
+		}
 		if got, want := lab.order(), []string{"holder", "base", "variant"}; !slices.Equal(got, want) {
 			t.Errorf("order %v, want %v", got, want)
 		}

@@ -71,7 +71,7 @@ var (
 	fuzzNamespaces = []string{"", fuzzTeam, fuzzOther, fuzzPlain, fuzzOperator, "kube-system", "missing", "Team", "a-very-long-namespace-name-that-is-exactly-sixty-three-characters"}
 	fuzzNames      = []string{"web", "api", "db", "missing", "Web", "web*", "", "a", "checkin"}
 	fuzzContainers = []string{"web", "api", "db", "sidecar", "", "*"}
-	fuzzEnvNames   = []string{"HTTP_MAXPOOLSIZE", "KAFKA_BOOTSTRAP_SERVERS", "NEW_VAR", "", "1BAD", "A=B", "K6_PROMETHEUS_RW_SERVER_URL", "PATH"}
+	fuzzEnvNames   = []string{"HTTP_MAXPOOLSIZE", "KAFKA_BOOTSTRAP_SERVERS", "NEW_VAR", "", "1BAD", "A=B", "K6_PROMETHEUS_RW_SERVER_URL", "PATH", "K6_OUT", "K6_PROMETHEUS_RW_TREND_STATS", "K6_PROMETHEUS_RW_HEADERS_X"}
 	fuzzImages     = []string{"", "grafana/k6:1.8.1", "registry.example/web:2.0", "busybox", "evil.example/miner:latest", "UPPER:Case", "a@sha256:00"}
 	fuzzScenarios  = []string{"checkinout", "browse", "s", "load", "Bad Name", "", "warmup", "x-" + string(make([]byte, 0))}
 	fuzzQueries    = []string{
@@ -273,7 +273,7 @@ var specEdits = []specEdit{
 	}},
 	{"scenario.args", func(e *perfexpv1alpha1.PerfExperiment, in *fuzzInput) {
 		s := scenario(e, in)
-		s.Args = append(s.Args, in.text("--no-thresholds", "--out", "-o", "--address=0.0.0.0:1", ""))
+		s.Args = append(s.Args, in.text("--no-thresholds", "--out", "-o", "--address=0.0.0.0:1", "", "--tag", "testid=victim-1", "--tag=testid=victim-1", "-qo", "--out=json", "team=a"))
 	}},
 	{"scenario.image", func(e *perfexpv1alpha1.PerfExperiment, in *fuzzInput) { scenario(e, in).Image = in.text(fuzzImages...) }},
 	{"scenario.resources", func(e *perfexpv1alpha1.PerfExperiment, in *fuzzInput) {

@@ -118,8 +118,36 @@ func FuzzExperimentSpec(f *testing.F) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, admitted); err != nil {
 			t.Fatalf("the admitted object does not read back: %v", err)
 		}
+		ownSamples(t, admitted)
 		runAdmitted(t, admitted, documented)
 	})
+}
+
+// ownSamples checks that an admitted experiment's k6 runners tag every sample with its own
+// test id and write where perfexp says, whatever its scenarios' args and env.
+func ownSamples(t *testing.T, exp *perfexpv1alpha1.PerfExperiment) {
+	t.Helper()
+	const rw = "http://prometheus.monitoring:9090/api/v1/write"
+	for _, sc := range exp.Spec.Load.Scenarios {
+		args := load.K6Args("own-00000000", sc.Name, sc.Args, "/scripts/perfexp-run.js")
+		var testID string
+		for i, a := range args {
+			if v, ok := strings.CutPrefix(a, "testid="); ok && i > 0 && args[i-1] == "--tag" {
+				testID = v
+			}
+			if strings.HasPrefix(a, "--tag=testid=") || strings.HasPrefix(a, "-o") || strings.HasPrefix(a, "--out=") {
+				t.Fatalf("scenario %s admitted with args %q", sc.Name, sc.Args)
+			}
+		}
+		if testID != "own-00000000" {
+			t.Fatalf("scenario %s's samples are tagged testid=%s: args %q", sc.Name, testID, args)
+		}
+		for _, e := range load.K6Env(rw, sc.Env) {
+			if e.Name == "K6_PROMETHEUS_RW_SERVER_URL" && e.Value != rw {
+				t.Fatalf("scenario %s writes its samples to %q", sc.Name, e.Value)
+			}
+		}
+	}
 }
 
 // The namespaces of the in-memory cluster: the experiments' own (opted in), a second opted-in

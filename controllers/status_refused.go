@@ -90,7 +90,7 @@ func (r *PerfExperimentReconciler) reconcileStatusRefused(ctx context.Context, s
 	if err != nil || !done {
 		return res, err
 	}
-	if err := r.Lock.Release(ctx, exp.QueueName(), exp.UID); err != nil {
+	if err := r.releaseLocks(ctx, exp); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.setFinalizer(ctx, s, false); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,6 +77,19 @@ func FuzzSweepSpec(f *testing.F) {
 			t.Fatalf("the admitted object does not read back: %v", err)
 		}
 		admitted.UID = types.UID("fuzz-sweep-" + admitted.Name)
+		// Whatever the search decides, an admitted sweep stays within the sweep's runs and ends
+		// by its deadline.
+		if c := admitted.Spec.Capacity; c != nil && int(c.MaxProbes)*int(c.MaxRepeats) > sweep.MaxRuns {
+			t.Fatalf("a capacity search of %d probes x %d repeats was admitted, over %d runs", c.MaxProbes, c.MaxRepeats, sweep.MaxRuns)
+		}
+		if admitted.Spec.Bisect != nil {
+			if repeats, steps := sweep.BisectBudget(admitted); steps*repeats*2 > sweep.MaxRuns {
+				t.Fatalf("a bisect of %d steps x %d repeats x 2 was admitted, over %d runs", steps, repeats, sweep.MaxRuns)
+			}
+		}
+		if admitted.Spec.Deadline == nil || admitted.Spec.Deadline.Duration > 720*time.Hour {
+			t.Fatalf("admitted with deadline %v; every sweep has one of at most 720h", admitted.Spec.Deadline)
+		}
 		// A capacity search and a bisect plan from their status: give the search a probe at
 		// each end of its range (it probes nowhere else) and the bisect its first step, as the
 		// reconciler's first advance does.
@@ -304,14 +318,20 @@ var sweepEdits = []sweepEdit{
 			return
 		}
 		sw.Spec.Capacity = &perfexpv1alpha1.SweepCapacity{Parameter: pick(in, perfexpv1alpha1.LoadVUs, perfexpv1alpha1.LoadRate),
-			Min: in.int32(5, 50), Max: in.int32(200, 100000), ResolutionPercent: in.int32(10, 50), MaxProbes: in.int32(12, 30), MaxRepeats: in.int32(1, 5)}
+			Min: in.int32(5, 50), Max: in.int32(200, 100000), ResolutionPercent: in.int32(10, 50), MaxProbes: in.int32(12, 30), MaxRepeats: in.int32(1, 5, 10)}
+	}},
+	{"deadline", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) {
+		sw.Spec.Deadline = nil
+		if in.bool() {
+			sw.Spec.Deadline = in.duration()
+		}
 	}},
 	{"bisect", func(sw *perfexpv1alpha1.PerfSweep, in *fuzzInput) {
 		if in.byte() < 60 {
 			sw.Spec.Bisect = nil
 			return
 		}
-		b := &perfexpv1alpha1.SweepBisect{MaxRepeats: in.int32(3), MaxSteps: in.int32(8)}
+		b := &perfexpv1alpha1.SweepBisect{MaxRepeats: in.int32(3, 10, 20), MaxSteps: in.int32(8, 40, 48)}
 		for range 1 + in.intn(3) {
 			b.Services = append(b.Services, perfexpv1alpha1.BisectService{Name: in.text(fuzzNames...), Kind: pick(in, perfexpv1alpha1.WorkloadKind(""), perfexpv1alpha1.WorkloadKindDeployment, perfexpv1alpha1.WorkloadKindStatefulSet),
 				Container: in.text(fuzzContainers...), Baseline: in.text(fuzzImages...), Candidate: in.text(fuzzImages...)})

@@ -111,15 +111,16 @@ func TestTeardown(t *testing.T) {
 		lab := newLab()
 		startOperator(t, env, lab)
 		mustCreate(t, c, withTeardown(experiment(ns, "aborted", "td-1", 0)))
-		mustCreate(t, c, withTeardown(experiment(ns, "deleted", "td-2", 0)))
 		waitPhase(t, c, ns, "aborted", perfexpv1alpha1.PhaseRunning)
-		waitPhase(t, c, ns, "deleted", perfexpv1alpha1.PhaseRunning)
+		// Another queue, the same environment: it runs once aborted has given it back.
+		mustCreate(t, c, withTeardown(experiment(ns, "deleted", "td-2", 0)))
 
 		abort(t, c, get(t, c, ns, "aborted"))
 		got := waitPhase(t, c, ns, "aborted", perfexpv1alpha1.PhaseAborted)
 		if cond := condition(got, perfexpv1alpha1.ConditionTornDown); cond == nil || cond.Reason != perfexpv1alpha1.ReasonTornDown {
 			t.Errorf("aborted: TornDown %+v", cond)
 		}
+		waitPhase(t, c, ns, "deleted", perfexpv1alpha1.PhaseRunning)
 
 		if err := c.Delete(t.Context(), get(t, c, ns, "deleted")); err != nil {
 			t.Fatal(err)

@@ -181,7 +181,7 @@ func (r *PerfExperimentReconciler) checkAbortAndDeadline(ctx context.Context, s 
 		default:
 			// Nothing was touched yet (or it is restored already): end now, freeing the queue
 			// in case the lock was taken just before the abort.
-			if err := r.Lock.Release(ctx, exp.QueueName(), exp.UID); err != nil {
+			if err := r.releaseLocks(ctx, exp); err != nil {
 				return true, err
 			}
 			r.fail(s, perfexpv1alpha1.ReasonAborted, "aborted by spec.abort")

@@ -315,6 +315,11 @@ const (
 	// ReasonQueryInvalid (Ready=False): a custom query's template does not render, or
 	// Prometheus refuses its PromQL (the message names the query and quotes Prometheus).
 	ReasonQueryInvalid = "QueryInvalid"
+	// ReasonPrometheusAuthInvalid (Ready=False): spec.analysis.prometheusAuth names a Secret or
+	// key that does not exist in the experiment's namespace, or a value that cannot be used (a
+	// CA or client certificate that does not parse); the message names the reference, never
+	// the value.
+	ReasonPrometheusAuthInvalid = "PrometheusAuthInvalid"
 
 	// The environment's plan and safety checks (internal/variant, docs/variants.md) and its
 	// rollout (Ready=False).
@@ -383,6 +388,13 @@ const (
 	// ReasonNoPrometheus (Ready=False): neither spec.analysis.prometheusURL nor the operator
 	// names a Prometheus, or the URL does not parse.
 	ReasonNoPrometheus = "NoPrometheus"
+	// ReasonPrometheusUnauthorized (Ready=False): the metrics backend answered 401 or 403: the
+	// credentials of spec.analysis.prometheusAuth (or the operator's) are missing or wrong.
+	ReasonPrometheusUnauthorized = "PrometheusUnauthorized"
+	// ReasonBackendLimit (Ready=False): the metrics backend refused one of perfexp's queries for
+	// one of its own limits (points per series, samples loaded, series per query); the message
+	// quotes the backend and says which limit to raise.
+	ReasonBackendLimit = "BackendLimit"
 	// ReasonAnalysisFailed (Ready=False): Prometheus refused one of perfexp's own queries (for
 	// example a Prometheus without native-histogram support) or answered with more than
 	// perfexp reads; retrying cannot help.
@@ -396,6 +408,9 @@ const (
 	// ReasonAborted (Ready=False, phase Aborted): spec.abort was set; on a PerfSweep, the sweep
 	// was aborted or deleted (Ready=Unknown while its runs are being deleted).
 	ReasonAborted = "Aborted"
+	// ReasonDeadlineExceeded (Ready=False, phase Aborted; Ready=Unknown while its runs stop):
+	// a PerfSweep's spec.deadline passed before it ended.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonDeleted (Ready=False, phase Aborted): the experiment was deleted before it ended.
 	ReasonDeleted = "Deleted"
 	// ReasonTimedOut (Ready=False): spec.timeouts.overall passed while the experiment held its

@@ -11,6 +11,10 @@ const (
 	// AnnotationSnapshot holds, on a patched object, the prior value of every field the variant
 	// touched, so the object can be restored even if the experiment's status is lost.
 	AnnotationSnapshot = "perfexp.dev/snapshot"
+	// AnnotationSnapshotSignature holds, beside AnnotationSnapshot, an HMAC of the snapshot and
+	// of the object it was written on, with a key kept in the operator's own namespace: the orphan janitor
+	// acts only on snapshots perfexp recorded, never on a hand-written annotation.
+	AnnotationSnapshotSignature = "perfexp.dev/snapshot-signature"
 	// AnnotationExperiment names, on a patched object, the experiment that patched it.
 	AnnotationExperiment = "perfexp.dev/patched-by"
 	// Finalizer keeps an experiment until its environment is restored and its queue lock freed.

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -170,17 +172,26 @@ type Scenario struct {
 	StartDelay *metav1.Duration `json:"startDelay,omitempty"`
 
 	// env is passed to the script as k6 environment variables (__ENV), e.g. BASE_URL; values may
-	// come from Secrets.
+	// come from Secrets. The variables that say where and under which tags samples go are
+	// perfexp's (K6_OUT, K6_CONFIG, K6_TAGS, K6_SUMMARY_EXPORT, K6_PROMETHEUS_RW_* but the
+	// three that shape trends: _TREND_AS_NATIVE_HISTOGRAM, _TREND_STATS, _STALE_MARKERS): a
+	// scenario that could set them could write its samples under another experiment's test id
+	// or to another tenant's Prometheus.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !(e.name in ['K6_OUT', 'K6_CONFIG', 'K6_TAGS', 'K6_SUMMARY_EXPORT']) && (!e.name.startsWith('K6_PROMETHEUS_RW_') || e.name in ['K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM', 'K6_PROMETHEUS_RW_TREND_STATS', 'K6_PROMETHEUS_RW_STALE_MARKERS']))",message="env may not set K6_OUT, K6_CONFIG, K6_TAGS, K6_SUMMARY_EXPORT or K6_PROMETHEUS_RW_* (but _TREND_AS_NATIVE_HISTOGRAM, _TREND_STATS and _STALE_MARKERS): perfexp sets where the samples go and the tags that say whose they are"
 	Env []EnvVar `json:"env,omitempty"`
 
-	// args are extra k6 command-line arguments.
+	// args are extra k6 command-line arguments, placed before perfexp's own flags. The flags
+	// that choose outputs, a config file or the summary file (-o/--out, -c/--config,
+	// --summary-export) and the tags perfexp reads (testid, scenario, instance_id) are perfexp's:
+	// an argument that set them could write samples under another experiment's test id.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^(--out|--config|--summary-export)([=].*)?$') && !a.matches('^-[^-]*[oc]') && !a.matches('^(--tag=)?(testid|scenario|instance_id)='))",message="args may not choose outputs, a config file or the summary file (-o, --out, -c, --config, --summary-export) nor set the tags testid, scenario or instance_id: perfexp sets where the samples go and the tags that say whose they are"
 	Args []string `json:"args,omitempty"`
 
 	// image overrides the k6 image for this scenario.
@@ -417,4 +428,17 @@ type ScenarioStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
+}
+
+// ReservedK6Env says whether a k6 environment variable is perfexp's: one that chooses where
+// samples go, under which tags, or the config and summary files. The Scenario env rule refuses
+// the same names at admission.
+func ReservedK6Env(name string) bool {
+	switch name {
+	case "K6_OUT", "K6_CONFIG", "K6_TAGS", "K6_SUMMARY_EXPORT":
+		return true
+	case "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", "K6_PROMETHEUS_RW_TREND_STATS", "K6_PROMETHEUS_RW_STALE_MARKERS":
+		return false
+	}
+	return strings.HasPrefix(name, "K6_PROMETHEUS_RW_")
 }

@@ -15,6 +15,8 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.load.scenarios.exists(s, has(s.fromScript) && s.fromScript) || self.analysis.objectives.all(o, !has(o.scenario) || self.load.scenarios.exists(s, s.name == o.scenario))",message="every objective's scenario must name one of load.scenarios (or, with a fromScript scenario, a k6 scenario of its script)"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.confirm) || has(self.baseline)",message="analysis.confirm runs the baseline and the variant again: it needs spec.baseline"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.objectives) || self.analysis.objectives.all(o, o.metric != 'Query' || (has(self.analysis.queries) && self.analysis.queries.exists(q, q.name == o.query)))",message="every objective with metric Query must name one of analysis.queries"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.primaryMetrics) || self.load.scenarios.exists(s, has(s.fromScript) && s.fromScript) || self.analysis.primaryMetrics.all(p, !has(p.scenario) || self.load.scenarios.exists(s, s.name == p.scenario))",message="every primary metric's scenario must name one of load.scenarios (or, with a fromScript scenario, a k6 scenario of its script)"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || !has(self.analysis.primaryMetrics) || self.analysis.primaryMetrics.all(p, !has(p.query) || (has(self.analysis.queries) && self.analysis.queries.exists(q, q.name == p.query)))",message="every primary metric's query must name one of analysis.queries"
 type PerfExperimentSpec struct {
 	// queue names the environment lock this experiment waits for. Experiments with the same
 	// queue run one at a time, ordered by priority (highest first), then creation time, then
@@ -76,7 +78,7 @@ type PerfExperimentSpec struct {
 
 	// abort, when set to true, stops the experiment as soon as possible: running load is stopped,
 	// the environment is restored and the experiment ends as Aborted. It is the only field that
-	// may change once the experiment has left the queue.
+	// may change once the experiment has joined its queue.
 	// +optional
 	Abort bool `json:"abort,omitempty"`
 }
@@ -362,7 +364,7 @@ type LocalObjectReference struct {
 // PerfExperiment is one declarative performance experiment: an environment variant, a k6 load
 // against it, and the analysed results. Experiments in one queue run one at a time, and the
 // environment is always restored when an experiment ends.
-// Once an experiment has left the queue its spec is frozen, except spec.abort; the
+// Once an experiment has joined its queue its spec is frozen, except spec.abort; the
 // ValidatingAdmissionPolicy in config/policy refuses other changes at apply time. (A CRD
 // transition rule cannot do it: comparing whole specs exceeds the CRD's static CEL cost budget.)
 // +kubebuilder:object:root=true

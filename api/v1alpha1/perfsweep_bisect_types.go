@@ -23,9 +23,10 @@ type SweepBisect struct {
 
 	// maxSteps is the most steps the bisect takes; it stops with what it established when they
 	// are spent. Each step is two arms in status.arms (its images and the old release), so at
-	// most 48.
+	// most 48; and maxSteps x maxRepeats x 2 runs at most 200, the limit of one sweep (the
+	// defaults, 10 x 10 x 2, are at it).
 	// +optional
-	// +kubebuilder:default=40
+	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=48
 	MaxSteps int32 `json:"maxSteps,omitempty"`

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -13,6 +14,10 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.sequential)",message="a capacity search repeats each probe until it is decided (capacity.maxRepeats): sequential is not allowed with capacity"
 // +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.baseline)",message="a capacity search has no baseline: put the variant every probe runs with under capacity.variant"
 // +kubebuilder:validation:XValidation:rule="!has(self.bisect) || (!has(self.capacity) && !has(self.baseline) && !has(self.sequential) && (!has(self.arms) || size(self.arms) == 0) && (!has(self.matrix) || size(self.matrix) == 0))",message="a bisect chooses its own steps and baselines (the services' baseline images): capacity, baseline, sequential, arms and matrix are not allowed with bisect"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || (has(self.capacity.maxProbes) ? self.capacity.maxProbes : 12) * (has(self.capacity.maxRepeats) ? self.capacity.maxRepeats : 3) <= 200",message="a capacity search may make capacity.maxProbes x capacity.maxRepeats runs; at most 200 runs are allowed in one sweep: lower maxProbes or maxRepeats"
+// +kubebuilder:validation:XValidation:rule="!has(self.bisect) || (has(self.bisect.maxSteps) ? self.bisect.maxSteps : 10) * (has(self.bisect.maxRepeats) ? self.bisect.maxRepeats : 10) * 2 <= 200",message="a bisect may make bisect.maxSteps x bisect.maxRepeats x 2 runs (each repeat runs the step and the old release); at most 200 runs are allowed in one sweep: lower maxSteps or maxRepeats"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || self.capacity.parameter != 'VUs' || self.capacity.max <= 100000",message="capacity.max may be at most 100000 when the search varies VUs, the most virtual users a scenario may have"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || self.capacity.parameter != 'VUs' || self.template.load.scenarios.all(s, !has(s.vus) || !has(s.parallelism) || s.parallelism <= self.capacity.min)",message="capacity.min must be at least the parallelism of every vus scenario of the template, so that every probe gives each runner pod a virtual user"
 // +kubebuilder:validation:XValidation:rule="!has(self.sequential) || !has(self.repeats) || self.repeats <= self.sequential.maxRepeats",message="sequential.maxRepeats must be at least repeats (the repeats of the first look)"
 // +kubebuilder:validation:XValidation:rule="!has(self.arms) || self.arms.all(a, self.arms.exists_one(b, b.name == a.name))",message="arm names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.matrix) || self.matrix.all(d, self.matrix.exists_one(e, e.name == d.name))",message="matrix dimension names must be unique"
@@ -99,6 +104,18 @@ type PerfSweepSpec struct {
 	// +optional
 	Bisect *SweepBisect `json:"bisect,omitempty"`
 
+	// deadline bounds the whole sweep from its creation: when it passes, the runs that have not
+	// ended are aborted (their environments restored), none is created, and the sweep ends
+	// Aborted with reason DeadlineExceeded. It keeps one sweep from holding a queue for weeks.
+	// At most 720h (30 days).
+	// +optional
+	// +kubebuilder:default="168h0m0s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) > duration('0s') && duration(self) <= duration('720h')",message="deadline must be a positive duration of at most 720h (30 days), such as 90s or 1h30m"
+	Deadline *metav1.Duration `json:"deadline,omitempty"`
+
 	// minMeaningfulChangePercent is the smallest relative change that matters: an arm is
 	// Regressed or Improved only when the whole interval of a change lies beyond it.
 	// +optional
@@ -106,6 +123,11 @@ type PerfSweepSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	MinMeaningfulChangePercent int32 `json:"minMeaningfulChangePercent,omitempty"`
+
+	// report chooses the per-arm tables of the sweep's report (transactions, services' CPU and
+	// memory, custom queries) and their columns. Omitted: every table with its default columns.
+	// +optional
+	Report *SweepReport `json:"report,omitempty"`
 
 	// abort, when set to true, aborts every run of the sweep that has not ended: running load is
 	// stopped and the environment restored. Runs not yet created are not created.
@@ -458,3 +480,17 @@ const (
 	// BaselineArm is the name of a sweep's baseline arm.
 	BaselineArm = "baseline"
 )
+
+// DefaultSweepDeadline is spec.deadline's default, and the deadline of a sweep created before
+// the field existed.
+const DefaultSweepDeadline = 168 * time.Hour
+
+// DeadlineAt is when the sweep's deadline passes: spec.deadline (DefaultSweepDeadline when
+// unset) after its creation.
+func (s *PerfSweep) DeadlineAt() time.Time {
+	d := DefaultSweepDeadline
+	if s.Spec.Deadline != nil {
+		d = s.Spec.Deadline.Duration
+	}
+	return s.CreationTimestamp.Add(d)
+}

@@ -13,6 +13,14 @@ type Results struct {
 	// +kubebuilder:validation:MaxLength=1024
 	InvalidReason string `json:"invalidReason,omitempty"`
 
+	// backendWarnings are the warnings the metrics backend sent with its answers (Prometheus'
+	// "warnings", a Thanos or Cortex partial response). Counts read with a warning are not
+	// called exact; a partial answer makes the results Invalid.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=512
+	BackendWarnings []string `json:"backendWarnings,omitempty"`
+
 	// latencySource says where percentiles came from: NativeHistogram (exact merge across
 	// runners) or TrendStats (k6's per-runner gauges, a labelled fallback).
 	// +optional

@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -109,25 +111,46 @@ func TestValidation(t *testing.T) {
 		}
 	})
 
-	t.Run("the spec is immutable once the experiment left the queue, except abort", func(t *testing.T) {
+	t.Run("the spec is immutable once the experiment joined its queue, except abort", func(t *testing.T) {
 		ctx := t.Context()
 		exp := minimal(ns, "immutable")
 		if err := env.Client.Create(ctx, exp); err != nil {
 			t.Fatal(err)
 		}
 
-		// While queued, the spec may change.
+		// Before the operator has checked it (Pending), the spec may change.
 		exp.Spec.Priority = 5
 		if err := env.Client.Update(ctx, exp); err != nil {
-			t.Fatalf("changing a queued experiment: %v", err)
+			t.Fatalf("changing a pending experiment: %v", err)
 		}
-		exp.Status.Phase = perfexpv1alpha1.PhaseQueued
+		exp.Status.Phase = perfexpv1alpha1.PhasePending
 		if err := env.Client.Status().Update(ctx, exp); err != nil {
 			t.Fatal(err)
 		}
 		exp.Spec.Priority = 6
 		if err := env.Client.Update(ctx, exp); err != nil {
-			t.Fatalf("changing a queued experiment: %v", err)
+			t.Fatalf("changing a pending experiment: %v", err)
+		}
+
+		// Queued: its queue and overall timeout were checked against the operator's maximum
+		// as it joined; a retarget or a longer timeout and load would bypass both.
+		exp.Status.Phase = perfexpv1alpha1.PhaseQueued
+		if err := env.Client.Status().Update(ctx, exp); err != nil {
+			t.Fatal(err)
+		}
+		for what, edit := range map[string]func(*perfexpv1alpha1.PerfExperiment){
+			"a longer overall timeout": func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Timeouts = &perfexpv1alpha1.Timeouts{Overall: &metav1.Duration{Duration: 720 * time.Hour}}
+			},
+			"another target namespace": func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = "elsewhere" },
+			"another queue":            func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Queue = "elsewhere" },
+		} {
+			changed := exp.DeepCopy()
+			edit(changed)
+			err := env.Client.Update(ctx, changed)
+			if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has joined its queue (it is Queued)") {
+				t.Fatalf("%s for a queued experiment: got %v, want a refusal", what, err)
+			}
 		}
 
 		exp.Status.Phase = perfexpv1alpha1.PhaseRunning
@@ -137,7 +160,7 @@ func TestValidation(t *testing.T) {
 		changed := exp.DeepCopy()
 		changed.Spec.Load.Scenarios[0].VUs = ptr(int32(50))
 		err := env.Client.Update(ctx, changed)
-		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
+		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has joined its queue") {
 			t.Fatalf("changing a running experiment: got %v, want a refusal", err)
 		}
 		t.Logf("refused as expected: %v", err)
@@ -146,7 +169,7 @@ func TestValidation(t *testing.T) {
 		changed = exp.DeepCopy()
 		changed.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/anything:1", ServiceAccountName: "admin"}
 		err = env.Client.Update(ctx, changed)
-		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has left the queue") {
+		if err == nil || !strings.Contains(err.Error(), "the spec cannot change once the experiment has joined its queue") {
 			t.Fatalf("adding a teardown to a running experiment: got %v, want a refusal", err)
 		}
 		exp.Spec.Abort = true

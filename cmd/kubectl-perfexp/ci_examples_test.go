@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ type pipelineStep struct {
 	run   string
 	env   map[string]string
 	junit string
+	// cleanup: the pipeline aborts the experiment of a cancelled gate (perfexp-gate.sh abort).
+	cleanup bool
 }
 
 // readYAML reads a file of examples/ci as a tree of maps and lists.
@@ -70,6 +73,12 @@ func githubGate(t *testing.T) pipelineStep {
 		run, _ := step["run"].(string)
 		uses, _ := step["uses"].(string)
 		switch {
+		case strings.Contains(run, "perfexp-gate.sh abort"):
+			// The cleanup of a cancelled run: it must run when the job was cancelled.
+			if step["if"] != "cancelled()" {
+				t.Errorf("the abort step runs if: %v, want cancelled()", step["if"])
+			}
+			gate.cleanup = true
 		case strings.Contains(run, "perfexp-gate.sh"):
 			gate.run, gate.env = run, stringMap(job["env"])
 			for k, v := range stringMap(step["env"]) {
@@ -105,7 +114,13 @@ func gitlabGate(t *testing.T) pipelineStep {
 	if artifacts["when"] != "always" {
 		t.Errorf("gitlab-ci.yml keeps the reports only when the gate passed: when: %v", artifacts["when"])
 	}
-	return pipelineStep{run: strings.Join(lines, "\n"), env: stringMap(job["variables"]), junit: stringMap(artifacts["reports"])["junit"]}
+	cleanup := false
+	after, _ := job["after_script"].([]any)
+	for _, l := range after {
+		s, _ := l.(string)
+		cleanup = cleanup || strings.Contains(s, "perfexp-gate.sh abort")
+	}
+	return pipelineStep{run: strings.Join(lines, "\n"), env: stringMap(job["variables"]), junit: stringMap(artifacts["reports"])["junit"], cleanup: cleanup}
 }
 
 // Story: a pipeline gates a change on an experiment. The gate steps of both examples
@@ -123,6 +138,9 @@ func TestPipelineExamples(t *testing.T) {
 	for _, g := range []pipelineStep{github, gitlab} {
 		if want := g.env["PERFEXP_REPORTS"] + "/perfexp-junit.xml"; g.junit != want {
 			t.Errorf("the pipeline publishes %q, the gate writes %q", g.junit, want)
+		}
+		if !g.cleanup {
+			t.Errorf("the pipeline running %q does not abort the experiment of a cancelled gate", g.run)
 		}
 	}
 
@@ -195,7 +213,7 @@ func TestPipelineExamples(t *testing.T) {
 	}
 	// gate runs a pipeline's gate step as the pipeline would, from the repository root, with
 	// the pipeline's own settings except where the experiment runs and where reports go.
-	gate := func(t *testing.T, step pipelineStep, timeout string) (code int, output, reports string) {
+	gate := func(t *testing.T, step pipelineStep, timeout string, extraEnv ...string) (code int, output, reports string) {
 		reports = t.TempDir()
 		cmd := exec.CommandContext(ctx, "bash", "-e", "-c", step.run)
 		cmd.Dir = root
@@ -207,6 +225,7 @@ func TestPipelineExamples(t *testing.T) {
 		if timeout != "" {
 			cmd.Env = append(cmd.Env, "PERFEXP_TIMEOUT="+timeout)
 		}
+		cmd.Env = append(cmd.Env, extraEnv...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -237,7 +256,7 @@ func TestPipelineExamples(t *testing.T) {
 		op := operator(seen, end, res)
 		code, out, reports := gate(t, github, "")
 		if err := <-op; err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v; the gate printed:\n%s", err, out)
 		}
 		if code != exitFail || !strings.Contains(out, "verdict Fail") {
 			t.Fatalf("exit %d, want %d:\n%s", code, exitFail, out)
@@ -268,9 +287,10 @@ func TestPipelineExamples(t *testing.T) {
 		}
 	})
 
-	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9", func(t *testing.T) {
+	t.Run("GitLab CI: an experiment that does not end in time fails the job with 9 and is aborted", func(t *testing.T) {
 		op := operator(seen, nil, nil)
-		code, out, reports := gate(t, gitlab, "3s")
+		// Nothing plays the restore here: the gate waits its PERFEXP_ABORT_WAIT out.
+		code, out, reports := gate(t, gitlab, "3s", "PERFEXP_ABORT_WAIT=2s")
 		if err := <-op; err != nil {
 			t.Fatal(err)
 		}
@@ -280,5 +300,113 @@ func TestPipelineExamples(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(reports, "perfexp-junit.xml")); err == nil {
 			t.Errorf("a JUnit file for an experiment that has no report")
 		}
+		name := strings.TrimSpace(readReport(t, filepath.Join(reports, "experiment-name")))
+		exp := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, exp); err != nil {
+			t.Fatal(err)
+		}
+		if !exp.Spec.Abort || !strings.Contains(out, "aborting "+name) || !strings.Contains(out, "still restoring after 2s") {
+			t.Errorf("spec.abort %v after the gate's timeout; the gate printed:\n%s", exp.Spec.Abort, out)
+		}
 	})
+}
+
+// The gate script's cancellation, with a fake kubectl (examples/ci/perfexp-gate_test.sh): a
+// SIGTERM while it waits aborts the experiment and waits for the restore within
+// PERFEXP_ABORT_WAIT; its own timeout aborts too; an ended experiment is left alone; the
+// cleanup form aborts what a killed gate left running. No cluster, about 4 s.
+func TestGateScriptCancels(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	cmd := exec.CommandContext(t.Context(), bash, filepath.Join(testenv.Root(), "examples", "ci", "perfexp-gate_test.sh"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// Every action the examples and the composite action use is pinned by a full commit (a tag
+// can be moved to other code), with the tag it stands for beside it; the repository's own
+// action is used by its path.
+func TestActionsPinnedByCommit(t *testing.T) {
+	pinned := regexp.MustCompile(`^\s*-?\s*uses:\s*([^@\s]+)@([0-9a-f]{40}) # v[0-9.]+\s*$`)
+	files := []string{"examples/ci/github-actions.yaml", "examples/ci/github-actions-composite.yaml", ".github/actions/perfexp-gate/action.yml"}
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(testenv.Root(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "uses:") || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			n++
+			if strings.Contains(line, "uses: ./.github/actions/") {
+				continue
+			}
+			if !pinned.MatchString(line) {
+				t.Errorf("%s:%d: %q is not pinned by a commit with its tag in a comment", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("only %d uses: lines found", n)
+	}
+}
+
+// The composite action passes each setting of the gate script (its PERFEXP_* variables) from
+// an input, and runs the script the examples run.
+func TestCompositeAction(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testenv.Root(), ".github", "actions", "perfexp-gate", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Inputs map[string]struct {
+			Default string `json:"default"`
+		} `json:"inputs"`
+		Runs struct {
+			Using string `json:"using"`
+			Steps []struct {
+				Run string            `json:"run"`
+				Env map[string]string `json:"env"`
+			} `json:"steps"`
+		} `json:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &action); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(testenv.Root(), "examples", "ci", "perfexp-gate.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	runsGate := false
+	for _, s := range action.Runs.Steps {
+		for k, v := range s.Env {
+			env[k] = v
+		}
+		runsGate = runsGate || strings.Contains(s.Run, "examples/ci/perfexp-gate.sh")
+	}
+	if action.Runs.Using != "composite" || !runsGate {
+		t.Fatalf("using %q, runs the gate script: %v", action.Runs.Using, runsGate)
+	}
+	settings := regexp.MustCompile(`(?m)^#\s+(PERFEXP_[A-Z_]+)\s`).FindAllStringSubmatch(string(script), -1)
+	for _, m := range settings {
+		v := m[1]
+		if v == "PERFEXP_ABORT_ON_TIMEOUT" {
+			continue // always on in the action: a timed-out gate must not hold the environment
+		}
+		in, ok := env[v]
+		name := strings.TrimSuffix(strings.TrimPrefix(in, "${{ inputs."), " }}")
+		if _, declared := action.Inputs[name]; !ok || !declared {
+			t.Errorf("the gate's %s comes from no input of the action (env %q)", v, in)
+		}
+	}
+	if len(settings) < 6 {
+		t.Errorf("found %d settings in the gate's header", len(settings))
+	}
 }

@@ -30,12 +30,16 @@ const compareExamples = `  # The comparison table of experiment pool-10 against 
   # The table of a whole sweep: every arm against the baseline
   kubectl perfexp compare maxpoolsize -n perf
 
+  # Every compared row of the sweep's per-arm tables: transactions, services, queries
+  kubectl perfexp compare maxpoolsize -o wide
+
   # The sweep's full results, for tools
   kubectl perfexp compare maxpoolsize -o json`
 
 // The output formats of compare.
 const (
 	outputTable    = "table"
+	outputWide     = "wide"
 	outputMarkdown = "md"
 	outputJSON     = "json"
 )
@@ -55,7 +59,10 @@ segment of the PerfHistory of both runs' configurations, else an assumed default
 says which.
 
 With one name, compare prints the table of a PerfSweep: arm, parameter, value, each scenario's
-average and p95, the change of p95 against the baseline and the arm's verdict.
+average and p95, the change of p95 against the baseline and the arm's verdict; then, from the
+report's per-arm tables (transactions, services' CPU and memory, custom queries), the rows whose
+change was decided (Regressed or Improved), each with the baseline's value, the arm's, the change
+with its interval and the adjusted p. -o wide prints every compared row of those tables.
 
 -o json prints the comparison document; -o yaml, -o jsonpath=... and -o go-template=... read
 the same document with kubectl's printers.`,
@@ -76,7 +83,7 @@ the same document with kubectl's printers.`,
 			return printExperimentComparison(cmd.Context(), cmd.OutOrStdout(), conn, args[0], args[1], o, minChange)
 		},
 	}
-	o = addOutput(cmd, outputTable, outputTable, outputMarkdown, outputJSON)
+	o = addOutput(cmd, outputTable, outputTable, outputWide, outputMarkdown, outputJSON)
 	cmd.Flags().Float64Var(&minChange, "min-change", 5, "smallest relative change, in percent, that counts (when the comparison is computed here)")
 	return cmd
 }
@@ -114,7 +121,10 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*perf
 func oneRunOptions(ctx context.Context, conn *connection, base, cur *perfexpv1alpha1.PerfExperiment, minChange float64, now time.Time) (judge.CompareOptions, string, error) {
 	o := judge.CompareOptions{MinChangePercent: minChange}
 	if a := cur.Spec.Analysis; a != nil {
-		if fromSpec, _ := judge.OptionsFor(*a); fromSpec.BetweenRun != nil {
+		fromSpec, _ := judge.OptionsFor(*a)
+		// The headline is decided on the experiment's own primary metrics, as its analysis did.
+		o.Primary = fromSpec.Primary
+		if fromSpec.BetweenRun != nil {
 			o.BetweenRun = fromSpec.BetweenRun
 			return o, "", nil
 		}
@@ -324,6 +334,9 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 			}
 		}
 	}
+	if err := printSweepQuantities(out, res, o.format() == outputWide); err != nil {
+		return err
+	}
 	best := "no arm improved on the baseline"
 	if res.BestArm != "" {
 		best = "best arm: " + res.BestArm
@@ -352,6 +365,53 @@ func printSweepComparison(ctx context.Context, out io.Writer, conn *connection, 
 		return err
 	}
 	return printCalibration(out, res)
+}
+
+// printSweepQuantities prints the report's per-arm tables a line per compared cell: the decided
+// ones (Regressed or Improved), or with wide every one, and a line counting the verdicts of all.
+func printSweepQuantities(out io.Writer, res *report.SweepResult, wide bool) error {
+	rows := report.SweepQuantityRows(res)
+	if len(rows) == 0 {
+		return nil
+	}
+	counts := map[string]int{}
+	var shown []report.SweepQuantityRow
+	for _, r := range rows {
+		counts[r.Verdict]++
+		if wide || r.Decided {
+			shown = append(shown, r)
+		}
+	}
+	var tally []string
+	for _, v := range []string{string(perfexpv1alpha1.ChangeRegressed), string(perfexpv1alpha1.ChangeImproved), string(perfexpv1alpha1.ChangeNoMeaningfulChange),
+		string(perfexpv1alpha1.ChangeInconclusive), string(perfexpv1alpha1.ChangeUnknown), "not compared"} {
+		if counts[v] > 0 {
+			tally = append(tally, fmt.Sprintf("%d %s", counts[v], v))
+		}
+	}
+	what := "the decided ones (-o wide for every row):"
+	switch {
+	case wide:
+		what = "every one:"
+	case len(shown) == 0:
+		what = "none decided (-o wide for every row)"
+	}
+	if _, err := fmt.Fprintf(out, "\nper-arm tables (transactions, services, queries), %d rows: %s; %s\n", len(rows), strings.Join(tally, ", "), what); err != nil {
+		return err
+	}
+	if len(shown) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(w, "SECTION\tQUANTITY\tSTATISTIC\tARM\tBASELINE\tVALUE\tCHANGE [95% INTERVAL]\tVERDICT\tADJUSTED P"); err != nil {
+		return err
+	}
+	for _, r := range shown {
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Section, r.Quantity, r.Statistic, r.Arm, r.Baseline, r.Value, r.Change, r.Verdict, r.AdjustedP); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 // printCalibration gives the run-to-run sd a sweep with repeats measured, as the report's

@@ -170,6 +170,33 @@ func TestCompare(t *testing.T) {
 	if err := env.Client.Status().Update(ctx, single); err != nil {
 		t.Fatal(err)
 	}
+	// A study's sweep with per-arm tables: the arm raised circulation's CPU by 26 % and left
+	// its scenario's p95 alone.
+	studyResult := *sweepResult
+	studyResult.Sweep, studyResult.BestArm = "study", ""
+	circulation := func(cpu float64) []report.SweepWorkloadStats {
+		return []report.SweepWorkloadStats{{Kind: "Deployment", Namespace: "lib", Name: "circulation", Runs: 2, Pods: 2, CPUAvg: f(cpu)}}
+	}
+	scenarioStats := []report.SweepTransactionStats{{Scenario: "s", Kind: report.TransactionScenario, Unit: "ms", Runs: 2, P95: f(100), ErrorPercent: f(0.5)}}
+	studyResult.Arms = []report.SweepArmResult{
+		{Name: "baseline", Parameter: "-", Value: "as deployed", Scenarios: sweepResult.Arms[0].Scenarios, Transactions: scenarioStats, Workloads: circulation(0.5)},
+		{Name: "no-limit", Parameter: "limits.cpu", Value: "none", Scenarios: sweepResult.Arms[0].Scenarios, Transactions: scenarioStats, Workloads: circulation(0.63),
+			Comparison: &result.Comparison{Change: perfexpv1alpha1.ChangeNoMeaningfulChange, Metrics: []result.MetricComparison{
+				{Metric: "s p95", Scenario: "s", Kind: perfexpv1alpha1.MetricP95, Estimate: f(0.4), Low: f(-2), High: f(2.8), Scale: result.ScalePercent, Change: perfexpv1alpha1.ChangeNoMeaningfulChange},
+				{Metric: "lib/circulation cpu avg", Workload: "Deployment/lib/circulation", Kind: result.MetricCPU, Estimate: f(26), Low: f(19), High: f(33),
+					Scale: result.ScalePercent, Change: perfexpv1alpha1.ChangeRegressed, AdjustedP: f(0.004)},
+			}}},
+	}
+	studyJS, err := report.SweepJSON(&studyResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "study-report"}, Data: map[string]string{report.KeySweepJSON: string(studyJS)}})
+	study := newSweep("study")
+	study.Status.Phase, study.Status.ReportRef = perfexpv1alpha1.SweepSucceeded, &perfexpv1alpha1.LocalObjectReference{Name: "study-report"}
+	if err := env.Client.Status().Update(ctx, study); err != nil {
+		t.Fatal(err)
+	}
 	running := newSweep("running")
 	running.Status.Phase, running.Status.Progress, running.Status.Message = perfexpv1alpha1.SweepRunning, "3/4", "3 of 4 runs ended"
 	running.Status.Arms = []perfexpv1alpha1.SweepArmStatus{{Name: "baseline", Runs: 2, Succeeded: 2}, {Name: "more", Parameter: "vus", Value: "2", Runs: 2, Succeeded: 1}}
@@ -197,6 +224,7 @@ func TestCompare(t *testing.T) {
 		{"an experiment's declared betweenRun wins over the history", []string{"compare", "hist-base", "hist-declared"},
 			[]string{"hist-declared against hist-base: Inconclusive (computed now from one run each, with between-run sd 4 % (spec.analysis.betweenRun) added to the intervals)"}, ""},
 		{"a sweep's table", []string{"compare", "pool"}, []string{"ARM", "VERDICT", "baseline", "as deployed", "100 ms", "pool-10", "HTTP_MAXPOOLSIZE", "80 ms", "-20.0 %", "Improved",
+			"per-arm tables (transactions, services, queries), 2 rows: 1 Unknown, 1 not compared; none decided (-o wide for every row)",
 			"best arm: pool-10; 2 run(s) per arm"}, ""},
 		{"a sequential sweep's table says what each decision took", []string{"compare", "seq"}, []string{"sequential, up to 5 run(s) per arm",
 			"RUNS (ARM + BASELINE)", "ENVIRONMENT TIME", "yes, stopped", "3 + 3", "9m0s",
@@ -204,6 +232,13 @@ func TestCompare(t *testing.T) {
 			`betweenRun: {sdPercent: "6.96", runs: 21, source: "sweep ` + ns + `/seq"}`}, ""},
 		{"a sweep of one run per arm says where each arm's between-run noise came from", []string{"compare", "single"},
 			[]string{"pool-10: one run per side, with between-run sd 4 % (spec.analysis.betweenRun)", "1 run(s) per arm"}, ""},
+		{"a study's sweep names the per-arm rows whose change was decided", []string{"compare", "study"},
+			[]string{"per-arm tables (transactions, services, queries), 3 rows: 1 Regressed, 1 NoMeaningfulChange, 1 not compared; the decided ones (-o wide for every row):",
+				"SECTION", "Services", "deployment lib/circulation", "CPU (cores)", "no-limit", "0.5", "0.63", "+26.0 % [+19.0, +33.0]", "Regressed", "0.004",
+				"no arm improved on the baseline"}, ""},
+		{"-o wide prints every row of the per-arm tables", []string{"compare", "study", "-o", "wide"},
+			[]string{"3 rows: 1 Regressed, 1 NoMeaningfulChange, 1 not compared; every one:", "Transactions", "s", "p95 (ms)", "no-limit", "100", "+0.4 % [-2.0, +2.8]", "NoMeaningfulChange",
+				"Transactions", "s", "Errors %", "0.5", "0.5", "0.00 pt", "not compared", "Services", "deployment lib/circulation", "Regressed"}, ""},
 		{"a sweep's report as Markdown", []string{"compare", "pool", "-o", "md"}, []string{"# Sweep " + ns + "/pool", "| pool-10 | HTTP_MAXPOOLSIZE | 10 |"}, ""},
 		{"a sweep without a report shows its progress", []string{"compare", "running"}, []string{"has no report yet (phase Running, 3/4 runs ended)", "more", "vus"}, ""},
 		{"an unknown sweep", []string{"compare", "nope"}, nil, "no PerfSweep nope in namespace " + ns},

@@ -25,6 +25,7 @@ type krewPlugin struct {
 		Homepage         string `json:"homepage"`
 		ShortDescription string `json:"shortDescription"`
 		Description      string `json:"description"`
+		Caveats          string `json:"caveats"`
 		Platforms        []struct {
 			Selector struct {
 				MatchLabels map[string]string `json:"matchLabels"`
@@ -95,5 +96,17 @@ func TestKrewManifest(t *testing.T) {
 	}
 	for missing := range want {
 		t.Errorf("no platform %s", missing)
+	}
+	// krew links only bin: the helper ships in the archive, and the manifest must say it has
+	// to be linked by hand rather than suggest krew put it on the PATH.
+	if !strings.Contains(p.Spec.Caveats, "kubectl_complete-perfexp") || !strings.Contains(p.Spec.Caveats, "does not link it") {
+		t.Errorf("the caveats do not say how to put the completion helper on the PATH: %q", p.Spec.Caveats)
+	}
+	helper, err := os.ReadFile(filepath.Join(testenv.Root(), "plugins", "kubectl_complete-perfexp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(helper), "krew users: in ~/.krew/bin") || !strings.Contains(string(helper), "links only kubectl-perfexp") {
+		t.Errorf("the helper's comment says krew links it:\n%s", helper)
 	}
 }

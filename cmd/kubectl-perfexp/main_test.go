@@ -146,6 +146,46 @@ func TestKubectlPerfexp(t *testing.T) {
 			}
 		})
 	}
+	t.Run("abort --dry-run changes nothing", func(t *testing.T) {
+		for _, mode := range []string{"client", "server"} {
+			out, err := run(t, conn, "abort", "second", "-n", ns, "--dry-run="+mode)
+			if err != nil || !strings.Contains(out, "perfexperiment "+ns+"/second aborting (phase Queued) (") {
+				t.Fatalf("--dry-run=%s: %v\n%s", mode, err, out)
+			}
+		}
+		got := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second"}, got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.Abort {
+			t.Error("a dry run aborted the experiment")
+		}
+		if _, err := run(t, conn, "abort", "second", "-n", ns, "--dry-run=maybe"); err == nil {
+			t.Error("--dry-run=maybe accepted")
+		}
+	})
+	t.Run("queue -l, -o wide and --no-headers, as kubectl get", func(t *testing.T) {
+		second := &perfexpv1alpha1.PerfExperiment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second"}, second); err != nil {
+			t.Fatal(err)
+		}
+		second.Labels = map[string]string{"team": "checkout"}
+		if err := env.Client.Update(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, conn, "queue", "-n", ns, "-l", "team=checkout", "-o", "wide", "--no-headers")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], "second") || strings.Contains(out, "QUEUE") ||
+			len(strings.Fields(lines[0])) != 9 {
+			t.Errorf("want one wide row (9 columns), for second, without a header:\n%s", out)
+		}
+		if _, err := run(t, conn, "queue", "-n", ns, "-l", "team in (a"); err == nil || !strings.Contains(err.Error(), "--selector") {
+			t.Errorf("a malformed selector: %v", err)
+		}
+	})
 	t.Run("report --file writes the report and says where", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "done.md")
 		out, err := run(t, conn, "report", "done", "-n", ns, "--file", path)

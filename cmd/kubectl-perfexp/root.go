@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -287,7 +288,8 @@ func phaseOf(exp *perfexpv1alpha1.PerfExperiment) string {
 }
 
 func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
-	var all bool
+	var all, noHeaders bool
+	var selector string
 	var o *output
 	cmd := &cobra.Command{
 		Use:   "queue [QUEUE]",
@@ -302,7 +304,10 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
   kubectl perfexp queue demo -o name
 
   # The experiments themselves, as kubectl get prints a list
-  kubectl perfexp queue -o yaml`,
+  kubectl perfexp queue -o yaml
+
+  # A team's experiments only, with their target namespace and baseline, no header line
+  kubectl perfexp queue -A -l team=checkout -o wide --no-headers`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeQueues(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -317,6 +322,13 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			var opts []client.ListOption
 			if !all {
 				opts = append(opts, client.InNamespace(conn.namespace))
+			}
+			if selector != "" {
+				sel, err := labels.Parse(selector)
+				if err != nil {
+					return fmt.Errorf("--selector %q: %w", selector, err)
+				}
+				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 			}
 			if err := conn.client.List(cmd.Context(), list, opts...); err != nil {
 				return unreachable(err, conn.rest)
@@ -340,11 +352,13 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 				_, err := fmt.Fprintln(cmd.ErrOrStderr(), where+".")
 				return err
 			}
-			return printQueue(cmd.OutOrStdout(), list.Items, queue, time.Now())
+			return printQueue(cmd.OutOrStdout(), list.Items, queue, time.Now(), queueTable{wide: o.format() == "wide", noHeaders: noHeaders})
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list experiments of every namespace")
-	o = addOutput(cmd, "")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector of the experiments (-l team=checkout,env!=prod), as in kubectl get")
+	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "leave out the header line of the table")
+	o = addOutput(cmd, "", "wide")
 	return cmd
 }
 
@@ -360,19 +374,39 @@ func waiting(items []perfexpv1alpha1.PerfExperiment, queue string) bool {
 
 // printQueue lists unfinished experiments: those holding their queue first, then the waiting
 // ones by queue position.
-func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue string, now time.Time) error {
+// queueTable is how the queue's table is printed: -o wide adds what each experiment changes
+// and compares with; --no-headers leaves the header line out, as kubectl get's flags do.
+type queueTable struct {
+	wide, noHeaders bool
+}
+
+func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue string, now time.Time, table queueTable) error {
 	rows := queueRows(items, queue)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	if _, err := fmt.Fprintln(w, "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"); err != nil {
-		return err
+	if !table.noHeaders {
+		header := "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"
+		if table.wide {
+			header += "\tTARGET\tBASELINE"
+		}
+		if _, err := fmt.Fprintln(w, header); err != nil {
+			return err
+		}
 	}
 	for _, e := range rows {
 		pos := "-"
 		if e.Status.QueuePosition > 0 {
 			pos = fmt.Sprint(e.Status.QueuePosition)
 		}
-		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
-			now.Sub(e.CreationTimestamp.Time).Round(time.Second)); err != nil {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
+			now.Sub(e.CreationTimestamp.Time).Round(time.Second))
+		if table.wide {
+			baseline := ""
+			if e.Spec.Baseline != nil {
+				baseline = e.Spec.Baseline.Name
+			}
+			line += "\t" + e.TargetNamespace() + "\t" + orDash(baseline)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
 	}
@@ -414,8 +448,16 @@ func orDash(s string) string {
 	return s
 }
 
+// The values of --dry-run, kubectl's.
+const (
+	dryRunNone   = "none"
+	dryRunClient = "client"
+	dryRunServer = "server"
+)
+
 func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 	var o *output
+	var dryRun string
 	cmd := &cobra.Command{
 		Use:   "abort NAME",
 		Short: "Abort an experiment: stop its load, restore the environment and end it as Aborted",
@@ -423,12 +465,18 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
   kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo
 
   # The same, printing only what a script needs
-  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo -o name`,
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo -o name
+
+  # Check the abort would be accepted (your rights, the admission policies) without making it
+  kubectl perfexp abort demo-no-cpu-limits -n perfexp-demo --dry-run=server`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeExperiments(connect, flags, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
 				return err
+			}
+			if dryRun != dryRunNone && dryRun != dryRunClient && dryRun != dryRunServer {
+				return fmt.Errorf(`--dry-run must be "none", "server", or "client", got %q`, dryRun)
 			}
 			conn, err := connect(flags)
 			if err != nil {
@@ -436,9 +484,25 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			}
 			exp := &perfexpv1alpha1.PerfExperiment{}
 			exp.Namespace, exp.Name = conn.namespace, args[0]
-			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
-			if err := conn.client.Patch(cmd.Context(), exp, patch); err != nil {
-				return notFoundIn(err, exp.Name, exp.Namespace)
+			suffix := ""
+			switch dryRun {
+			case dryRunClient:
+				// As kubectl's client dry run: the object is read, nothing is sent to change it.
+				if err := conn.client.Get(cmd.Context(), client.ObjectKeyFromObject(exp), exp); err != nil {
+					return notFoundIn(err, exp.Name, exp.Namespace)
+				}
+				exp.Spec.Abort = true
+				suffix = " (dry run)"
+			default:
+				var opts []client.PatchOption
+				if dryRun == dryRunServer {
+					// The API server checks the patch (RBAC, admission) and stores nothing.
+					opts, suffix = append(opts, client.DryRunAll), " (server dry run)"
+				}
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":true}}`))
+				if err := conn.client.Patch(cmd.Context(), exp, patch, opts...); err != nil {
+					return notFoundIn(err, exp.Name, exp.Namespace)
+				}
 			}
 			// The abort is recorded once the patch succeeded; a confirmation line that could
 			// not be written must not make it look as if it failed.
@@ -446,10 +510,12 @@ func abortCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 				// As kubectl patch does: the change is made, a template that fails says so.
 				return o.printObject(cmd.OutOrStdout(), exp)
 			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "perfexperiment %s/%s aborting (phase %s)\n", exp.Namespace, exp.Name, phaseOf(exp))
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "perfexperiment %s/%s aborting (phase %s)%s\n", exp.Namespace, exp.Name, phaseOf(exp), suffix)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&dryRun, "dry-run", dryRunNone, `"none", "server" (the API server checks the abort and keeps nothing) or "client" (only read the experiment)`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = dryRunClient
 	o = addOutput(cmd, "")
 	return cmd
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	textpkg "github.com/perfexp/perfexp/internal/text"
 )
 
 const watchExamples = `  # Follow an experiment until it ends; the verdict is printed at the end
@@ -429,6 +430,9 @@ func (w *watcher) draw(out io.Writer, f watchFrame, terminal bool) error {
 // drawText shows one rendered block. In a log a block is printed when its key changed, at the
 // end, and every logEvery otherwise.
 func (w *watcher) drawText(out io.Writer, text, key string, now time.Time, ended, terminal bool) error {
+	// The block quotes status messages, which may hold pod log lines: only the watch's own
+	// cursor moves may reach the terminal (operators before this rule stored them raw).
+	text = textpkg.Printable(text)
 	if terminal {
 		var b strings.Builder
 		if w.drawnLines > 0 {

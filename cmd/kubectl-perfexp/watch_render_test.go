@@ -227,3 +227,25 @@ func TestWatchDraw(t *testing.T) {
 		}
 	})
 }
+
+// A status message holding a pod's log line with escape sequences (written by an operator
+// before it replaced them) reaches the terminal without them: on a terminal the only escapes
+// are the watch's own cursor moves, in a log there are none.
+func TestWatchDrawsNoControlCharactersFromStatus(t *testing.T) {
+	exp := testexp.New("demo", "checkout", withMessage("scenario checkout failed; log tail:\n\x1b[2J\x1b]0;pwned\x07\rFAKE Succeeded\u009b31m"))
+	exp.Status.Phase = perfexpv1alpha1.PhaseFailed
+	for _, terminal := range []bool{false, true} {
+		w := &watcher{drawnLines: 3}
+		var b strings.Builder
+		if err := w.draw(&b, watchFrame{Exp: exp, Now: time.Now()}, terminal); err != nil {
+			t.Fatal(err)
+		}
+		got := b.String()
+		if terminal {
+			got = strings.TrimPrefix(got, "\x1b[3A\x1b[J")
+		}
+		if strings.ContainsAny(got, "\x1b\x07\r\u009b") || !strings.Contains(got, "FAKE Succeeded") {
+			t.Errorf("terminal %v: drew %q", terminal, got)
+		}
+	}
+}

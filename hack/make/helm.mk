@@ -25,14 +25,14 @@ $(HELM):
 .PHONY: helm-sync
 helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
 	cp config/crd/bases/*.yaml $(CHART)/crds/
-	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/rbac/
+	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml config/rbac/user_roles.yaml $(CHART)/files/rbac/
 	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
 
 # Any well-formed digest: lint only renders it.
 HELM_LINT_DIGEST := 0000000000000000000000000000000000000000000000000000000000000000
 
 .PHONY: helm-lint
-helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the shared-cluster and namespaced forms, every optional block).
+helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the shared-cluster and namespaced forms, both parts of a split install, every optional block).
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set scope=namespaced --set 'watchNamespaces={perfexp-demo,team-b}' \
 	  --set grafana.dashboards.enabled=true --set grafana.dashboards.namespace=monitoring
@@ -43,6 +43,15 @@ helm-lint: $(HELM) ## helm lint and helm template the chart (defaults, the share
 	  --set serviceAccount.create=false --set serviceAccount.name=perf-b --set replicas=2 \
 	  --set podDisruptionBudget.enabled=true --set networkPolicy.enabled=true \
 	  --set 'topologySpreadConstraints[0].maxSkew=1,topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname,topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway'
+	$(HELM) lint --strict $(CHART) --set global.imageRegistry=mirror.example.com --set commonLabels.team=perf \
+	  --set 'extraEnv[0].name=GOMEMLIMIT,extraEnv[0].value=200MiB' --set 'extraVolumes[0].name=ca,extraVolumes[0].configMap.name=ca' \
+	  --set 'extraVolumeMounts[0].name=ca,extraVolumeMounts[0].mountPath=/etc/ssl/ca' \
+	  --set-json 'extraObjects=["apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra"]' \
+	  --set metrics.secure=false --set metrics.podMonitor.enabled=true --set metrics.serviceMonitor.scrapeTimeout=10s \
+	  --set prometheusRule.enabled=true --set prometheusRule.disabled.PerfexpRegressionFound=true
+	$(HELM) lint --strict $(CHART) --set installPart=cluster --set fullnameOverride=perfexp --set scope=namespaced --set 'watchNamespaces={team-a}'
+	$(HELM) lint --strict $(CHART) --set installPart=namespace --set fullnameOverride=perfexp --set scope=namespaced --set 'watchNamespaces={team-a}'
+	$(HELM) lint --strict $(CHART) --set rbac.create=false --set rbac.userRoles.create=false
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --include-crds >/dev/null
 	$(HELM) template perfexp $(CHART) --namespace perfexp-system --kube-version $(KUBE_VERSION) --api-versions monitoring.coreos.com/v1 \
 	  --set rbac.environmentPatch.clusterWide=false --set 'rbac.environmentPatch.namespaces={perfexp-demo}' >/dev/null

@@ -61,14 +61,31 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 	tests := []admissionCase{
 		{name: "no variant in the own namespace needs nothing but create",
 			obj: experiment(nil)},
+		{name: "no variant, another namespace, without the right to run experiments there",
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = envB; e.Spec.Priority = 1000 }),
+			refused: "may not create perfexperiments.perfexp.dev in namespace env-b, the right to run experiments against that environment"},
+		{name: "no variant, another namespace, with the right to run experiments there",
+			rights: []right{runInEnvB},
+			obj:    experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = envB })},
+		{name: "observe without a namespace reads the target namespace",
+			rights:  []right{runInEnvB},
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = envB; e.Spec.Analysis = observe("") }),
+			refused: "may not list deployments.apps in namespace env-b"},
+		{name: "observe without a namespace, own namespace, without the right to read it",
+			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe("") }),
+			refused: "may not list deployments.apps in namespace team-a"},
+		{name: "observe without a namespace with the right to read the target",
+			rights: []right{runInEnvB, {envB, "apps", "deployments", []string{"get", "list"}}},
+			obj:    experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = envB; e.Spec.Analysis = observe("") })},
 		{name: "patch of deployments in another namespace without the right",
+			rights: []right{runInEnvB},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
 			}),
 			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf"},
 		{name: "patch of deployments in another namespace with the right",
-			rights: []right{patchDeployments},
+			rights: []right{runInEnvB, patchDeployments},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindDeployment)
@@ -79,7 +96,7 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 			}),
 			refused: "may not patch deployments.apps in namespace team-a"},
 		{name: "statefulsets need their own right",
-			rights: []right{patchDeployments},
+			rights: []right{runInEnvB, patchDeployments},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindStatefulSet)
@@ -96,20 +113,21 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.TargetNamespace = "kube-system" }),
 			refused: "perfexp never changes anything in kube-system"},
 		{name: "generic patch of a ConfigMap without the right",
+			rights: []right{runInEnvB},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
 			}),
 			refused: "may not patch configmaps in namespace env-b"},
 		{name: "generic patch of a ConfigMap without get",
-			rights: []right{{envB, "", "configmaps", []string{"patch"}}},
+			rights: []right{runInEnvB, {envB, "", "configmaps", []string{"patch"}}},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
 			}),
 			refused: "may not get configmaps in namespace env-b"},
 		{name: "generic patch of a ConfigMap with the right",
-			rights: []right{{envB, "", "configmaps", []string{"get", "patch"}}},
+			rights: []right{runInEnvB, {envB, "", "configmaps", []string{"get", "patch"}}},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
@@ -121,7 +139,7 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 			}),
 			refused: "a variant patch targets rbac.authorization.k8s.io/ClusterRoleBinding (as group/Kind), a kind the admission policy of perfexp does not know"},
 		{name: "Strimzi mode without the right on kafkas",
-			rights: []right{patchDeployments},
+			rights: []right{runInEnvB, patchDeployments},
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = envB
 				e.Spec.Variant = &perfexpv1alpha1.Variant{Kafka: &perfexpv1alpha1.KafkaVariant{StrimziMode: &perfexpv1alpha1.StrimziModeSwitch{Name: "main", KRaft: "enabled"}}}
@@ -150,6 +168,12 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 		{name: "a Secret in a load scenario's env without get on secrets",
 			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Load.Scenarios[0].Env = secretEnv() }),
 			refused: "may not get secrets in namespace team-a"},
+		{name: "backend credentials from a Secret without get on secrets",
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.Analysis = &perfexpv1alpha1.Analysis{PrometheusURL: "https://mimir.example/prometheus",
+					PrometheusAuth: &perfexpv1alpha1.PrometheusAuth{BearerToken: &perfexpv1alpha1.SecretKey{Name: "db", Key: "password"}}}
+			}),
+			refused: "may not get secrets in namespace team-a"},
 		{name: "a Secret in the teardown's env without get on secrets",
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.Teardown = &perfexpv1alpha1.Setup{Image: "registry.example.com/reset:1", Env: secretEnv()}
@@ -168,6 +192,7 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 		{name: "twenty rights are checked within the API server's cost budget", admin: true,
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(10)...) })},
 		{name: "more than twenty rights are refused", admin: true,
+			rights:  []right{runInEnvB},
 			obj:     experiment(func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Analysis = observe(namespaces(11)...) }),
 			refused: "this experiment needs 22 different rights checked"},
 	}
@@ -190,7 +215,7 @@ func storyChecksOnlySpecUpdates(t *testing.T, env *testenv.Env) {
 		t.Fatal(err)
 	}
 	user := "operator-like"
-	c := as(t, env, user, []right{{teamNS, "perfexp.dev", "perfexperiments", []string{"get", "update", "patch"}}})
+	c := as(t, env, user, []right{runInEnvB, {teamNS, "perfexp.dev", "perfexperiments", []string{"get", "update", "patch"}}})
 
 	eventually(t, func() error {
 		got := &perfexpv1alpha1.PerfExperiment{}
@@ -242,21 +267,24 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 	}
 	tests := []admissionCase{
 		{name: "baseline variant without the right",
+			rights:  []right{runInEnvB},
 			obj:     sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", otherDeploymentVariant)}}),
 			refused: "may not patch deployments.apps in namespace env-b; perfexp would do it on your behalf, so the sweep is refused"},
 		{name: "an arm's generic patch without the right",
-			rights:  []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			rights:  []right{runInEnvB, {envB, "apps", "deployments", []string{"get", "patch"}}},
 			obj:     sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("b", configMapVariant)}}),
 			refused: "may not patch configmaps in namespace env-b"},
 		{name: "a matrix over a StatefulSet without the right",
+			rights:  []right{runInEnvB},
 			obj:     sweep(map[string]any{"template": template(envB, nil), "matrix": statefulSetMatrix}),
 			refused: "may not patch statefulsets.apps in namespace env-b"},
 		{name: "a capacity search's variant without the right",
+			rights: []right{runInEnvB},
 			obj: sweep(map[string]any{"template": template(envB, map[string]any{"objectives": []any{map[string]any{"name": "p95", "scenario": "s", "metric": "P95", "max": "300"}}}),
 				"capacity": map[string]any{"parameter": "VUs", "min": int64(1), "max": int64(10), "variant": deploymentVariant}}),
 			refused: "may not patch deployments.apps in namespace env-b"},
 		{name: "a bisect's images on a StatefulSet without the right",
-			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			rights: []right{runInEnvB, {envB, "apps", "deployments", []string{"get", "patch"}}},
 			obj: sweep(map[string]any{"template": template(envB, nil), "bisect": map[string]any{"services": []any{
 				map[string]any{"name": "web", "container": "web", "baseline": "registry.example.com/web:1", "candidate": "registry.example.com/web:2"},
 				map[string]any{"name": "db", "kind": "StatefulSet", "container": "db", "baseline": "registry.example.com/db:1", "candidate": "registry.example.com/db:2"}}}}),
@@ -272,7 +300,7 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 			obj:     sweep(map[string]any{"template": template("kube-system", nil), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "perfexp never changes anything in kube-system"},
 		{name: "a Secret in the template's setup env without get on secrets",
-			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}},
+			rights: []right{runInEnvB, {envB, "apps", "deployments", []string{"get", "patch"}}},
 			obj: sweep(map[string]any{"template": func() map[string]any {
 				t := template(envB, nil)
 				t["setup"] = map[string]any{"image": "registry.example.com/datagen:1", "env": []any{map[string]any{"name": "DB_PASSWORD",
@@ -280,8 +308,15 @@ func storyChecksSweeps(t *testing.T, env *testenv.Env) {
 				return t
 			}(), "arms": []any{arm("a", deploymentVariant)}}),
 			refused: "may not get secrets in namespace team-a"},
+		{name: "a load-only sweep against another namespace without the right to run experiments there",
+			obj:     sweep(map[string]any{"template": template(envB, nil), "matrix": []any{map[string]any{"name": "vus", "load": map[string]any{"parameter": "VUs", "values": []any{int64(1), int64(2)}}}}}),
+			refused: "may not create perfexperiments.perfexp.dev in namespace env-b, the right to run experiments against that environment, so this sweep"},
+		{name: "a capacity search without a variant against another namespace without the right",
+			obj: sweep(map[string]any{"template": template(envB, map[string]any{"objectives": []any{map[string]any{"name": "p95", "scenario": "s", "metric": "P95", "max": "300"}}}),
+				"capacity": map[string]any{"parameter": "VUs", "min": int64(1), "max": int64(10)}}),
+			refused: "may not create perfexperiments.perfexp.dev in namespace env-b"},
 		{name: "every right held",
-			rights: []right{{envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}, {envB, "apps", "statefulsets", []string{"get", "patch"}}},
+			rights: []right{runInEnvB, {envB, "apps", "deployments", []string{"get", "patch"}}, {envB, "", "configmaps", []string{"get", "patch"}}, {envB, "apps", "statefulsets", []string{"get", "patch"}}},
 			obj:    sweep(map[string]any{"template": template(envB, nil), "baseline": map[string]any{"variant": deploymentVariant}, "arms": []any{arm("a", configMapVariant)}, "matrix": statefulSetMatrix})},
 	}
 	for i, tt := range tests {
@@ -382,6 +417,9 @@ func experiment(edit func(*perfexpv1alpha1.PerfExperiment)) func(user string) cl
 		return e
 	}
 }
+
+// runInEnvB is the right to run experiments against env-b from another namespace.
+var runInEnvB = right{envB, "perfexp.dev", "perfexperiments", []string{"create"}}
 
 func scaleTo0(kind perfexpv1alpha1.WorkloadKind) *perfexpv1alpha1.Variant {
 	return &perfexpv1alpha1.Variant{Workloads: []perfexpv1alpha1.WorkloadChange{{

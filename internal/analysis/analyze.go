@@ -43,6 +43,9 @@ type Input struct {
 	RunnerPods string
 	// CAdvisorMatchers select cAdvisor's series; defaults to DefaultCAdvisorMatchers.
 	CAdvisorMatchers string
+	// QueriesUnbound lets the custom queries read series of any namespace and test id: the
+	// experiment's namespace is one the operator's admin trusts (--unbound-query-namespaces).
+	QueriesUnbound bool
 	// Drifted, when not empty, says which field of the variant someone else changed during
 	// the run and who (the experiment's Drifted condition): the load then measured something
 	// other than the variant, so the results are Invalid.
@@ -79,6 +82,11 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 		in.EndGrace = DefaultEndGrace
 	}
 	cq := &CountingQuerier{Querier: newBoundedQuerier(q, maxConcurrentQueries)}
+	signals := signalsFrom(ctx)
+	if signals == nil {
+		signals = &BackendSignals{}
+		ctx = WithBackendSignals(ctx, signals)
+	}
 	r := newResult(in)
 	if r.Window.MeasuredSeconds <= 0 {
 		r.LatencySource = perfexpv1alpha1.LatencyNone
@@ -116,6 +124,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 			return nil, err
 		}
 	}
+	markBackendWarnings(r, signals)
 	r.Objectives = judge.Objectives(r, in.Analysis.Objectives)
 	r.Verdict = judge.Verdict(r)
 	r.PrometheusQueries = cq.Count()

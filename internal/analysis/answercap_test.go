@@ -138,7 +138,7 @@ func TestCustomQueryCaps(t *testing.T) {
 		t.Run(fmt.Sprint(tt.series), func(t *testing.T) {
 			q := cappedAPI(t, fakeProm(t, tt.series, false).URL, DefaultMaxAnswerBytes)
 			specs := []perfexpv1alpha1.CustomQuery{{Name: "by-pod", Query: `sum by (pod) (rate(http_requests_total{namespace="{{.Namespace}}"}[{{.Window}}]))`}}
-			got, err := runQueries(t.Context(), q, specs, testData(), time.Now())
+			got, err := runQueries(t.Context(), q, specs, testData(), QueryScope{Namespace: "shop"}, time.Now())
 			if err != nil {
 				t.Fatalf("runQueries: %v; a capped answer must not fail the analysis", err)
 			}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -42,24 +44,36 @@ func templateData(namespace, testID string, start, measuredStart, end time.Time)
 	}
 }
 
-// runQueries evaluates the custom queries at the given time. A query Prometheus refuses is
-// reported in its result; an unavailable Prometheus is returned as an error.
-func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, at time.Time) ([]result.QueryResult, error) {
+// runQueries evaluates the custom queries at the given time, each bound to scope (BindQuery).
+// A query Prometheus refuses, or one that reads outside scope, is reported in its result; an
+// unavailable Prometheus is returned as an error.
+func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQuery, data TemplateData, scope QueryScope, at time.Time) ([]result.QueryResult, error) {
 	out := make([]result.QueryResult, 0, len(specs))
 	for _, spec := range specs {
 		qr := result.QueryResult{Name: spec.Name, Description: spec.Description, Unit: spec.Unit}
-		rendered, err := RenderQuery(spec.Query, data)
+		rendered, err := renderBound(spec.Query, data, scope)
 		if err != nil {
 			qr.Query, qr.Error = spec.Query, err.Error()
 			out = append(out, qr)
 			continue
 		}
+		// The query as Prometheus evaluated it: with the namespace matchers BindQuery added.
 		qr.Query = rendered
-		v, err := customInstant(ctx, q, rendered, at)
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		v, err := customInstant(qctx, q, rendered, at)
+		cancel()
 		var qe *QueryError
+		var limit *LimitError
 		switch {
 		case errors.As(err, &qe):
 			qr.Error = qe.Err.Error()
+		case errors.As(err, &limit):
+			// The backend's limit refuses this query, not the analysis: the others stand.
+			qr.Error = limit.Error()
+		case err != nil && ctx.Err() == nil && timedOut(err):
+			// Prometheus answered the other reads; this query is too slow for it. Retrying the
+			// whole analysis until its timeout (hours or days) would not make it faster.
+			qr.Error = fmt.Sprintf("the query timed out (%s for one query); it is not retried: narrow its selectors or its range", promDuration(queryTimeout))
 		case err != nil:
 			return nil, err
 		default:
@@ -71,6 +85,38 @@ func runQueries(ctx context.Context, q Querier, specs []perfexpv1alpha1.CustomQu
 		out = append(out, qr)
 	}
 	return out, nil
+}
+
+// timedOut says whether a custom query's error is its own timeout: Prometheus' (errorType
+// timeout or canceled once the query's timeout parameter passed, which Prometheus sends with
+// status 503 and client_golang reports as a server error with the body in Detail) or the
+// query's deadline here.
+func timedOut(err error) bool {
+	var apiErr *promv1.Error
+	if errors.As(err, &apiErr) {
+		t := apiErr.Type
+		if t == promv1.ErrServer {
+			var body struct {
+				ErrorType promv1.ErrorType `json:"errorType"`
+			}
+			if json.Unmarshal([]byte(apiErr.Detail), &body) == nil {
+				t = body.ErrorType
+			}
+		}
+		if t == promv1.ErrTimeout || t == promv1.ErrCanceled {
+			return true
+		}
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// renderBound fills in a custom query's placeholders and binds it to scope.
+func renderBound(query string, data TemplateData, scope QueryScope) (string, error) {
+	rendered, err := RenderQuery(query, data)
+	if err != nil {
+		return "", err
+	}
+	return BindQuery(rendered, scope)
 }
 
 // rangeFunctions need two samples of a series inside their range to return anything for it.

@@ -78,7 +78,7 @@ func TestRenderQueryRefuses(t *testing.T) {
 // The pre-run check refuses the attack without asking Prometheus.
 func TestCheckQueriesRefusesTemplateActions(t *testing.T) {
 	queries := []perfexpv1alpha1.CustomQuery{{Name: "loop", Query: `{{range 100000}}{{range 100000}}x{{end}}{{end}}`}}
-	problems, _ := CheckQueries(t.Context(), unreachable{}, queries, PrecheckData("shop", "t", time.Now()), time.Now())
+	problems, _ := CheckQueries(t.Context(), unreachable{}, queries, PrecheckData("shop", "t", time.Now()), PrecheckScope("shop", "soak-1a2b3c4d", false), time.Now())
 	if len(problems) != 1 || !strings.Contains(problems[0].Message, "{{range 100000}} is not a placeholder") {
 		t.Fatalf("problems %v", problems)
 	}

@@ -34,24 +34,44 @@ func PrecheckData(namespace, testID string, now time.Time) TemplateData {
 	return templateData(namespace, testID, start, start, now)
 }
 
+// PrecheckScope is the scope of the trial run: the experiment's namespace and test id, with
+// no bound on the reach, which depends on the run's window (the analysis checks it).
+func PrecheckScope(namespace, testID string, unbound bool) QueryScope {
+	return QueryScope{Namespace: namespace, TestID: testID, Unbound: unbound}
+}
+
 // CheckQueries renders every custom query and runs it once as an instant query at now, so a
 // typo is reported before a long run rather than after it. Only problems that no data could
 // change count: a template error, Prometheus' bad_data (a parse or type error), or a result
 // that is not a scalar or instant vector. Execution errors depend on the data and are left to
 // the analysis. When Prometheus does not answer, the check cannot tell and returns the
 // *UnavailableError with the problems found so far; the caller decides whether to go on.
-func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.CustomQuery, data TemplateData, now time.Time) ([]QueryProblem, error) {
+//
+// Every query is rendered and bound to scope (BindQuery) before any is sent, so a query that
+// reads outside the experiment is refused whether or not Prometheus answers, and is never sent.
+func CheckQueries(ctx context.Context, q Querier, queries []perfexpv1alpha1.CustomQuery, data TemplateData, scope QueryScope, now time.Time) ([]QueryProblem, error) {
 	var problems []QueryProblem
-	for _, spec := range queries {
-		rendered, err := RenderQuery(spec.Query, data)
+	bound := make([]string, len(queries))
+	for i, spec := range queries {
+		rendered, err := renderBound(spec.Query, data, scope)
 		if err != nil {
 			problems = append(problems, QueryProblem{Name: spec.Name, Message: err.Error()})
+			continue
+		}
+		bound[i] = rendered
+	}
+	for i, spec := range queries {
+		rendered := bound[i]
+		if rendered == "" {
 			continue
 		}
 		v, err := customInstant(ctx, q, rendered, now)
 		var refused *QueryError
 		var apiErr *promv1.Error
+		var limit *LimitError
 		switch {
+		case errors.As(err, &limit):
+			// A limit depends on the window's data, which the run has not written yet.
 		case errors.As(err, &refused) && errors.As(err, &apiErr) && apiErr.Type == promv1.ErrBadData:
 			problems = append(problems, QueryProblem{Name: spec.Name, Message: "Prometheus refused it: " + apiErr.Msg})
 		case errors.As(err, &refused):

@@ -29,7 +29,7 @@ func TestCheckQueries(t *testing.T) {
 		{Name: "range", Query: `up[5m]`},
 		{Name: "vector-by-vector-many-to-many", Query: `up + on() group_left up`},
 	}
-	problems, err := CheckQueries(t.Context(), prom.API(t), queries, data, now)
+	problems, err := CheckQueries(t.Context(), prom.API(t), queries, data, PrecheckScope("shop", "soak-1a2b3c4d", false), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestCheckQueries(t *testing.T) {
 		t.Log(p)
 	}
 	want := map[string]string{
-		"typo":             "Prometheus refused it: invalid parameter \"query\": 1:67: parse error: unclosed left parenthesis",
+		"typo":             "the query does not parse: 1:67: parse error: unclosed left parenthesis",
 		"bad-template":     "bad template",
 		"unknown-function": `unknown function with name "avg_over_tim"`,
 		"range":            "range vector",
@@ -68,7 +68,7 @@ func TestCheckQueriesWithoutPrometheus(t *testing.T) {
 		{Name: "bad-template", Query: `{{.Nope}}`},
 		{Name: "db-cpu", Query: `up`},
 	}
-	problems, err := CheckQueries(t.Context(), unreachable{}, queries, PrecheckData("shop", "t", time.Now()), time.Now())
+	problems, err := CheckQueries(t.Context(), unreachable{}, queries, PrecheckData("shop", "t", time.Now()), PrecheckScope("shop", "soak-1a2b3c4d", false), time.Now())
 	var unavailable *UnavailableError
 	if !errors.As(err, &unavailable) {
 		t.Fatalf("err = %v, want an UnavailableError the caller can tell from a refusal", err)

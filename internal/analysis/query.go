@@ -20,7 +20,8 @@ type Querier interface {
 	Series(ctx context.Context, matches []string, startTime, endTime time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, error)
 }
 
-// CountingQuerier counts the queries it passes on, for benchmarks and for the report.
+// CountingQuerier counts the queries it passes on, for benchmarks and for the report, and
+// hands the answers' warnings to the BackendSignals of the query's context.
 type CountingQuerier struct {
 	Querier
 	n atomic.Int64
@@ -29,19 +30,25 @@ type CountingQuerier struct {
 // Query counts and forwards an instant query.
 func (c *CountingQuerier) Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	c.n.Add(1)
-	return c.Querier.Query(ctx, query, ts, opts...)
+	v, w, err := c.Querier.Query(ctx, query, ts, opts...)
+	signalsFrom(ctx).add(w)
+	return v, w, err
 }
 
 // QueryRange counts and forwards a range query.
 func (c *CountingQuerier) QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	c.n.Add(1)
-	return c.Querier.QueryRange(ctx, query, r, opts...)
+	v, w, err := c.Querier.QueryRange(ctx, query, r, opts...)
+	signalsFrom(ctx).add(w)
+	return v, w, err
 }
 
 // Series counts and forwards a series lookup.
 func (c *CountingQuerier) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, error) {
 	c.n.Add(1)
-	return c.Querier.Series(ctx, matches, start, end, opts...)
+	v, w, err := c.Querier.Series(ctx, matches, start, end, opts...)
+	signalsFrom(ctx).add(w)
+	return v, w, err
 }
 
 // Count is the number of queries made so far.
@@ -76,6 +83,9 @@ func (e *QueryError) Unwrap() error { return e.Err }
 func classify(query string, err error) error {
 	if answerTooLarge(err) {
 		return &QueryError{Query: query, Err: err}
+	}
+	if b := classifyBackend(query, err); b != nil {
+		return b
 	}
 	var apiErr *promv1.Error
 	if errors.As(err, &apiErr) {

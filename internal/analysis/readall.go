@@ -66,7 +66,7 @@ func readAll(ctx context.Context, q Querier, in Input, w *window) (*reads, error
 		func() (err error) { d.nodeLoad, d.nlNote, err = readNodeLoad(ctx, q, in, w.ms, in.End); return err },
 		func() (err error) { d.runners, err = readRunners(ctx, q, in, w.ms, in.End); return err },
 		func() (err error) {
-			d.queries, err = runQueries(ctx, q, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, w.ms, in.End), in.End)
+			d.queries, err = runQueries(ctx, q, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, w.ms, in.End), in.queryScope(), in.End)
 			return err
 		},
 	}
@@ -75,7 +75,7 @@ func readAll(ctx context.Context, q Querier, in Input, w *window) (*reads, error
 			break
 		}
 		parallel = append(parallel, func() (err error) {
-			d.sliceQs[i], err = runQueries(ctx, q, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), sl.end)
+			d.sliceQs[i], err = runQueries(ctx, q, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, sl.start, sl.start, sl.end), in.queryScope(), sl.end)
 			return err
 		})
 	}

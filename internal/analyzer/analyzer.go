@@ -10,12 +10,11 @@ package analyzer
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/config"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -25,6 +24,7 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
+	"github.com/perfexp/perfexp/internal/backend"
 	"github.com/perfexp/perfexp/internal/judge"
 	"github.com/perfexp/perfexp/internal/publish"
 	"github.com/perfexp/perfexp/internal/report"
@@ -59,6 +59,13 @@ type PrometheusAnalyzer struct {
 	APIReader client.Reader
 	// PrometheusURL is the default Prometheus; spec.analysis.prometheusURL overrides it.
 	PrometheusURL string
+	// HTTPConfig is how the operator reaches PrometheusURL (credentials, TLS, headers; the
+	// administrator's --prometheus-http-config-file); nil: no authentication. It is never
+	// used for another URL: an experiment that names one brings its own
+	// spec.analysis.prometheusAuth.
+	HTTPConfig *config.HTTPClientConfig
+	// Tenants maps experiment namespaces to the tenant header sent with their reads.
+	Tenants backend.Tenants
 	// NewAPI makes a Prometheus API client; nil means client_golang's.
 	NewAPI func(url string) (promv1.API, error)
 	Clock  clock.PassiveClock
@@ -71,6 +78,10 @@ type PrometheusAnalyzer struct {
 	// PrometheusURL: any other would let experiments send requests from the operator's
 	// network position.
 	AllowedPrometheusURLs []string
+	// UnboundQueryNamespaces are the namespaces whose experiments' custom queries are not bound
+	// to the target namespace and test id (analysis.BindQuery): only namespaces whose authors
+	// may read every series of the Prometheus.
+	UnboundQueryNamespaces []string
 	// Access checks the namespaces the analysis reads besides the target; nil skips the
 	// check (Prepare made it already, before anything was patched).
 	Access *access.Rules
@@ -130,9 +141,9 @@ func (a *PrometheusAnalyzer) Analyze(ctx context.Context, exp, baseline *perfexp
 	if url == "" {
 		return step.Fail(perfexpv1alpha1.ReasonNoPrometheus, "no Prometheus to read results from: set spec.analysis.prometheusURL or the operator's Prometheus URL"), nil
 	}
-	promAPI, err := a.newAPI(url)
-	if err != nil {
-		return step.Fail(perfexpv1alpha1.ReasonNoPrometheus, "Prometheus URL %q: %v", url, err), nil
+	promAPI, failed, err := a.prometheusAPI(ctx, exp, url)
+	if failed != nil || err != nil {
+		return orFailed(failed), err
 	}
 	in, err := a.input(ctx, exp, baseline)
 	if err != nil {
@@ -205,28 +216,6 @@ func (a *PrometheusAnalyzer) noDataGrace() time.Duration {
 		return a.NoDataGrace
 	}
 	return DefaultNoDataGrace
-}
-
-func (a *PrometheusAnalyzer) newAPI(url string) (promv1.API, error) {
-	if a.NewAPI != nil {
-		return a.NewAPI(url)
-	}
-	timeout := a.Timeout
-	if timeout <= 0 {
-		timeout = DefaultPrometheusTimeout
-	}
-	// The client's own timeout covers the whole exchange, reading the body included, which a
-	// context deadline set by the caller would too, but every caller would have to remember it.
-	maxBytes := a.MaxAnswerBytes
-	if maxBytes <= 0 {
-		maxBytes = analysis.DefaultMaxAnswerBytes
-	}
-	transport := analysis.LimitAnswers(api.DefaultRoundTripper, maxBytes)
-	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Timeout: timeout, Transport: transport}})
-	if err != nil {
-		return nil, err
-	}
-	return promv1.NewAPI(c), nil
 }
 
 // errNoTestID is returned for an experiment that reached analysis without a test id: the

@@ -77,7 +77,13 @@ func queryFailed(err error, url string, wait time.Duration) (step.Result, error)
 	var unavailable *analysis.UnavailableError
 	var refused *analysis.QueryError
 	var tooLarge *analysis.AnswerTooLargeError
+	var unauthorized *analysis.UnauthorizedError
+	var limit *analysis.LimitError
 	switch {
+	case errors.As(err, &unauthorized):
+		return step.Fail(perfexpv1alpha1.ReasonPrometheusUnauthorized, "the metrics backend at %s refused perfexp's credentials (check spec.analysis.prometheusAuth, or the operator's --prometheus-http-config-file): %v", url, unauthorized.Err), nil
+	case errors.As(err, &limit):
+		return step.Fail(perfexpv1alpha1.ReasonBackendLimit, "the metrics backend at %s refused a query for one of its limits, %s; raise that limit for perfexp's tenant or shorten the run: %v", url, limit.Limit, limit.Err), nil
 	case errors.As(err, &unavailable):
 		return step.Wait(wait, "Prometheus at %s to answer: %v", url, unavailable.Err), nil
 	case errors.As(err, &refused) && errors.As(err, &tooLarge):
@@ -237,6 +243,7 @@ type settings struct {
 	cAdvisorMatchers   string
 	cAdvisorMaxAge     time.Duration
 	maxListedWorkloads int
+	unboundQueries     bool
 }
 
 // inputFrom is the analysis' input as far as the experiment itself tells it; the reads add
@@ -249,7 +256,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 	in := analysis.Input{
 		Experiment: exp.Name, Namespace: exp.Namespace, TargetNamespace: exp.TargetNamespace(),
 		TestID: exp.Status.TestID, Start: w.Start.Time, End: w.End.Time, CAdvisorMatchers: s.cAdvisorMatchers,
-		CAdvisorMaxAge: s.cAdvisorMaxAge, MaxListedWorkloads: s.maxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
+		CAdvisorMaxAge: s.cAdvisorMaxAge, QueriesUnbound: s.unboundQueries, MaxListedWorkloads: s.maxListedWorkloads, RunnerPods: load.RunnerPodPattern(exp),
 	}
 	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionDrifted); c != nil && c.Status == metav1.ConditionTrue {
 		in.Drifted = c.Message

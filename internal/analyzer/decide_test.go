@@ -135,6 +135,10 @@ func TestQueryFailed(t *testing.T) {
 		{name: "Prometheus refuses a query: fail", err: &analysis.QueryError{Query: "up{", Err: errors.New("parse error")}, wantReason: perfexpv1alpha1.ReasonAnalysisFailed},
 		{name: "an answer over a cap: fail, saying which", err: fmt.Errorf("reading: %w", &analysis.QueryError{Query: "sum by (pod) (x)", Err: &analysis.AnswerTooLargeError{What: "series", Limit: 50000}}),
 			wantReason: perfexpv1alpha1.ReasonAnalysisFailed, wantMsg: "answered with more than perfexp reads: query \"sum by (pod) (x)\" failed: the answer has more than 50000 series; perfexp reads at most 50000 series of one answer"},
+		{name: "credentials refused: fail, not wait", err: fmt.Errorf("reading: %w", &analysis.UnauthorizedError{Query: "up", Err: errors.New("client error: 401")}),
+			wantReason: perfexpv1alpha1.ReasonPrometheusUnauthorized, wantMsg: "refused perfexp's credentials"},
+		{name: "a backend limit: fail, naming it", err: &analysis.LimitError{Query: "up", Limit: "series per query (Mimir/Cortex -querier.max-fetched-series-per-query)", Err: errors.New("execution: the query exceeded the maximum number of series")},
+			wantReason: perfexpv1alpha1.ReasonBackendLimit, wantMsg: "for one of its limits, series per query (Mimir/Cortex -querier.max-fetched-series-per-query)"},
 		{name: "anything else: the caller's error", err: other, wantErr: true},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,7 @@ import (
 
 // input gathers what the analysis needs from the experiment and the cluster.
 func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (analysis.Input, error) {
-	in, err := inputFrom(exp, settings{cAdvisorMatchers: a.CAdvisorMatchers, cAdvisorMaxAge: a.CAdvisorMaxAge, maxListedWorkloads: a.MaxListedWorkloads})
+	in, err := inputFrom(exp, settings{cAdvisorMatchers: a.CAdvisorMatchers, cAdvisorMaxAge: a.CAdvisorMaxAge, maxListedWorkloads: a.MaxListedWorkloads, unboundQueries: a.queriesUnbound(exp)})
 	if err != nil {
 		return in, err
 	}

@@ -23,7 +23,7 @@ func singleRunNote(noise string) string {
 // metricUnit is the unit of a metric in results and objectives.
 func metricUnit(m perfexpv1alpha1.ObjectiveMetric) string {
 	switch m {
-	case perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricPassRate:
+	case perfexpv1alpha1.MetricErrorRate, perfexpv1alpha1.MetricPassRate, result.MetricCPUPercentOfRequest:
 		return "%"
 	case perfexpv1alpha1.MetricRate:
 		return "req/s"
@@ -170,9 +170,12 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 			}
 		}
 		fillDelta(&mc)
+		missing := w.missing([]*result.Result{r}, []*result.Result{b.Result})
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			setUnknown(&mc, "a maximum is one request's latency: it has no interval to decide on")
+		case missing != "":
+			setUnknown(&mc, missing)
 		case mixed && isLatency(w.kind) && !w.transaction():
 			setUnknown(&mc, "one run's stored latency intervals hold every request, the other's only the successful ones, and requests failed: not comparable; analyse the older run again")
 		default:
@@ -184,19 +187,27 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 			if mc.Value != nil && mc.Baseline != nil && *mc.Value > 0 && *mc.Baseline > 0 {
 				e = e.centredOn(math.Log(*mc.Value / *mc.Baseline))
 			}
-			fill(&mc, wd.widen(w.noiseKey(), e), result.MethodBlockBootstrap, "intervals")
-			w.orientCounter(&mc, o.Objectives)
+			e = wd.widen(w.noiseKey(), e)
+			fill(&mc, e, result.MethodBlockBootstrap, "intervals")
+			o.orientRow(w, &mc)
+			if mc.Primary && e.few != "" && w.transaction() {
+				// A workflow's Trend (an import's duration) often has a value or two per run:
+				// say how many runs would decide it instead.
+				mc.Why += "; " + runsHint(mc.Value, mc.Baseline, o)
+				mc.UnadjustedWhy = mc.Why
+			}
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
 	if intervalRates {
 		c.Notes = append(c.Notes, intervalRateNote)
 	}
+	c.Notes = append(c.Notes, notRunNotes(r, b.Result, o)...)
 	c.Notes = append(c.Notes, saturationCompareNotes([]*result.Result{r}, []*result.Result{b.Result})...)
 	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, wd.widen, r.TestID, baseID)...)
 	wd.done()
-	c.Metrics = append(c.Metrics, queryRows(r.Queries, b.Result)...)
-	compareCustom(c, r, b.Result)
+	c.Metrics = append(c.Metrics, queryRows(r, b.Result, o)...)
+	compareCustom(c, r, b.Result, o)
 	finish(c)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
 	return c
@@ -217,21 +228,6 @@ func intervalRate(s *result.IntervalSeries, step float64) *float64 {
 	return result.Num(all / (float64(len(s.Requests)) * step))
 }
 
-// queryRows compare custom queries on their value alone: one value per run has no interval.
-func queryRows(qs []result.QueryResult, base *result.Result) []result.MetricComparison {
-	out := make([]result.MetricComparison, 0, len(qs))
-	for _, qr := range qs {
-		mc := result.MetricComparison{Metric: "query " + qr.Name, Kind: perfexpv1alpha1.MetricQuery, Unit: qr.Unit, Value: qr.Value}
-		setUnknown(&mc, "a custom query has one value per run: no interval to decide on")
-		if bq := base.Query(qr.Name); bq != nil {
-			mc.Baseline = bq.Value
-		}
-		fillDelta(&mc)
-		out = append(out, mc)
-	}
-	return out
-}
-
 // finish puts primary metrics first, decides the headline with Holm across them, and controls
 // the false discovery rate of the secondary rows.
 func finish(c *result.Comparison) { finishAt(c, alpha) }
@@ -249,7 +245,7 @@ func finishLevel(c *result.Comparison, level func(m int) float64) {
 
 func newMetricComparison(w row, o CompareOptions) result.MetricComparison {
 	return result.MetricComparison{Metric: w.label(), Scenario: w.scenario, Request: w.request, Kind: w.kind, Unit: metricUnit(w.kind),
-		Primary: !w.transaction() && o.primary(w.scenario, w.request, w.kind)}
+		Primary: o.primaryRow(w).ok}
 }
 
 func setUnknown(mc *result.MetricComparison, why string) {

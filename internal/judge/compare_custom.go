@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -63,8 +64,9 @@ func (w customRow) singleRunWhy() string {
 }
 
 // customRows are the checks, Rates and Gauges of r found in base too, the first
-// maxCustomCompared of each kind per scenario, and a note naming what the cap left out.
-func customRows(r, base *result.Result) ([]customRow, string) {
+// maxCustomCompared of each kind per scenario, then the Rates primary metrics name that those
+// lack (found or not: a missing one reads Unknown), and a note naming what the cap left out.
+func customRows(r, base *result.Result, o CompareOptions) ([]customRow, string) {
 	var out []customRow
 	var left []string
 	both := func(w customRow) bool { return w.value(r) != nil && w.value(base) != nil }
@@ -103,6 +105,12 @@ func customRows(r, base *result.Result) ([]customRow, string) {
 		take(result.KindRate, rates, perfexpv1alpha1.MetricPercent)
 		take(result.KindGauge, gauges, perfexpv1alpha1.MetricMin, perfexpv1alpha1.MetricMax, perfexpv1alpha1.MetricLast)
 	}
+	for _, p := range o.Primary {
+		w := customRow{scenario: p.Scenario, kind: result.KindRate, name: p.Rate, metric: perfexpv1alpha1.MetricPercent}
+		if p.Rate != "" && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
 	if len(left) == 0 {
 		return out, ""
 	}
@@ -110,18 +118,44 @@ func customRows(r, base *result.Result) ([]customRow, string) {
 		maxCustomCompared, result.ShortList(left, 5))
 }
 
-func newCustomComparison(w customRow) result.MetricComparison {
-	return result.MetricComparison{Metric: w.label(), Scenario: w.scenario, Kind: w.metric, Unit: w.unit()}
+func newCustomComparison(w customRow, o CompareOptions) result.MetricComparison {
+	return result.MetricComparison{Metric: w.label(), Scenario: w.scenario, Kind: w.metric, Unit: w.unit(), Primary: o.primaryCustom(w).ok}
+}
+
+// missing is why a custom row has no value on one side or both, "" when both have it.
+func (w customRow) missing(cur, base []*result.Result) string {
+	has := func(rs []*result.Result) bool {
+		return slices.ContainsFunc(rs, func(r *result.Result) bool { return w.value(r) != nil })
+	}
+	inCur, inBase := has(cur), has(base)
+	if inCur && inBase {
+		return ""
+	}
+	return missingWhy(fmt.Sprintf("%s %s of scenario %s", w.kind, w.name, w.scenario), inCur, inBase, len(cur) > 1 || len(base) > 1)
+}
+
+// orientCustom turns a custom row's verdict, decided as "lower is better", to its direction: a
+// primary metric's, else the one the row's kind or the objectives give (direction).
+func (o CompareOptions) orientCustom(w customRow, mc *result.MetricComparison) {
+	if p := o.primaryCustom(w); p.ok {
+		reorient(mc, betterLower, p.dir)
+		return
+	}
+	orient(mc, direction(w, o.Objectives))
 }
 
 // compareCustom adds the single-run rows of checks, Rates and Gauges to a comparison.
-func compareCustom(c *result.Comparison, r, base *result.Result) {
-	ws, note := customRows(r, base)
+func compareCustom(c *result.Comparison, r, base *result.Result, o CompareOptions) {
+	ws, note := customRows(r, base, o)
 	for _, w := range ws {
-		mc := newCustomComparison(w)
+		mc := newCustomComparison(w, o)
 		mc.Value, mc.Baseline = w.value(r), w.value(base)
 		fillDelta(&mc)
-		setUnknown(&mc, w.singleRunWhy())
+		if missing := w.missing([]*result.Result{r}, []*result.Result{base}); missing != "" {
+			setUnknown(&mc, missing)
+		} else {
+			setUnknown(&mc, w.singleRunWhy())
+		}
 		c.Metrics = append(c.Metrics, mc)
 	}
 	if note != "" {
@@ -132,23 +166,25 @@ func compareCustom(c *result.Comparison, r, base *result.Result) {
 // compareCustomRuns adds the rows of checks, Rates and Gauges of repeated runs, decided run by
 // run, to a comparison; the first run of each side names them.
 func compareCustomRuns(c *result.Comparison, cur, base []*result.Result, o CompareOptions) {
-	ws, note := customRows(cur[0], base[0])
+	ws, note := customRows(cur[0], base[0], o)
 	for _, w := range ws {
-		mc := newCustomComparison(w)
+		mc := newCustomComparison(w, o)
 		vc, vb := customRunValues(cur, w), customRunValues(base, w)
 		mc.Value, mc.Baseline = mean(vc), mean(vb)
 		fillDelta(&mc)
-		switch {
+		switch missing := w.missing(cur, base); {
+		case missing != "":
+			setUnknown(&mc, missing)
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		case w.kind == result.KindGauge && (stats.Logs(vc) == nil || stats.Logs(vb) == nil):
 			setUnknown(&mc, "a run's value is zero or negative: a Gauge is compared as a ratio, which needs positive values")
 		case w.kind == result.KindGauge:
 			fill(&mc, runEffect(vc, vb, w.metric, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
-			orient(&mc, direction(w, o.Objectives))
+			o.orientCustom(w, &mc)
 		default:
 			fill(&mc, shareEffect(vc, vb, o.MinChangePercent), result.MethodRuns, "runs")
-			orient(&mc, direction(w, o.Objectives))
+			o.orientCustom(w, &mc)
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
@@ -237,25 +273,16 @@ func boundDirection(objectives []perfexpv1alpha1.Objective, match func(perfexpv1
 // orient turns a verdict decided as "lower is better" (how decide reads every kind here) to
 // the row's direction.
 func orient(mc *result.MetricComparison, dir int) {
-	swap := func(c perfexpv1alpha1.Change) perfexpv1alpha1.Change {
-		switch c {
-		case perfexpv1alpha1.ChangeRegressed:
-			return perfexpv1alpha1.ChangeImproved
-		case perfexpv1alpha1.ChangeImproved:
-			return perfexpv1alpha1.ChangeRegressed
-		}
-		return c
-	}
 	switch dir {
 	case betterHigher:
-		mc.Change, mc.Unadjusted = swap(mc.Change), swap(mc.Unadjusted)
+		mc.Change, mc.Unadjusted = swapClaim(mc.Change), swapClaim(mc.Unadjusted)
 	case betterUnknown:
 		if mc.Change != perfexpv1alpha1.ChangeRegressed && mc.Change != perfexpv1alpha1.ChangeImproved {
 			return
 		}
 		unit := scaleUnit(mc.Scale)
 		mc.Change = perfexpv1alpha1.ChangeInconclusive
-		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say: an objective with max (lower is better) or min (higher is better) on it gives the direction",
+		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say (or the query's): a primary metric naming it with a direction, or an objective with max (lower is better) or min (higher is better) on it, gives the direction",
 			result.OrZero(mc.Threshold), unit, result.OrZero(mc.Low), result.OrZero(mc.High), unit)
 		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
 	}

@@ -66,6 +66,15 @@ func counterRows(r, base *result.Result) []row {
 // compared is the value a row compares in a run: a Counter's rate, or the row's statistic
 // (the successful requests' latency with successfulOnly).
 func (w row) compared(r *result.Result, successfulOnly bool) *float64 {
+	if k := w.workload; k.name != "" {
+		return workloadValue(findWorkloadResult(r, result.WorkloadResult{Kind: k.kind, Namespace: k.namespace, Name: k.name}), w.kind)
+	}
+	if w.query != "" {
+		if q := r.Query(w.query); q != nil {
+			return q.Value
+		}
+		return nil
+	}
 	if w.counter != "" {
 		if st := w.stats(r); st != nil {
 			return st.Rate

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
@@ -29,13 +31,17 @@ func findWorkloadResult(r *result.Result, w result.WorkloadResult) *result.Workl
 	return nil
 }
 
-// workloadValue is a workload's mean CPU (cores) or memory (MiB, the unit comparisons show).
+// workloadValue is a workload's mean CPU (cores, or percent of its request) or memory (MiB, the
+// unit comparisons show).
 func workloadValue(w *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) *float64 {
 	if w == nil {
 		return nil
 	}
-	if m == result.MetricCPU {
+	switch m {
+	case result.MetricCPU:
 		return w.CPUAvg
+	case result.MetricCPUPercentOfRequest:
+		return w.CPUPercentOfRequest
 	}
 	if w.MemoryAvg == nil {
 		return nil
@@ -46,16 +52,86 @@ func workloadValue(w *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) 
 // newWorkloadComparison is the row of one workload's metric, with both runs' values and pods.
 // A variant that scaled the workload is compared on the totals (what the service costs), and
 // Pods beside BaselinePods makes the scaling visible.
-func newWorkloadComparison(w, bw *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) result.MetricComparison {
-	what := "cpu avg"
-	if m == result.MetricMemory {
-		what = "memory avg"
-	}
-	mc := result.MetricComparison{Metric: fmt.Sprintf("%s/%s %s", w.Namespace, w.Name, what), Kind: m, Unit: metricUnit(m),
-		Workload: workloadRef(w.Kind, w.Namespace, w.Name), Pods: w.Pods, BaselinePods: bw.Pods}
+func newWorkloadComparison(w, bw *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric, o CompareOptions) result.MetricComparison {
+	mc := result.MetricComparison{Metric: fmt.Sprintf("%s/%s %s", w.Namespace, w.Name, workloadWhat(m)), Kind: m, Unit: metricUnit(m),
+		Workload: workloadRef(w.Kind, w.Namespace, w.Name), Pods: w.Pods, BaselinePods: bw.Pods,
+		Primary: o.primaryWorkload(w.Kind, w.Namespace, w.Name, m).ok}
 	mc.Value, mc.Baseline = workloadValue(w, m), workloadValue(bw, m)
 	fillDelta(&mc)
 	return mc
+}
+
+// workloadWhat names a workload metric in a row's label.
+func workloadWhat(m perfexpv1alpha1.ObjectiveMetric) string {
+	switch m {
+	case result.MetricMemory:
+		return "memory avg"
+	case result.MetricCPUPercentOfRequest:
+		return "cpu % of request"
+	}
+	return "cpu avg"
+}
+
+// intervalValues are a workload's per-interval values of a metric: CPU as a share of the
+// request is its CPU over the run's total request (constant within a run), nil without one.
+func intervalValues(iv *result.WorkloadIntervals, w *result.WorkloadResult, m perfexpv1alpha1.ObjectiveMetric) []float64 {
+	if m != result.MetricCPUPercentOfRequest {
+		return iv.Values(m)
+	}
+	if w.CPURequest == nil || *w.CPURequest <= 0 {
+		return nil
+	}
+	cpu := iv.Values(result.MetricCPU)
+	out := make([]float64, len(cpu))
+	for i, v := range cpu {
+		out[i] = 100 * v / *w.CPURequest
+	}
+	return out
+}
+
+// noRequestWhy is why CPU as a share of the request is not compared.
+const noRequestWhy = "no CPU request on it in one of the runs: a share of the request needs one (compare CPU in cores)"
+
+// orientWorkload turns a workload row's verdict (lower is better) to a primary metric's direction.
+func (o CompareOptions) orientWorkload(w *result.WorkloadResult, mc *result.MetricComparison) {
+	if p := o.primaryWorkload(w.Kind, w.Namespace, w.Name, mc.Kind); p.ok {
+		reorient(mc, betterLower, p.dir)
+	}
+}
+
+// missingWorkloadRows are the Unknown rows of the primary metrics naming a workload that no row
+// of out is: one the runs did not report (or not on both sides).
+func missingWorkloadRows(out []result.MetricComparison, cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
+	var missing []result.MetricComparison
+	for _, p := range o.Primary {
+		if p.Workload == nil {
+			continue
+		}
+		pw := *p.Workload
+		if slices.ContainsFunc(out, func(mc result.MetricComparison) bool {
+			parts := strings.SplitN(mc.Workload, "/", 3)
+			return mc.Kind == p.Metric && len(parts) == 3 && namesWorkload(pw, parts[0], parts[1], parts[2])
+		}) {
+			continue
+		}
+		has := func(rs []*result.Result) bool {
+			return slices.ContainsFunc(rs, func(r *result.Result) bool {
+				return slices.ContainsFunc(r.Workloads, func(w result.WorkloadResult) bool { return namesWorkload(pw, w.Kind, w.Namespace, w.Name) })
+			})
+		}
+		kind := pw.Kind
+		if kind == "" {
+			kind = perfexpv1alpha1.WorkloadKindDeployment
+		}
+		ref := string(kind) + "/" + pw.Name
+		if pw.Namespace != "" {
+			ref = workloadRef(string(kind), pw.Namespace, pw.Name)
+		}
+		mc := result.MetricComparison{Metric: ref + " " + workloadWhat(p.Metric), Kind: p.Metric, Unit: metricUnit(p.Metric), Workload: ref, Primary: true}
+		setUnknown(&mc, missingWhy("workload "+ref, has(cur), has(base), len(cur) > 1 || len(base) > 1))
+		missing = append(missing, mc)
+	}
+	return missing
 }
 
 // workloadRef names a workload as comparisons do: "Deployment/shop/api".
@@ -71,10 +147,12 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 		if bw == nil {
 			continue
 		}
-		for _, m := range workloadMetrics {
-			mc := newWorkloadComparison(w, bw, m)
+		for _, m := range o.primaryWorkloadMetrics(w.Kind, w.Namespace, w.Name) {
+			mc := newWorkloadComparison(w, bw, m, o)
 			ci, bi := cur.FindWorkload(w.Kind, w.Namespace, w.Name), baseIv.FindWorkload(w.Kind, w.Namespace, w.Name)
 			switch {
+			case m == result.MetricCPUPercentOfRequest && (w.CPURequest == nil || bw.CPURequest == nil):
+				setUnknown(&mc, noRequestWhy)
 			case mc.Value == nil || mc.Baseline == nil:
 				setUnknown(&mc, "no use measured in one of the runs")
 			case baseIv == nil || len(baseIv.Workloads) == 0:
@@ -82,23 +160,35 @@ func workloadRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Co
 			case ci == nil || bi == nil:
 				setUnknown(&mc, "no per-interval CPU and memory for it in one of the runs")
 			default:
-				e := meanBootstrap(ci.Values(m), bi.Values(m), o.MinChangePercent, o.Resamples,
+				vc, vb := intervalValues(ci, w, m), intervalValues(bi, bw, m)
+				e := meanBootstrap(vc, vb, o.MinChangePercent, o.Resamples,
 					seedOf(append(seed, mc.Workload, string(m))...))
 				if e == nil {
-					setUnknown(&mc, whyNoUse(ci.Values(m), bi.Values(m)))
+					setUnknown(&mc, whyNoUse(vc, vb))
 					break
 				}
-				fill(&mc, widen(WorkloadNoiseKey(mc.Workload, m), e), result.MethodBlockBootstrap, "intervals")
+				fill(&mc, widen(WorkloadNoiseKey(mc.Workload, cpuNoise(m)), e), result.MethodBlockBootstrap, "intervals")
+				o.orientWorkload(w, &mc)
 			}
 			out = append(out, mc)
 		}
 	}
-	return out
+	return append(out, missingWorkloadRows(out, []*result.Result{r}, []*result.Result{base}, o)...)
+}
+
+// cpuNoise is the metric whose between-run noise a workload metric holds: CPU's, for CPU as a
+// share of a request that does not change within a configuration.
+func cpuNoise(m perfexpv1alpha1.ObjectiveMetric) perfexpv1alpha1.ObjectiveMetric {
+	if m == result.MetricCPUPercentOfRequest {
+		return result.MetricCPU
+	}
+	return m
 }
 
 // workloadRunRows compare every workload found in the first run of each side on the runs' mean
-// CPU and memory, with Welch's t on their logs as for latencies.
-func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
+// CPU and memory as latencies are: paired within a blocked design's blocks (counted in *paired,
+// or why not in *unpaired), else Welch's t on their logs.
+func workloadRunRows(cur, base []*result.Result, o CompareOptions, paired *int, unpaired *string) []result.MetricComparison {
 	var out []result.MetricComparison
 	for i := range cur[0].Workloads {
 		w := &cur[0].Workloads[i]
@@ -106,22 +196,32 @@ func workloadRunRows(cur, base []*result.Result, o CompareOptions) []result.Metr
 		if bw == nil {
 			continue
 		}
-		for _, m := range workloadMetrics {
-			mc := newWorkloadComparison(w, bw, m)
+		for _, m := range o.primaryWorkloadMetrics(w.Kind, w.Namespace, w.Name) {
+			mc := newWorkloadComparison(w, bw, m, o)
 			vc, pc := workloadRunValues(cur, *w, m)
 			vb, pb := workloadRunValues(base, *w, m)
 			mc.Value, mc.Baseline, mc.Pods, mc.BaselinePods = mean(vc), mean(vb), pc, pb
 			mc.Delta, mc.DeltaPercent = nil, nil
 			fillDelta(&mc)
-			if len(vc) < len(cur) || len(vb) < len(base) {
+			switch {
+			case m == result.MetricCPUPercentOfRequest && len(vc)+len(vb) == 0:
+				setUnknown(&mc, noRequestWhy)
+			case len(vc) < len(cur) || len(vb) < len(base):
 				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
-			} else {
-				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
+			default:
+				e, method := pairedOrNot(cur, base, row{workload: workloadKey{w.Kind, w.Namespace, w.Name}, kind: m}, o, unpaired)
+				if e == nil {
+					e = runEffect(vc, vb, m, o.MinChangePercent)
+				} else {
+					*paired++
+				}
+				fill(&mc, e.atLevel(o.alpha()), method, "runs")
+				o.orientWorkload(w, &mc)
 			}
 			out = append(out, mc)
 		}
 	}
-	return out
+	return append(out, missingWorkloadRows(out, cur, base, o)...)
 }
 
 // workloadRunValues is the workload's metric in each run that has it, and the most pods any

@@ -21,8 +21,11 @@
 //   - compare.go: a single run against a single baseline run (block bootstrap per row);
 //     rows.go lists the rows, baseline.go refuses a baseline that cannot be compared with.
 //   - runs.go: repeated runs against repeated baseline runs (CompareRuns, AdjustArms).
-//   - compare_custom.go, compare_script.go, compare_workloads.go: the rows of checks, custom
-//     metrics, Counters, iterations, and workloads' CPU and memory.
+//   - compare_custom.go, compare_script.go, compare_workloads.go, compare_query.go: the rows of
+//     checks, custom metrics, Counters, iterations, workloads' CPU and memory, and custom
+//     queries.
+//   - primary.go: which rows spec.analysis.primaryMetrics names, the direction each is judged
+//     in (TwoSided included), and what a single run says of a quantity measured once per run.
 //   - effect.go: an effect's interval against the thresholds: Regressed, Improved, no
 //     meaningful change, or Inconclusive (decide).
 //   - noise.go: the between-run noise a single-run interval adds (a calibration, or the

@@ -111,16 +111,3 @@ func (o CompareOptions) withDefaults() CompareOptions {
 	}
 	return o
 }
-
-// primary reports whether a metric of a scenario/request is one of the primary metrics.
-func (o CompareOptions) primary(scenario, request string, m perfexpv1alpha1.ObjectiveMetric) bool {
-	if len(o.Primary) == 0 {
-		return request == "" && scenario != "" && (m == perfexpv1alpha1.MetricP95 || m == perfexpv1alpha1.MetricErrorRate)
-	}
-	for _, p := range o.Primary {
-		if p.Metric == m && p.Request == request && (p.Scenario == scenario || p.Scenario == "" && request == "" && scenario != "") {
-			return true
-		}
-	}
-	return false
-}

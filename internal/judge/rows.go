@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -29,10 +30,21 @@ type row struct {
 	iteration bool
 	// counter names a custom k6 Counter of the scenario (kind Count; see compare_script.go).
 	counter string
-	kind    perfexpv1alpha1.ObjectiveMetric
+	// query names a custom query (kind Query), a row of repeated runs only: one value per run.
+	query string
+	// workload is a workload's CPU or memory across repeated runs (kind CPU,
+	// CPUPercentOfRequest or Memory), so that a blocked design pairs it as it pairs latencies.
+	workload workloadKey
+	kind     perfexpv1alpha1.ObjectiveMetric
 }
 
+// workloadKey names one workload of a run.
+type workloadKey struct{ kind, namespace, name string }
+
 func (w row) label() string {
+	if w.query != "" {
+		return "query " + w.query
+	}
 	label := w.scenario
 	if w.scenario == "" {
 		label = "all"
@@ -52,14 +64,67 @@ func (w row) label() string {
 	return label + " " + strings.ToLower(string(w.kind))
 }
 
-// transaction is true for a group's, a custom Trend's, an iteration duration's or a Counter's
-// row: all are secondary, and none has a successful-only variant.
+// transaction is true for a group's, a custom Trend's, an iteration duration's, a Counter's or
+// a query's row: none has a successful-only variant, and none is a scenario's own.
 func (w row) transaction() bool {
-	return w.group != "" || w.trend != "" || w.iteration || w.counter != ""
+	return w.group != "" || w.trend != "" || w.iteration || w.counter != "" || w.query != "" || w.workload.name != ""
+}
+
+// subject names what a row reads, for the reason when a run lacks it.
+func (w row) subject() string {
+	switch {
+	case w.query != "":
+		return "query " + w.query
+	case w.request != "":
+		return fmt.Sprintf("request %q of scenario %s", w.request, w.scenario)
+	case w.group != "":
+		return fmt.Sprintf("group %q of scenario %s", w.group, w.scenario)
+	case w.trend != "":
+		return fmt.Sprintf("trend %s of scenario %s", w.trend, w.scenario)
+	case w.counter != "":
+		return fmt.Sprintf("Counter %s of scenario %s", w.counter, w.scenario)
+	}
+	return "scenario " + w.scenario
+}
+
+// named is true for a row a run may lack although it has the row's scenario.
+func (w row) named() bool {
+	return w.request != "" || w.group != "" || w.trend != "" || w.counter != "" || w.query != ""
+}
+
+// missing is why a row has no value in one or both sides, "" when both have it.
+func (w row) missing(cur, base []*result.Result) string {
+	has := func(rs []*result.Result) bool {
+		for _, r := range rs {
+			if w.has(r) {
+				return true
+			}
+		}
+		return false
+	}
+	if !w.named() {
+		return ""
+	}
+	inCur, inBase := has(cur), has(base)
+	if inCur && inBase {
+		return ""
+	}
+	return missingWhy(w.subject(), inCur, inBase, len(cur) > 1 || len(base) > 1)
+}
+
+// has is whether a run holds the row at all.
+func (w row) has(r *result.Result) bool {
+	if w.query != "" {
+		return r.Query(w.query) != nil
+	}
+	return w.stats(r) != nil
 }
 
 // stats are the statistics a row reads from a run, nil when the run has none.
 func (w row) stats(r *result.Result) *result.RequestStats {
+	if w.query != "" {
+		return nil
+	}
 	if w.counter != "" {
 		return r.CounterStats(w.scenario, w.counter)
 	}
@@ -76,6 +141,12 @@ func (w row) stats(r *result.Result) *result.RequestStats {
 
 // unit is a row's unit in a run: a plain-number Trend's is the script's own (empty).
 func (w row) unit(r *result.Result) string {
+	if w.query != "" {
+		if q := r.Query(w.query); q != nil {
+			return q.Unit
+		}
+		return ""
+	}
 	if w.counter != "" {
 		return counterUnit
 	}
@@ -161,8 +232,11 @@ func rows(r, base *result.Result, o CompareOptions) []row {
 		add(w)
 	}
 	for _, p := range o.Primary {
+		if !namesRow(p) || notRun(p, r, base) {
+			continue
+		}
 		if p.Scenario != "" {
-			add(row{scenario: p.Scenario, request: p.Request, kind: p.Metric})
+			add(row{scenario: p.Scenario, request: p.Request, group: p.Group, trend: p.Trend, counter: p.Counter, kind: p.Metric})
 			continue
 		}
 		for _, s := range r.Scenarios {

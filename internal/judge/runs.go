@@ -79,9 +79,12 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		mc.Unit = w.unit(ref)
 		mc.Value, mc.Baseline = mean(vc), mean(vb)
 		fillDelta(&mc)
+		missing := w.missing(cur, base)
 		switch {
 		case w.kind == perfexpv1alpha1.MetricMax:
 			setUnknown(&mc, "a maximum is one request's latency: it has no interval to decide on")
+		case missing != "":
+			setUnknown(&mc, missing)
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 		default:
@@ -95,16 +98,18 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 				}
 			}
 			fill(&mc, e.atLevel(o.alpha()), method, "runs")
-			w.orientCounter(&mc, o.Objectives)
+			o.orientRow(w, &mc)
 		}
 		c.Metrics = append(c.Metrics, mc)
 	}
+	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o, &paired, &unpaired)...)
+	c.Metrics = append(c.Metrics, queryRunRows(cur, base, o, &paired, &unpaired)...)
 	notes, cal := designNotes(o.Design, ref, paired, unpaired)
 	c.Notes, c.Calibration = append(c.Notes, notes...), cal
 	c.Notes = append(c.Notes, noiseNotes...)
 	c.Method = methodOf(c.Method, paired)
+	c.Notes = append(c.Notes, notRunNotes(ref, base[0], o)...)
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)
-	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o)...)
 	compareCustomRuns(c, cur, base, o)
 	finishLevel(c, o.level)
 	return c

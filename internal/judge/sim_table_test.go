@@ -40,6 +40,9 @@ import (
 //     (stats.Look); its blocks to a decision are reported (mean / 90th percentile);
 //   - "sweep r3 paired": a sweep of 4 arms and a baseline, 3 repeats in randomised blocks,
 //     compared within blocks with Holm across the arms;
+//   - "r3 paired, query primary", "sequential r3-10, query primary", and the same with "CPU
+//     primary": one arm decided on one run-level primary metric (simRunLevel) instead of the
+//     latencies: a custom query's value, or a workload's mean CPU.
 //   - "1v1 bootstrap alone": one run per side with next to no between-run noise added: the
 //     block bootstrap's own interval (the cells of strong within-run autocorrelation);
 //   - "sequential r3-10, 1 arm, calibrated": the one-arm sequential sweep with a calibration
@@ -198,9 +201,65 @@ func (c simCell) calibrate(rng *rand.Rand, n int) *BetweenRun {
 	return &BetweenRun{SDPercent: 100 * math.Sqrt(stats.Variance(xs, m)), Runs: n, Source: "simulated calibration"}
 }
 
+// simQuantity is what a simulated design decides on: the latencies' p95 and errors (the
+// default, nil), or one run-level primary metric whose runs it makes.
+type simQuantity struct {
+	primary perfexpv1alpha1.PrimaryMetric
+	// run makes one run at level (the run's true level times its noise, log scale aside).
+	run func(c simCell, rng *rand.Rand, id string, level float64) *result.Result
+}
+
+// simRunLevel is a run whose only measured quantities are a custom query's value and a
+// workload's mean CPU, each at the run's level: the query with a measurement noise of 1 % (one
+// evaluation over the window), the CPU as the mean of 16 intervals of AR(1) wander (the cell's
+// phi, sd 5 %), as cAdvisor's per-interval rates of a 5-minute run are.
+func simRunLevel(c simCell, rng *rand.Rand, id string, level float64) *result.Result {
+	const intervals, sd = 16, 0.05
+	q := level * math.Exp(0.01*rng.NormFloat64())
+	x, cpu := sd*rng.NormFloat64(), 0.0
+	for range intervals {
+		x = c.phi*x + sd*math.Sqrt(1-c.phi*c.phi)*rng.NormFloat64()
+		cpu += 0.5 * level * math.Exp(x) / intervals
+	}
+	rs := result.RequestStats{Requests: result.Count(1000), Errors: result.Count(0)}
+	return &result.Result{Experiment: id, TestID: id, Validity: perfexpv1alpha1.Valid, Total: rs,
+		Scenarios: []result.ScenarioResult{{Name: "s", Validity: perfexpv1alpha1.Valid, RequestStats: rs}},
+		LoadShape: []result.ScenarioShape{{Name: "s", Executor: "constant-vus", VUs: 10, Duration: "10m0s", Parallelism: 1}},
+		Queries:   []result.QueryResult{{Name: "import-seconds", Unit: "s", Value: result.Num(q)}},
+		Workloads: []result.WorkloadResult{{Kind: "Deployment", Namespace: "shop", Name: "api", Pods: 2, CPUAvg: result.Num(cpu), MemoryAvg: result.Num(300 * mib)}}}
+}
+
+var (
+	simQuery = &simQuantity{run: simRunLevel,
+		primary: perfexpv1alpha1.PrimaryMetric{Metric: perfexpv1alpha1.MetricQuery, Query: "import-seconds", Direction: perfexpv1alpha1.LowerIsBetter}}
+	simCPU = &simQuantity{run: simRunLevel,
+		primary: perfexpv1alpha1.PrimaryMetric{Metric: perfexpv1alpha1.MetricCPU, Workload: &perfexpv1alpha1.MetricWorkload{Name: "api"}}}
+)
+
+// makeRun makes one run of a design at level: the latencies' synthetic run, or q's.
+func (c simCell) makeRun(q *simQuantity, s simConfig, rng *rand.Rand, id string, level float64) *result.Result {
+	if q == nil {
+		return s.run(rng, id, level)
+	}
+	return q.run(c, rng, id, level)
+}
+
+// options are a design's comparison options for q.
+func (q *simQuantity) options(o CompareOptions) CompareOptions {
+	if q != nil {
+		o.Primary = []perfexpv1alpha1.PrimaryMetric{q.primary}
+	}
+	return o
+}
+
 // sweep runs a baseline and arms (their true ratios) in repeats randomised blocks and returns
 // the arms' comparisons after Holm across them.
 func (c simCell) sweep(rng *rand.Rand, i int, ratios []float64, repeats int, noise *BetweenRun) []*result.Comparison {
+	return c.sweepOf(nil, rng, i, ratios, repeats, noise)
+}
+
+// sweepOf is sweep deciding on q.
+func (c simCell) sweepOf(q *simQuantity, rng *rand.Rand, i int, ratios []float64, repeats int, noise *BetweenRun) []*result.Comparison {
 	s := c.sim()
 	arms := len(ratios) + 1
 	design := &Design{Blocks: map[string]int{}}
@@ -216,7 +275,7 @@ func (c simCell) sweep(rng *rand.Rand, i int, ratios []float64, repeats int, noi
 			if a > 0 {
 				ratio = ratios[a-1]
 			}
-			r := s.run(rng, fmt.Sprintf("s%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
+			r := c.makeRun(q, s, rng, fmt.Sprintf("s%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
 			design.Blocks[r.Experiment] = b
 			runs[a] = append(runs[a], r)
 		}
@@ -224,7 +283,7 @@ func (c simCell) sweep(rng *rand.Rand, i int, ratios []float64, repeats int, noi
 	design.Arms = runs
 	cs := make([]*result.Comparison, 0, arms-1)
 	for a := 1; a < arms; a++ {
-		cs = append(cs, CompareRuns(runs[0], runs[a], CompareOptions{Design: design, BetweenRun: noise}))
+		cs = append(cs, CompareRuns(runs[0], runs[a], q.options(CompareOptions{Design: design, BetweenRun: noise})))
 	}
 	AdjustArms(cs)
 	return cs
@@ -240,6 +299,11 @@ const sequentialBudget = 10
 // looking after each (Look.Alpha spent per look), until every arm is decisive or maxBlocks ran.
 // It returns the last look's comparisons and the blocks run.
 func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, noise *BetweenRun) ([]*result.Comparison, int) {
+	return c.sequentialSweepOf(nil, rng, i, ratios, noise)
+}
+
+// sequentialSweepOf is sequentialSweep deciding on q.
+func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios []float64, noise *BetweenRun) ([]*result.Comparison, int) {
 	const minBlocks, maxBlocks = sequentialFirstLook, sequentialBudget
 	s := c.sim()
 	arms := len(ratios) + 1
@@ -256,7 +320,7 @@ func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, noise 
 			if a > 0 {
 				ratio = ratios[a-1]
 			}
-			r := s.run(rng, fmt.Sprintf("q%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
+			r := c.makeRun(q, s, rng, fmt.Sprintf("q%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
 			blocks[r.Experiment] = b
 			runs[a] = append(runs[a], r)
 		}
@@ -270,7 +334,7 @@ func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, noise 
 		}
 		cs = cs[:0]
 		for a := 1; a < arms; a++ {
-			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], CompareOptions{Design: design, Look: &look, BetweenRun: noise}))
+			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], q.options(CompareOptions{Design: design, Look: &look, BetweenRun: noise})))
 		}
 		AdjustArmsLook(cs, look)
 		decided := true
@@ -306,6 +370,10 @@ func p95Row(c *result.Comparison) *result.MetricComparison {
 
 func coversZero(c *result.Comparison) bool {
 	m := p95Row(c)
+	if len(c.Metrics) > 0 && c.Metrics[0].Primary && c.Metrics[0].Kind != perfexpv1alpha1.MetricP95 {
+		// A design deciding on another quantity: its primary row (sorted first).
+		m = &c.Metrics[0]
+	}
 	return m != nil && m.Low != nil && m.High != nil && *m.Low <= 0 && *m.High >= 0
 }
 
@@ -383,6 +451,23 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15}, noise)
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
+		case "r3 paired, query primary", "r3 paired, CPU primary":
+			q := simQuantityOf(design)
+			aa := c.sweepOf(q, rng, i, []float64{1}, 3, nil)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(coversZero(aa[0]))
+			row.claimDelta += b2f(anyClaim(c.sweepOf(q, rng, i, []float64{delta}, 3, nil)...))
+			row.power += b2f(c.sweepOf(q, rng, i, []float64{1.15}, 3, nil)[0].Change == perfexpv1alpha1.ChangeRegressed)
+		case "sequential r3-10, query primary", "sequential r3-10, CPU primary":
+			q := simQuantityOf(design)
+			aa, b0 := c.sequentialSweepOf(q, rng, i, []float64{1}, nil)
+			row.claim0 += b2f(anyClaim(aa...))
+			row.coverage += b2f(coversZero(aa[0]))
+			ad, _ := c.sequentialSweepOf(q, rng, i, []float64{delta}, nil)
+			row.claimDelta += b2f(anyClaim(ad...))
+			ab, b15 := c.sequentialSweepOf(q, rng, i, []float64{1.15}, nil)
+			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
+			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
 		case "sweep r3 paired":
 			aa := c.sweep(rng, i, []float64{1, 1, 1, 1}, 3, nil)
 			row.claim0 += b2f(anyClaim(aa...))
@@ -408,11 +493,20 @@ func b2f(b bool) float64 {
 // simDesigns are the designs of the table; a design's index is part of its rows' seeds, so new
 // designs come last.
 var simDesigns = []string{"1v1 default", "1v1 calibrated", "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated", "sweep r3 paired", "sequential r3-10, 1 arm", "sequential sweep r3-10",
+	"r3 paired, query primary", "sequential r3-10, query primary", "r3 paired, CPU primary", "sequential r3-10, CPU primary",
 	"1v1 bootstrap alone", "sequential r3-10, 1 arm, calibrated"}
 
-// defaultDesigns are the designs a cell without its own list is simulated with: those of the
-// table's first cells.
-var defaultDesigns = simDesigns[:7]
+// defaultDesigns are the designs a cell without its own list is simulated with: all but the
+// last two, which only the cells that name them run.
+var defaultDesigns = simDesigns[:len(simDesigns)-2]
+
+// simQuantityOf is the run-level quantity a design decides on.
+func simQuantityOf(design string) *simQuantity {
+	if strings.Contains(design, "CPU") {
+		return simCPU
+	}
+	return simQuery
+}
 
 // blocksCell is the mean and 90th percentile of the blocks a sequential sweep ran, or "".
 func blocksCell(bs []int) string {

@@ -21,11 +21,13 @@ const ScriptDir = "/scripts"
 
 // K6Args is the k6 command line (after the image's k6 entrypoint) of one unit: every sample is
 // tagged with the experiment's test id and the scenario name and written to Prometheus by
-// remote write; the summary goes to the log; the user's extra arguments come last before the
-// script, so they override perfexp's flags (k6 keeps the last value of a repeated flag).
+// remote write; the summary goes to the log. The user's extra arguments come before perfexp's
+// flags, so perfexp's win (k6 keeps the last value of a repeated tag or flag): the API refuses
+// arguments that set perfexp's tags or outputs, and an object admitted before that rule still
+// cannot tag its samples with another experiment's test id.
 func K6Args(testID, scenario string, userArgs []string, script string) []string {
-	args := append([]string{"run"}, K6Flags(testID, scenario)...)
-	args = append(args, userArgs...)
+	args := append([]string{"run"}, userArgs...)
+	args = append(args, K6Flags(testID, scenario)...)
 	return append(args, script)
 }
 
@@ -65,8 +67,17 @@ func RemoteWriteURL(exp *perfexpv1alpha1.PerfExperiment, operatorDefault string)
 
 // K6Env is the environment of a k6 container: the remote-write settings, then the scenario's
 // own env. A scenario's variable replaces perfexp's of the same name, so a user can switch off
-// native histograms (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=false) or write elsewhere.
+// native histograms (K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=false); a variable that says
+// where samples go or how they are tagged (perfexpv1alpha1.ReservedK6Env) is dropped, for
+// objects admitted before the API refused it.
 func K6Env(remoteWriteURL string, user []perfexpv1alpha1.EnvVar) []corev1.EnvVar {
+	kept := make([]perfexpv1alpha1.EnvVar, 0, len(user))
+	for _, e := range user {
+		if !perfexpv1alpha1.ReservedK6Env(e.Name) {
+			kept = append(kept, e)
+		}
+	}
+	user = kept
 	env := []corev1.EnvVar{
 		{Name: "K6_PROMETHEUS_RW_SERVER_URL", Value: remoteWriteURL},
 		// Native histograms give percentiles over any window within a few percent; they are the

@@ -127,6 +127,7 @@ func (r *Runner) k6Job(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap st
 	n := u.parallelism
 	lbl := labels(exp, componentLoad, u.name)
 	tmp, tmpMount := tmpVolume()
+	env, authVols, authMounts := r.k6Env(exp, u.sc.Env)
 	spec := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
 		SecurityContext:              runnerPodSecurity(r.opts.RunAsUser),
@@ -137,22 +138,22 @@ func (r *Runner) k6Job(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap st
 			Image:           r.image(exp, u.sc),
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            K6Args(exp.Status.TestID, u.name, u.sc.Args, path.Join(ScriptDir, EntryKey)),
-			Env:             K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
+			Env:             env,
 			Resources:       resources(exp, u.sc),
 			SecurityContext: restrictedContainer(),
 			// When the log cannot be read, the status still carries its last lines.
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			VolumeMounts: []corev1.VolumeMount{
+			VolumeMounts: append([]corev1.VolumeMount{
 				{Name: "scripts", MountPath: ScriptDir, ReadOnly: true},
 				tmpMount,
-			},
+			}, authMounts...),
 		}},
-		Volumes: []corev1.Volume{
+		Volumes: append([]corev1.Volume{
 			{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
 			}}},
 			tmp,
-		},
+		}, authVols...),
 	}
 	r.placePod(&spec, exp.Spec.Load.Pod)
 	return &batchv1.Job{

@@ -187,17 +187,26 @@ func TestExtractSummary(t *testing.T) {
 func TestLogTail(t *testing.T) {
 	log := "line 1\nline 2\nline 3\n{\n  \"metrics\": {}\n}\nafter\n"
 	tests := []struct {
-		name         string
+		name, log    string
 		lines, limit int
 		want         string
 	}{
 		{name: "the summary is left out", lines: 10, limit: 1000, want: "line 1\nline 2\nline 3\nafter"},
 		{name: "the last lines", lines: 2, limit: 1000, want: "line 3\nafter"},
 		{name: "bounded in bytes", lines: 10, limit: 9, want: "...\nafter"},
+		// A script's console.log reaches the failure message, the event and the terminal of
+		// whoever watches: ESC, BEL, CR and C1 are replaced.
+		{name: "terminal controls are replaced", log: "fine\n\x1b[2J\x1b]0;pwned\x07\rFAKE: Succeeded\u009b31m\n", lines: 10, limit: 1000,
+			want: "fine\n\ufffd[2J\ufffd]0;pwned\ufffd\ufffdFAKE: Succeeded\ufffd31m"},
+		{name: "bounded in bytes on a character boundary", log: "ééééé\n", lines: 10, limit: 8, want: "...éé"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := LogTail([]byte(log), tt.lines, tt.limit); got != tt.want {
+			in := log
+			if tt.log != "" {
+				in = tt.log
+			}
+			if got := LogTail([]byte(in), tt.lines, tt.limit); got != tt.want {
 				t.Fatalf("LogTail() = %q, want %q", got, tt.want)
 			}
 		})

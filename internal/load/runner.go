@@ -13,6 +13,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/access"
+	metricsbackend "github.com/perfexp/perfexp/internal/backend"
 	"github.com/perfexp/perfexp/internal/step"
 )
 
@@ -39,6 +40,8 @@ type Options struct {
 	// spec.analysis.prometheusURL overrides it (with /api/v1/write appended), so k6 writes to
 	// the Prometheus the analysis reads.
 	RemoteWriteURL string
+	// Tenants maps experiment namespaces to the tenant header of their remote write.
+	Tenants metricsbackend.Tenants
 	// Clock tells the time; the real clock when nil.
 	Clock clock.PassiveClock
 	// Logs reads the tail of a pod's log, for k6's summary and for the messages of failures.

@@ -295,9 +295,9 @@ func jobSpecs(t *testing.T, env *testenv.Env) {
 
 			// The k6 container: perfexp's command line, restricted security.
 			c := job.Spec.Template.Spec.Containers[0]
-			wantArgs := []string{"run", "--quiet", "--tag", "testid=" + exp.Status.TestID, "--tag", "scenario=" + name,
-				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout", "--tag", "instance_id=$(JOB_COMPLETION_INDEX)"}
-			wantArgs = append(append(wantArgs, tt.scenario.Args...), "/scripts/perfexp-run.js")
+			wantArgs := append([]string{"run"}, tt.scenario.Args...)
+			wantArgs = append(wantArgs, "--quiet", "--tag", "testid="+exp.Status.TestID, "--tag", "scenario="+name,
+				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout", "--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "/scripts/perfexp-run.js")
 			if !slices.Equal(c.Args, wantArgs) {
 				t.Errorf("args\n%q\nwant\n%q", c.Args, wantArgs)
 			}

@@ -148,11 +148,19 @@ func TestK6Args(t *testing.T) {
 				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "/scripts/perfexp-run.js"},
 		},
 		{
-			name:     "user arguments come after perfexp's, before the script",
+			name:     "user arguments come before perfexp's, so perfexp's win",
 			userArgs: []string{"--http-debug", "--tag", "team=circulation"},
-			want: []string{"run", "--quiet", "--tag", "testid=checkout-1a2b3c4d", "--tag", "scenario=checkout",
+			want: []string{"run", "--http-debug", "--tag", "team=circulation", "--quiet", "--tag", "testid=checkout-1a2b3c4d", "--tag", "scenario=checkout",
 				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout",
-				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "--http-debug", "--tag", "team=circulation", "/scripts/perfexp-run.js"},
+				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "/scripts/perfexp-run.js"},
+		},
+		{
+			// Admitted before the API refused it: k6 keeps the last --tag testid, perfexp's.
+			name:     "a forged test id is overridden by the experiment's",
+			userArgs: []string{"--tag", "testid=victim-00000000"},
+			want: []string{"run", "--tag", "testid=victim-00000000", "--quiet", "--tag", "testid=checkout-1a2b3c4d", "--tag", "scenario=checkout",
+				"--out", "experimental-prometheus-rw", "--summary-export", "/dev/stdout",
+				"--tag", "instance_id=$(JOB_COMPLETION_INDEX)", "/scripts/perfexp-run.js"},
 		},
 	}
 	for _, tt := range tests {
@@ -162,6 +170,31 @@ func TestK6Args(t *testing.T) {
 				t.Fatalf("K6Args() =\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestK6EnvKeepsPerfexpsRemoteWrite(t *testing.T) {
+	user := []perfexpv1alpha1.EnvVar{
+		{Name: "K6_PROMETHEUS_RW_SERVER_URL", Value: "http://prometheus.other-team:9090/api/v1/write"},
+		{Name: "K6_OUT", Value: "json=/tmp/x"},
+		{Name: "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", Value: "false"},
+		{Name: "BASE_URL", Value: "http://circulation:8080"},
+	}
+	env := map[string]string{}
+	for _, e := range K6Env("http://prometheus.monitoring:9090/api/v1/write", user) {
+		if _, dup := env[e.Name]; dup {
+			t.Fatalf("%s set twice", e.Name)
+		}
+		env[e.Name] = e.Value
+	}
+	if got := env["K6_PROMETHEUS_RW_SERVER_URL"]; got != "http://prometheus.monitoring:9090/api/v1/write" {
+		t.Errorf("remote write goes to %q, want perfexp's", got)
+	}
+	if _, ok := env["K6_OUT"]; ok {
+		t.Errorf("K6_OUT kept")
+	}
+	if env["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] != "false" || env["BASE_URL"] == "" {
+		t.Errorf("the scenario's own settings must stay: %v", env)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	textpkg "github.com/perfexp/perfexp/internal/text"
 )
 
 // maxSummaryBytes bounds one stored summary; maxSummariesBytes all of an experiment's, under
@@ -218,9 +220,10 @@ func framedSummary(log []byte) ([]byte, bool) {
 }
 
 // LogTail is the end of a log for a failure message: its last lines, without k6's JSON
-// summary and with secrets redacted (see Redact), at most max bytes.
+// summary, with secrets redacted (see Redact) and terminal control characters replaced
+// (text.Printable), at most max bytes. The message reaches conditions, events and terminals.
 func LogTail(log []byte, lines, limit int) string {
-	text := Redact(string(log))
+	text := Redact(textpkg.Printable(string(log)))
 	if i := strings.LastIndex(text, "\n{\n"); i >= 0 {
 		if j := strings.Index(text[i:], "\n}\n"); j >= 0 {
 			text = text[:i] + text[i+j+2:]
@@ -235,7 +238,11 @@ func LogTail(log []byte, lines, limit int) string {
 	}
 	out := strings.Join(all, "\n")
 	if len(out) > limit {
-		out = "..." + out[len(out)-limit+3:]
+		cut := len(out) - limit + 3
+		for cut < len(out) && !utf8.RuneStart(out[cut]) {
+			cut++ // never start inside a character
+		}
+		out = "..." + out[cut:]
 	}
 	return out
 }

@@ -61,20 +61,22 @@ func (r *Runner) TestRun(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap 
 			return nil, fmt.Errorf("argument %q holds spaces or quotes, which k6-operator's arguments string cannot carry", a)
 		}
 	}
-	args := append(taggingFlags(exp.Status.TestID, u.name), u.sc.Args...)
+	// perfexp's flags last, so they win over the user's (see K6Args).
+	args := append(append([]string{}, u.sc.Args...), taggingFlags(exp.Status.TestID, u.name)...)
 	lbl := labels(exp, componentLoad, u.name)
 	tmp, tmpMount := tmpVolume()
+	env, authVols, authMounts := r.k6Env(exp, u.sc.Env)
 	res := resources(exp, u.sc)
 	runner := map[string]any{
 		"image":                    r.image(exp, u.sc),
 		"imagePullPolicy":          string(corev1.PullIfNotPresent),
-		"env":                      K6Env(RemoteWriteURL(exp, r.opts.RemoteWriteURL), u.sc.Env),
+		"env":                      env,
 		"resources":                res,
 		"metadata":                 map[string]any{"labels": lbl},
 		"securityContext":          runnerPodSecurity(r.opts.RunAsUser),
 		"containerSecurityContext": restrictedContainer(),
-		"volumes":                  []corev1.Volume{tmp},
-		"volumeMounts":             []corev1.VolumeMount{tmpMount},
+		"volumes":                  append([]corev1.Volume{tmp}, authVols...),
+		"volumeMounts":             append([]corev1.VolumeMount{tmpMount}, authMounts...),
 	}
 	pod := corev1.PodSpec{}
 	r.placePod(&pod, exp.Spec.Load.Pod)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/config"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ import (
 	"github.com/perfexp/perfexp/controllers"
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analyzer"
+	"github.com/perfexp/perfexp/internal/backend"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/queue"
 	"github.com/perfexp/perfexp/internal/variant"
@@ -54,11 +56,18 @@ type Options struct {
 	AdmissionPolicies []string
 	// WatchNamespaces, when not empty, makes a namespaced install: the operator caches and
 	// serves experiments only in these namespaces, and experiments may use no other.
-	WatchNamespaces  []string
-	K6Image          string
-	PrometheusURL    string
-	RemoteWriteURL   string
-	CAdvisorMatchers string
+	WatchNamespaces []string
+	K6Image         string
+	PrometheusURL   string
+	RemoteWriteURL  string
+	// PrometheusHTTPConfigFile is the operator's HTTP client configuration for PrometheusURL
+	// (prometheus/common's http_config YAML); empty: no authentication.
+	PrometheusHTTPConfigFile string
+	// PrometheusTenantsFile maps namespaces to tenants (YAML namespace: tenant), sent in
+	// PrometheusTenantHeader with each experiment's reads and remote write.
+	PrometheusTenantsFile  string
+	PrometheusTenantHeader string
+	CAdvisorMatchers       string
 	// MaxConcurrentReconciles is how many experiments are reconciled at once.
 	MaxConcurrentReconciles int
 	// AnalysisWorkers is how many analyses query Prometheus at once, apart from the reconciles.
@@ -77,10 +86,13 @@ type Options struct {
 	// Access rules (internal/access, docs/security.md).
 	GenericPatchKinds     []string
 	AllowedPrometheusURLs []string
-	RunnerServiceAccount  string
-	RunnerServiceAccounts []string
-	RunnerImages          []string
-	RunnerPlacement       access.Placement
+	// UnboundQueryNamespaces are the namespaces whose experiments' custom queries may read any
+	// namespace's series (analysis.BindQuery).
+	UnboundQueryNamespaces []string
+	RunnerServiceAccount   string
+	RunnerServiceAccounts  []string
+	RunnerImages           []string
+	RunnerPlacement        access.Placement
 	// Dashboards configures the delivery of each run's Grafana dashboard (docs/dashboards.md).
 	Dashboards analyzer.GrafanaDashboards
 	// FailOnRegression is the default of spec.analysis.failOnRegression.
@@ -116,6 +128,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.AllowedPrometheusURLs = splitList(s)
 		return nil
 	})
+	fs.Func("unbound-query-namespaces", "Comma-separated namespaces whose experiments' custom queries may read the series of any namespace and test id; elsewhere every selector is bound to the target namespace or the run's test id. Name only namespaces whose authors may read everything the Prometheus holds.", func(s string) error {
+		o.UnboundQueryNamespaces = splitList(s)
+		return nil
+	})
 	fs.StringVar(&o.RunnerServiceAccount, "runner-service-account", access.DefaultRunnerServiceAccount, "Service account setup, teardown and load pods run as when the experiment names none; perfexp creates it in the experiment's namespace when it is missing, and mounts no token.")
 	fs.Func("allowed-runner-service-accounts", "Comma-separated service accounts, besides --runner-service-account, that setup, teardown and load pods may name (an entry ending in * matches by prefix; * allows any); empty allows none.", func(s string) error {
 		o.RunnerServiceAccounts = splitList(s)
@@ -135,6 +151,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.K6Image, "k6-image", "grafana/k6:1.8.1", "Default k6 image for load pods.")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", "http://prometheus-operated.monitoring:9090", "Prometheus the analysis queries.")
+	fs.StringVar(&o.PrometheusHTTPConfigFile, "prometheus-http-config-file", "", "File with the HTTP client configuration for --prometheus-url, in Prometheus' http_config format (authorization, basic_auth, oauth2, tls_config, http_headers; the *_file forms read mounted Secrets). Used for that URL only; empty: no authentication. See docs/backends.md.")
+	fs.StringVar(&o.PrometheusTenantsFile, "prometheus-tenants-file", "", "File mapping experiment namespaces to tenants of a multi-tenant backend (YAML namespace: tenant, a mounted ConfigMap): the tenant is sent in --prometheus-tenant-header with the namespace's reads and remote write. Empty sends none.")
+	fs.StringVar(&o.PrometheusTenantHeader, "prometheus-tenant-header", backend.DefaultTenantHeader, "Header that carries the tenant of --prometheus-tenants-file.")
 	fs.StringVar(&o.CAdvisorMatchers, "cadvisor-matchers", "", "PromQL label matchers selecting cAdvisor's container series; empty means job=\"kubelet\",metrics_path=\"/metrics/cadvisor\" as kube-prometheus-stack scrapes them.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many experiments are reconciled at once, so one slow step (an analysis waiting on Prometheus) never holds back another experiment's restore. At least 1.")
 	fs.IntVar(&o.AnalysisWorkers, "analysis-workers", controllers.DefaultAnalysisWorkers, "How many analyses query Prometheus at once. They run apart from the reconcile workers, so a slow or hung Prometheus never delays another experiment's restore or queue admission. At least 1.")
@@ -370,6 +389,18 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 	}
 	dashboards := &opts.Dashboards
 	dashboards.CAdvisorMatchers = opts.CAdvisorMatchers
+	// Without the key the operator still runs experiments; its janitor restores no orphan,
+	// since it could not tell perfexp's snapshots from forged ones, and says so on each.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	signingKey, err := snapshotKey(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
+	if err != nil {
+		ctrl.Log.WithName("setup").Error(err, "Could not read or create the snapshot key; the orphan janitor will restore nothing")
+	}
+	be, err := opts.backendSettings()
+	if err != nil {
+		return nil, err
+	}
 	return &controllers.PerfExperimentReconciler{
 		Client:                  c,
 		APIReader:               mgr.GetAPIReader(),
@@ -379,6 +410,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		AnalysisWorkers:         opts.AnalysisWorkers,
 		AnalysisAttemptTimeout:  opts.AnalysisAttemptTimeout,
+		PrometheusURL:           opts.PrometheusURL,
 		BaselineArrivalGrace:    opts.BaselineArrivalGrace,
 		DefaultOverallTimeout:   opts.DefaultOverallTimeout,
 		MaxOverallTimeout:       opts.MaxOverallTimeout,
@@ -395,10 +427,12 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
+			SnapshotKey:           signingKey,
 		}),
 		Load: load.New(c, load.Options{
 			K6Image:        opts.K6Image,
 			RemoteWriteURL: opts.RemoteWriteURL,
+			Tenants:        be.tenants,
 			Logs:           load.NewPodLogs(cs),
 			APIReader:      mgr.GetAPIReader(),
 			Pods: access.RunnerPods{
@@ -407,15 +441,18 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
-			Client:                c,
-			APIReader:             mgr.GetAPIReader(),
-			PrometheusURL:         opts.PrometheusURL,
-			Clock:                 clock.RealClock{},
-			CAdvisorMatchers:      opts.CAdvisorMatchers,
-			AllowedPrometheusURLs: opts.AllowedPrometheusURLs,
-			Timeout:               opts.PrometheusTimeout,
-			Dashboards:            dashboards,
-			FailOnRegression:      opts.FailOnRegression,
+			Client:                 c,
+			APIReader:              mgr.GetAPIReader(),
+			PrometheusURL:          opts.PrometheusURL,
+			HTTPConfig:             be.http,
+			Tenants:                be.tenants,
+			Clock:                  clock.RealClock{},
+			CAdvisorMatchers:       opts.CAdvisorMatchers,
+			AllowedPrometheusURLs:  opts.AllowedPrometheusURLs,
+			UnboundQueryNamespaces: opts.UnboundQueryNamespaces,
+			Timeout:                opts.PrometheusTimeout,
+			Dashboards:             dashboards,
+			FailOnRegression:       opts.FailOnRegression,
 			Access: &access.Rules{
 				Reader:             mgr.GetAPIReader(),
 				AllowedNamespaces:  opts.AllowedNamespaces,
@@ -447,4 +484,30 @@ func utilRuntimeMust(err error) {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// backendSettings are the operator's own ways to its default backend, read once at start: a
+// file that does not parse stops the manager rather than sending unauthenticated reads.
+type backendSettings struct {
+	http    *config.HTTPClientConfig
+	tenants backend.Tenants
+}
+
+func (o *Options) backendSettings() (backendSettings, error) {
+	out := backendSettings{tenants: backend.Tenants{Header: o.PrometheusTenantHeader}}
+	if o.PrometheusHTTPConfigFile != "" {
+		cfg, err := backend.LoadHTTPConfigFile(o.PrometheusHTTPConfigFile)
+		if err != nil {
+			return out, err
+		}
+		out.http = &cfg
+	}
+	if o.PrometheusTenantsFile != "" {
+		m, err := backend.LoadTenantsFile(o.PrometheusTenantsFile)
+		if err != nil {
+			return out, err
+		}
+		out.tenants.ByNamespace = m
+	}
+	return out, nil
 }

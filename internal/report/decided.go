@@ -37,7 +37,7 @@ func (m *markdown) decided(r *result.Result) {
 		}
 		m.printf("\n")
 	}
-	m.numbersRead(r.PrometheusQueries, r.LatencySource)
+	m.numbersRead(r.PrometheusQueries, r.LatencySource, r.CountsInexact)
 }
 
 // beforeDecided puts a section written after the analysis (a confirmation's answer, the history)
@@ -122,9 +122,15 @@ func customCompared(c *result.Comparison) bool {
 }
 
 // numbersRead says where the numbers came from.
-func (m *markdown) numbersRead(queries int, source perfexpv1alpha1.LatencySource) {
+func (m *markdown) numbersRead(queries int, source perfexpv1alpha1.LatencySource, inexact bool) {
 	m.printf("### How these numbers were read\n\n")
-	m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
+	if inexact {
+		// The backend warned (a partial answer, a store that did not answer): the same reading
+		// is no longer exact, and the report must not say it is.
+		m.printf("Request and error counts are k6's counters read at the edges of the measured window, from answers the metrics backend sent with warnings (see Notes): **not exact**, they may be short. ")
+	} else {
+		m.printf("Request and error counts are k6's counters read at the edges of the measured window (exact; no `increase()` extrapolation). ")
+	}
 	switch source {
 	case perfexpv1alpha1.LatencyFromTrendStats:
 		m.printf("Latencies come from k6's trend-stat gauges (no native histograms were written): each runner's own statistics over its whole run, warm-up included; ")

@@ -15,6 +15,9 @@ import (
 	"github.com/perfexp/perfexp/internal/result"
 )
 
+// unitPerSecond is the unit of request rates.
+const unitPerSecond = "req/s"
+
 func workloadName(w result.WorkloadResult) string {
 	tag := ""
 	if w.Touched {

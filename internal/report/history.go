@@ -151,7 +151,7 @@ func fmtValue(v float64, unit string) string {
 		return fmt.Sprintf("%.1f ms", v)
 	case "%":
 		return fmt.Sprintf("%.2f %%", v)
-	case "req/s":
+	case unitPerSecond:
 		return fmt.Sprintf("%.1f/s", v)
 	case "bytes":
 		return fmt.Sprintf("%.0f MiB", v/(1<<20))

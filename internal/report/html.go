@@ -212,7 +212,7 @@ func writeKPIs(b *strings.Builder, r *result.Result, base *result.Result) {
 		{nameP95, "ms", 1, func(s result.RequestStats) *float64 { return s.P95 }},
 		{nameP99, "ms", 1, func(s result.RequestStats) *float64 { return s.P99 }},
 		{"avg", "ms", 1, func(s result.RequestStats) *float64 { return s.Avg }},
-		{"throughput", "req/s", 1, func(s result.RequestStats) *float64 { return s.Rate }},
+		{"throughput", unitPerSecond, 1, func(s result.RequestStats) *float64 { return s.Rate }},
 		{"errors", "%", 2, func(s result.RequestStats) *float64 { return s.ErrorPercent }},
 	}
 	b.WriteString(`<div class="kpis">`)
@@ -296,6 +296,7 @@ figcaption,.note{color:#57606a;font-size:.88em;margin-top:.2em}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #d0d7de;padding:.25em .5em}th{background:#f6f8fa}
 td[style*="right"],th[style*="right"]{font-variant-numeric:tabular-nums}
 #verdicts td:last-child{white-space:nowrap}
+section[id^="arm-"] table{font-size:.82em;margin:.4em 0 1em}section[id^="arm-"] h3{margin:1em 0 0}section[id^="arm-"] td{white-space:nowrap}section[id^="arm-"] td,section[id^="arm-"] th{padding:.2em .35em}
 @media print{body{max-width:none;margin:0}h2{break-after:avoid}.details{font-size:.8em}}
 `
 

@@ -29,6 +29,9 @@ type SweepResult struct {
 	BestArm string `json:"bestArm,omitempty"`
 	// Notes are caveats a reader should know (runs left out, how the arms were compared).
 	Notes []string `json:"notes,omitempty"`
+	// Report is the sweep's spec.report: which per-arm tables the report shows; nil for all of
+	// them with their default columns.
+	Report *perfexpv1alpha1.SweepReport `json:"report,omitempty"`
 }
 
 // SweepArmResult is one arm of a sweep.
@@ -45,6 +48,12 @@ type SweepArmResult struct {
 	Succeeded   int      `json:"succeeded"`
 	// Scenarios holds each scenario's statistics, the mean over the arm's runs.
 	Scenarios []SweepScenarioStats `json:"scenarios,omitempty"`
+	// Transactions, Workloads and Queries are the arm's statistics behind the report's per-arm
+	// tables: each scenario, request name, group, Trend, iteration duration and Counter; each
+	// observed workload's CPU and memory; each custom query. Means over the arm's runs.
+	Transactions []SweepTransactionStats `json:"transactions,omitempty"`
+	Workloads    []SweepWorkloadStats    `json:"workloads,omitempty"`
+	Queries      []SweepQueryStats       `json:"queries,omitempty"`
 	// Comparison of the arm's runs with the baseline's runs; absent for the baseline.
 	Comparison *result.Comparison `json:"comparison,omitempty"`
 	// Decision is how a sequential sweep decided the arm; absent for a fixed sweep.

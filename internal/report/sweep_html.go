@@ -11,7 +11,8 @@ import (
 
 // SweepHTML renders the sweep report as one self-contained page, the answer first: a header
 // with the best arm and the arms counted by verdict, the table of arms with their verdicts, one
-// chart of every arm's p95 change against the baseline with its interval, each arm's p95, for a
+// chart of every arm's p95 change against the baseline with its interval, the per-arm tables
+// (transactions, services, queries), each arm's p95, for a
 // sweep over load the capacity curves (p95 and throughput against load), then the rest of the
 // Markdown report (what the decisions took, the runs, how it was decided) as details.
 func SweepHTML(r *SweepResult) (string, error) {
@@ -27,6 +28,13 @@ func SweepHTML(r *SweepResult) (string, error) {
 	// follows it directly.
 	section(&b, "verdicts", "Arms and verdicts", table)
 	section(&b, "arms", "Every arm against the baseline", sweepForest(r))
+	for _, s := range doc.sections {
+		body, err := markdownHTML(s.body)
+		if err != nil {
+			return "", fmt.Errorf("rendering the sweep report: %w", err)
+		}
+		section(&b, s.id, s.title, body)
+	}
 	section(&b, "p95", "p95 per arm", armBars(r))
 	if r.LoadParameter != "" {
 		label := strings.ToLower(string(r.LoadParameter))

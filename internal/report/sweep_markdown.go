@@ -11,7 +11,12 @@ import (
 // was run with the best arm, the table of arms with their verdicts, then the rest (what each
 // decision took, capacity, calibration, the runs, and how it was decided). The page shows the
 // table before its charts and the rest as its details.
-type sweepDocument struct{ title, intro, table, rest string }
+type sweepDocument struct {
+	title, intro, table string
+	// sections are the per-arm tables (transactions, services, queries) after the table of arms.
+	sections []sweepSection
+	rest     string
+}
 
 // SweepMarkdown renders the sweep report: the table the reference reports wrote by hand (arm,
 // parameter, value, each scenario's avg and p95, the delta against the baseline, the verdict)
@@ -19,12 +24,20 @@ type sweepDocument struct{ title, intro, table, rest string }
 // was not decided.
 func SweepMarkdown(r *SweepResult) string {
 	d := sweepMarkdown(r)
-	return d.title + d.intro + d.table + d.rest
+	var b strings.Builder
+	b.WriteString(d.title + d.intro + d.table)
+	for _, s := range d.sections {
+		fmt.Fprintf(&b, "## %s\n\n%s", s.title, s.body)
+	}
+	b.WriteString(d.rest)
+	return b.String()
 }
 
 func sweepMarkdown(r *SweepResult) sweepDocument {
 	var d sweepDocument
 	m := &markdown{notes: sweepNotes(r)}
+	qs := sweepQuantities(r)
+	sweepQuantityNotes(r, qs, m.notes, sweepQuantityNoteBase)
 	m.printf("# Sweep %s/%s\n\n", r.Namespace, r.Sweep)
 	d.title = m.take()
 	each := fmt.Sprintf("%d run(s) each", r.Repeats)
@@ -42,6 +55,7 @@ func sweepMarkdown(r *SweepResult) sweepDocument {
 	d.intro = m.take()
 	m.sweepTable(r)
 	d.table = m.take()
+	d.sections = m.sweepQuantitySections(r, qs)
 	if rows := SweepDecisionRows(r); len(rows) > 0 {
 		m.printf("## What each decision took\n\n")
 		m.printf("A sequential sweep stops an arm at the look where its verdict is decisive; the baseline runs on while any arm does. " +

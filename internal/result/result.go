@@ -24,6 +24,13 @@ type Result struct {
 	InvalidReasons []string                 `json:"invalidReasons,omitempty"`
 	// Notes are caveats a reader should know (a fallback used, a cross-check that differed).
 	Notes []string `json:"notes,omitempty"`
+	// BackendWarnings are the distinct warnings the metrics backend sent with its answers (a
+	// Thanos or Cortex partial response, VictoriaMetrics' isPartial, Prometheus' own).
+	BackendWarnings []string `json:"backendWarnings,omitempty"`
+	// CountsInexact says the backend warned while answering: the counts were read from
+	// answers that may be incomplete and are not called exact (partial ones also make the
+	// results Invalid).
+	CountsInexact bool `json:"countsInexact,omitempty"`
 	// LatencySource says where percentiles came from.
 	LatencySource perfexpv1alpha1.LatencySource `json:"latencySource"`
 	// LatencyErrorBound is the largest relative error of a percentile or of max (0.0905 is

@@ -68,6 +68,12 @@ func (r *Result) Status() (*perfexpv1alpha1.Results, *perfexpv1alpha1.Comparison
 		LatencySource: r.LatencySource,
 		P95:           ms(r.Total.P95),
 	}
+	for i, w := range r.BackendWarnings {
+		if i == 8 {
+			break
+		}
+		out.BackendWarnings = append(out.BackendWarnings, text.Truncate(w, 512))
+	}
 	for i, s := range r.Scenarios {
 		if i == 16 {
 			break

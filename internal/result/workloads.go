@@ -9,18 +9,20 @@ import (
 )
 
 // Workloads' CPU and memory are compared with the baseline by the rule request latencies are:
-// the change of the mean, its 95 % interval, δ. They are secondary metrics (the reference
-// reports' findings are often there, "2-3x the CPU of the previous release", but a service
-// that spends more CPU to serve the same load faster is not by itself a regression), so they
-// never enter the headline or its multiplicity family; the node-load and throttling checks
-// withhold them like every other single-run claim.
+// the change of the mean, its 95 % interval, δ. They are secondary metrics unless a primary
+// metric names the workload (the reference reports' findings are often there, "2-3x the CPU of
+// the previous release", but a service that spends more CPU to serve the same load faster is
+// not by itself a regression); the node-load and throttling checks withhold them like every
+// other single-run claim.
 //
-// The kinds below are not objective metrics: objectives and primary metrics cannot name them.
+// Objectives cannot name these kinds; primary metrics can (spec.analysis.primaryMetrics[].workload).
 const (
 	// MetricCPU is a workload's mean CPU, cores summed over its pods.
-	MetricCPU perfexpv1alpha1.ObjectiveMetric = "CPU"
+	MetricCPU = perfexpv1alpha1.MetricCPU
+	// MetricCPUPercentOfRequest is MetricCPU as a share of the workload's total CPU request.
+	MetricCPUPercentOfRequest = perfexpv1alpha1.MetricCPUPercentOfRequest
 	// MetricMemory is a workload's mean working set, MiB summed over its pods.
-	MetricMemory perfexpv1alpha1.ObjectiveMetric = "Memory"
+	MetricMemory = perfexpv1alpha1.MetricMemory
 )
 
 // WorkloadIntervals is one workload's CPU and memory per interval of the measured window, on the

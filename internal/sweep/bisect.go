@@ -30,7 +30,7 @@ func BisectBudget(s *perfexpv1alpha1.PerfSweep) (repeats, steps int) {
 		repeats = 10
 	}
 	if steps == 0 {
-		steps = 40
+		steps = 10
 	}
 	return max(repeats, bisectFirstLook), steps
 }
@@ -164,7 +164,7 @@ func bisectComparison(s *perfexpv1alpha1.PerfSweep, p *Plan, k int, outcomes map
 	opts := judge.CompareOptions{MinChangePercent: minChange(s), Design: design, Alpha: look.Alpha()}
 	if a := s.Spec.Template.Analysis; a != nil {
 		fromTemplate, _ := judge.OptionsFor(*a)
-		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
+		opts.BetweenRun, opts.MaxNodeLoadDifference, opts.Primary = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference, fromTemplate.Primary
 	}
 	return judge.CompareRuns(base, cur, opts)
 }

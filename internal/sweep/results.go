@@ -71,7 +71,7 @@ func OneRunArms(p *Plan, outcomes map[string]Outcome) map[string]bool {
 func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome, noise Noise) *report.SweepResult {
 	out := &report.SweepResult{
 		Sweep: s.Name, Namespace: s.Namespace, Repeats: PlannedRepeats(s),
-		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter,
+		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter, Report: s.Spec.Report,
 	}
 	results := map[string][]*result.Result{}
 	design := &judge.Design{Blocks: map[string]int{}, FixedOrder: s.Spec.Order == perfexpv1alpha1.SweepOrderInterleaved}
@@ -104,6 +104,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 			out.Notes = append(out.Notes, fmt.Sprintf("run %s's results are not Valid (%s); the table and the comparisons leave it out", r.Experiment, strings.Join(r.InvalidReasons, "; ")))
 		}
 		a.Scenarios = scenarioMeans(valid)
+		a.Transactions, a.Workloads, a.Queries = transactionMeans(valid), workloadMeans(valid), queryMeans(valid)
 		out.Arms = append(out.Arms, a)
 	}
 
@@ -113,6 +114,9 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		// of one run per arm as for one experiment.
 		fromTemplate, _ := judge.OptionsFor(*a)
 		opts.BetweenRun, opts.MaxNodeLoadDifference = fromTemplate.BetweenRun, fromTemplate.MaxNodeLoadDifference
+		// Every arm is decided on the template's primary metrics: its headline, the Holm family
+		// across the arms and the sequential looks' stopping all read them.
+		opts.Primary = fromTemplate.Primary
 	}
 	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
 	compare := func(look *judgestats.Look, n int, arms []int) []*result.Comparison {

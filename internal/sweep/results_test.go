@@ -127,3 +127,38 @@ func TestCompareTableLeavesOutInvalidRuns(t *testing.T) {
 		t.Errorf("notes %q do not say the Invalid run was left out", notes)
 	}
 }
+
+// Story: the list-refresh study decides on its refresh duration (a query here, one value per
+// run), not on the scenario's HTTP p95. An arm whose p95 grew tenfold while the refresh got 30 %
+// faster is Improved: the template's primaryMetrics decide every arm's headline, and the p95 is
+// a secondary row.
+func TestCompareDecidesOnTheTemplatesPrimaryMetrics(t *testing.T) {
+	s := newSweep(withArms(perfexpv1alpha1.SweepArm{Name: "split", Variant: envVariant("1")}), withRepeats(3))
+	s.Spec.Template.Analysis = &perfexpv1alpha1.Analysis{PrimaryMetrics: []perfexpv1alpha1.PrimaryMetric{
+		{Metric: perfexpv1alpha1.MetricQuery, Query: "refresh-seconds", Direction: perfexpv1alpha1.LowerIsBetter},
+	}}
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]sweep.Outcome{}
+	for i, r := range p.Runs {
+		p95, refresh := 100.0, 60.0
+		if strings.Contains(r.Name, "split") {
+			p95, refresh = 1000, 42
+		}
+		jitter := 1 + 0.01*float64(i%3)
+		res := runResult(r.Name, p95*jitter, 50)
+		res.Queries = []result.QueryResult{{Name: "refresh-seconds", Unit: "s", Value: f(refresh * jitter)}}
+		outcomes[r.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: res}
+	}
+	c := sweep.Compare(s, p, outcomes, nil).Arms[1].Comparison
+	if c == nil || c.Change != perfexpv1alpha1.ChangeImproved {
+		t.Fatalf("split's comparison %+v: want Improved on the refresh duration", c)
+	}
+	for _, m := range c.Metrics {
+		if m.Primary != (m.Metric == "query refresh-seconds") {
+			t.Errorf("%s: primary %v; want only the query primary", m.Metric, m.Primary)
+		}
+	}
+}

@@ -3,7 +3,10 @@
 // and never split a UTF-8 character, which the API server would refuse or show as garbage.
 package text
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // ellipsis marks a cut message.
 const ellipsis = "..."
@@ -27,4 +30,35 @@ func prefix(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Printable returns s without the control characters a terminal acts on: C0 (but newline and
+// tab), DEL and C1, each replaced by U+FFFD, as are bytes that are not UTF-8 (a lone 0x9b is
+// the 8-bit CSI to some terminals). Pod logs reach conditions, events and `kubectl perfexp
+// watch` through messages; an escape sequence written by a script could otherwise clear a
+// reader's screen, retitle their window or forge the lines around it.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if isControl(r) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }

@@ -32,3 +32,21 @@ func TestTruncate(t *testing.T) {
 		})
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain text and its newlines and tabs stay", "checkout\tp95 12 ms\nend", "checkout\tp95 12 ms\nend"},
+		{"an escape sequence loses its ESC", "\x1b[2J\x1b]0;owned\x07done", "\ufffd[2J\ufffd]0;owned\ufffddone"},
+		{"carriage return and NUL", "ok\rFAKE\x00", "ok\ufffdFAKE\ufffd"},
+		{"C1 controls and DEL", "a\u009bb\u0085c\x7f", "a\ufffdb\ufffdc\ufffd"},
+		{"a byte that is not UTF-8", "a\x9b31mb", "a\ufffd31mb"},
+		{"other characters stay", "µs ✓ 日本", "µs ✓ 日本"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Printable(tt.in); got != tt.want {
+				t.Fatalf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -31,12 +31,17 @@ func markAllRestored(exp *perfexpv1alpha1.PerfExperiment) {
 // Deployment or StatefulSet. Only those are found by listing the label; other objects are
 // named by the variant itself. Labelling them would also have side effects: Strimzi, for one,
 // copies a Kafka resource's labels onto every pod and service it manages.
-func setOurs(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment, snap string) {
+func setOurs(u *unstructured.Unstructured, exp *perfexpv1alpha1.PerfExperiment, snap string, key []byte) {
 	a := u.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
 	a[perfexpv1alpha1.AnnotationSnapshot] = snap
+	if len(key) > 0 {
+		a[perfexpv1alpha1.AnnotationSnapshotSignature] = signSnapshot(key, u, snap)
+	} else {
+		delete(a, perfexpv1alpha1.AnnotationSnapshotSignature)
+	}
 	a[perfexpv1alpha1.AnnotationExperiment] = exp.Namespace + "/" + exp.Name
 	u.SetAnnotations(a)
 	if !refOf(u).isWorkload() {

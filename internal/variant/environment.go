@@ -31,7 +31,7 @@ import (
 const LabelPatchedBy = perfexpv1alpha1.LabelPatchedBy
 
 // ourAnnotations are the annotations perfexp puts on a patched object and removes on restore.
-var ourAnnotations = []string{perfexpv1alpha1.AnnotationSnapshot, perfexpv1alpha1.AnnotationExperiment}
+var ourAnnotations = []string{perfexpv1alpha1.AnnotationSnapshot, perfexpv1alpha1.AnnotationSnapshotSignature, perfexpv1alpha1.AnnotationExperiment}
 
 // Options configure an Environment.
 type Options struct {
@@ -58,6 +58,10 @@ type Options struct {
 	RunnerPlacement access.Placement
 	// PrometheusURLs, when not empty, are the URLs spec.analysis.prometheusURL may name.
 	PrometheusURLs []string
+	// SnapshotKey signs the snapshot annotations perfexp writes (see signature.go). The orphan
+	// janitor restores only objects whose signature this key verifies; without a key it
+	// restores none.
+	SnapshotKey []byte
 	// FieldManager names perfexp in the managedFields of the objects it patches; default
 	// "perfexp".
 	FieldManager string

@@ -262,6 +262,7 @@ func ignoredPath(p Path) bool {
 // ownPaths are perfexp's own annotations and label, which no patch may change.
 var ownPaths = []Path{
 	path("metadata", "annotations", perfexpv1alpha1.AnnotationSnapshot),
+	path("metadata", "annotations", perfexpv1alpha1.AnnotationSnapshotSignature),
 	path("metadata", "annotations", perfexpv1alpha1.AnnotationExperiment),
 	path("metadata", "labels", LabelPatchedBy),
 }

@@ -32,6 +32,10 @@ type Orphan struct {
 	// empty, says why it could not be (or what could not be put back).
 	Restored bool
 	Problem  string
+	// Refused says the janitor would not act on the object at all: its snapshot is not one
+	// perfexp recorded, its namespace has not opted in, or it names a field no variant may
+	// change. Problem says which; nothing was written.
+	Refused bool
 }
 
 // Ref names the orphan for people: Kind namespace/name.
@@ -115,6 +119,18 @@ func (e *Environment) recoverOrphan(ctx context.Context, o *Orphan) error {
 	if err != nil {
 		return err
 	}
+	// The janitor writes with the operator's rights on behalf of no one: what it writes must
+	// be what perfexp itself recorded, where experiments are allowed, on fields a variant may
+	// change. Otherwise anyone who may annotate an object would have perfexp set its image or
+	// service account past every admission rule keyed on the person.
+	if refusal, err := e.orphanRefusal(ctx, u, snap); err != nil || refusal != "" {
+		if err != nil {
+			return err
+		}
+		o.Problem, o.Refused = refusal, true
+		log.FromContext(ctx).Info("Refused to restore an object from its snapshot", "object", o.Ref(), "experiment", o.Experiment, "uid", o.UID, "reason", refusal)
+		return nil
+	}
 	restored := u.DeepCopy()
 	skipped := unwind(restored.Object, snap)
 	removeOurs(restored)
@@ -127,6 +143,40 @@ func (e *Environment) recoverOrphan(ctx context.Context, o *Orphan) error {
 	}
 	log.FromContext(ctx).Info("Restored an object whose experiment is gone", "object", o.Ref(), "experiment", o.Experiment, "uid", o.UID)
 	return nil
+}
+
+// orphanRefusal says why the janitor may not restore u from snap, or "" when it may.
+func (e *Environment) orphanRefusal(ctx context.Context, u *unstructured.Unstructured, snap *Snapshot) (string, error) {
+	if problem := signatureProblem(e.opts.SnapshotKey, u); problem != "" {
+		return "refused: not recorded by perfexp: " + problem + "; perfexp writes nothing from it. Put the object back by hand and remove perfexp's annotations and label", nil
+	}
+	ref, err := e.rules.Namespace(ctx, u.GetNamespace(), "restore objects in")
+	if err != nil {
+		return "", err
+	}
+	if ref != nil {
+		return "refused: " + ref.Message, nil
+	}
+	for _, c := range snap.Changes {
+		if !variantMayChange(c.Path) {
+			return fmt.Sprintf("refused: its snapshot would set %s, a field no variant changes; perfexp writes nothing from it", c.Path), nil
+		}
+	}
+	return "", nil
+}
+
+// variantMayChange reports whether a variant may change the field at p: not the API server's
+// bookkeeping nor perfexp's own marks, and not the whole object.
+func variantMayChange(p Path) bool {
+	if len(p) == 0 || ignoredPath(p) {
+		return false
+	}
+	for _, own := range ownPaths {
+		if p.hasPrefix(own) {
+			return false
+		}
+	}
+	return true
 }
 
 // marked lists the objects that carry perfexp's label or snapshot annotation.

@@ -103,7 +103,7 @@ func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 				return step.Result{}, err
 			}
 		}
-		setOurs(w.local, exp, w.enc)
+		setOurs(w.local, exp, w.enc, e.opts.SnapshotKey)
 		if err := e.write(ctx, w.t.obj, w.local, false); err != nil {
 			if apierrors.IsConflict(err) {
 				return step.Wait(retrySoon, "%s changed while it was being patched; trying again", w.t.ref), nil

@@ -44,6 +44,7 @@ func TestSafetyStories(t *testing.T) {
 		{"an unreadable snapshot blocks instead of counting as restored", storyCorruptedSnapshot},
 		{"a snapshot annotation removed mid-run is restored from the status", storyRemovedSnapshot},
 		{"objects of an experiment gone without restoring are put back from their snapshot", storyOrphans},
+		{"the janitor writes nothing from a snapshot perfexp did not record", storyForgedSnapshots},
 		{"one object named under two API versions is one target", storyTwoVersions},
 		{"a baseline waits while another experiment's variant is in force", storyOtherExperimentInNamespace},
 	}

@@ -31,6 +31,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{ include "perfexp.selectorLabels" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{/* The Deployment's selector: the labels of config/manager so dashboards find both, and so
@@ -57,13 +60,32 @@ serviceAccount.name says otherwise) or, with serviceAccount.create=false, one th
 {{- end -}}
 {{- end -}}
 
+{{/* An image reference with global.imageRegistry in front, unless the reference already
+names a registry (its first part has a dot or a port, or is localhost): a mirror then serves
+perfexp/manager and grafana/k6 under the same paths, and an image a user pinned to a registry
+stays where it is. Called with (dict "root" $ "image" "<reference>"). */}}
+{{- define "perfexp.registryImage" -}}
+{{- $registry := "" -}}
+{{- with .root.Values.global }}{{ $registry = .imageRegistry | default "" }}{{ end -}}
+{{- $first := first (splitList "/" .image) -}}
+{{- if and $registry (contains "/" .image) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{ .image }}
+{{- else if $registry -}}
+{{ trimSuffix "/" $registry }}/{{ .image }}
+{{- else -}}
+{{ .image }}
+{{- end -}}
+{{- end -}}
+
 {{/* The manager image: image.digest wins over the tag; the tag defaults to appVersion. */}}
 {{- define "perfexp.image" -}}
+{{- $ref := "" -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- $ref = printf "%s@%s" .Values.image.repository .Values.image.digest -}}
 {{- else -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $ref = printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
 {{- end -}}
+{{- include "perfexp.registryImage" (dict "root" . "image" $ref) -}}
 {{- end -}}
 
 {{/* image.pullPolicy, or by default IfNotPresent for a digest or a version tag (v1.2.3,
@@ -106,10 +128,42 @@ and the release's labels added. The files stay byte-equal to config/'s. */}}
 {{- end }}
 {{- end -}}
 
-{{/* Whether to render the ServiceMonitor: "auto" follows the cluster's API versions. */}}
+{{/* Whether to render the ServiceMonitor: "auto" follows the cluster's API versions, and a
+PodMonitor takes its place when metrics.podMonitor.enabled. */}}
 {{- define "perfexp.serviceMonitorEnabled" -}}
 {{- $v := toString .Values.metrics.serviceMonitor.enabled -}}
-{{- if and (ne (toString .Values.metrics.port) "0") (or (eq $v "true") (and (eq $v "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1"))) -}}
+{{- if and .Values.metrics.podMonitor.enabled (eq $v "true") -}}
+{{- fail "metrics.podMonitor.enabled and metrics.serviceMonitor.enabled=true: choose one scrape (the PodMonitor replaces the ServiceMonitor; leave serviceMonitor.enabled at auto or false)" -}}
+{{- end -}}
+{{- if and (ne (toString .Values.metrics.port) "0") (not .Values.metrics.podMonitor.enabled) (or (eq $v "true") (and (eq $v "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1"))) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Which part of the release to render (installPart; docs/install.md#split-install). The
+cluster part is what needs a cluster admin: RBAC of every scope and the admission policies.
+The namespace part is what the operator's namespace admin may create: the manager and its
+Service, monitors, alerts, disruption budget and network policy. */}}
+{{- define "perfexp.clusterPart" -}}
+{{- if ne .Values.installPart "namespace" -}}
+{{- if and (eq .Values.installPart "cluster") (not .Values.fullnameOverride) -}}
+{{- fail "installPart: cluster needs fullnameOverride, the same in both parts, so the bindings name the manager the namespace part creates" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
+{{- define "perfexp.namespacePart" -}}
+{{- if ne .Values.installPart "cluster" -}}
+{{- if and (eq .Values.installPart "namespace") (not .Values.fullnameOverride) -}}
+{{- fail "installPart: namespace needs fullnameOverride, the same in both parts, so the manager runs as the service account the cluster part bound" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the chart writes the manager's RBAC (rbac.create, in the cluster part). */}}
+{{- define "perfexp.rbacEnabled" -}}
+{{- if and .Values.rbac.create (include "perfexp.clusterPart" .) -}}
 true
 {{- end -}}
 {{- end -}}

@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +48,8 @@ type Server struct {
 	Version Version
 	// LogFile holds what the server logged (warnings and errors only).
 	LogFile string
+	// client carries the credentials the server's web config asks for.
+	client *http.Client
 }
 
 // Version is a Prometheus release.
@@ -118,6 +119,24 @@ func Binary() (string, error) {
 // time order within an hour of the newest, so tests that write history must not share one.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options start a Prometheus that is more than an open one on loopback.
+type Options struct {
+	// WebConfig is the content of --web.config.file: basic_auth_users and tls_server_config,
+	// for a server that refuses unauthenticated requests. Files it names must exist.
+	WebConfig string
+	// TLS says the web config serves HTTPS: the URLs are https://.
+	TLS bool
+	// Client is what the readiness probe and Write use, with the credentials the web config
+	// asks for; http.DefaultClient when nil.
+	Client *http.Client
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts Options) *Server {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Skipf("no prometheus binary (install the Debian package or set $PROMETHEUS): %v", err)
@@ -140,6 +159,20 @@ func Start(t testing.TB) *Server {
 		"--web.listen-address=" + addr,
 		"--log.level=warn",
 	}, Flags(version)...)
+	if opts.WebConfig != "" {
+		web := filepath.Join(dir, "web.yml")
+		if err := os.WriteFile(web, []byte(opts.WebConfig), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--web.config.file="+web)
+	}
+	scheme, hc := "http", opts.Client
+	if opts.TLS {
+		scheme = "https"
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
 	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
@@ -162,10 +195,10 @@ func Start(t testing.TB) *Server {
 		}
 		_ = logf.Close()
 	})
-	s := &Server{URL: "http://" + addr, WriteURL: "http://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name()}
+	s := &Server{URL: scheme + "://" + addr, WriteURL: scheme + "://" + addr + "/api/v1/write", Pid: cmd.Process.Pid, Version: version, LogFile: logf.Name(), client: hc}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(s.URL + "/-/ready")
+		resp, err := hc.Get(s.URL + "/-/ready")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -199,7 +232,7 @@ func freeAddr(t testing.TB) string {
 // API returns a client_golang API client for the server.
 func (s *Server) API(t testing.TB) promv1.API {
 	t.Helper()
-	c, err := api.NewClient(api.Config{Address: s.URL})
+	c, err := api.NewClient(api.Config{Address: s.URL, Client: s.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +310,7 @@ func (s *Server) post(t testing.TB, req *prompb.WriteRequest) {
 	hreq.Header.Set("Content-Encoding", "snappy")
 	hreq.Header.Set("Content-Type", "application/x-protobuf")
 	hreq.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	resp, err := http.DefaultClient.Do(hreq)
+	resp, err := s.client.Do(hreq)
 	if err != nil {
 		t.Fatalf("remote write: %v", err)
 	}
@@ -335,96 +368,6 @@ func (n *NativeHistogram) Snapshot() *prompb.Histogram {
 		PositiveSpans:  spans(hm.GetPositiveSpan()),
 		PositiveDeltas: hm.GetPositiveDelta(),
 	}
-}
-
-// Root is the module's root directory.
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
-// K6Binary finds k6: $K6, else bin/k6 (built by hack/k6.sh).
-func K6Binary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("K6"); p != "" {
-		return p
-	}
-	p := filepath.Join(Root(), "bin", "k6")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no k6 binary at %s: run hack/k6.sh", p)
-	}
-	return p
-}
-
-// K6Run is one k6 process of a (possibly distributed) run.
-type K6Run struct {
-	// Script is the k6 script's source.
-	Script string
-	// TestID is the testid tag; Tags are more tags (e.g. a runner index).
-	TestID string
-	Tags   map[string]string
-	// Segment and Sequence split the load between runners (k6 execution segments).
-	Segment, Sequence string
-	// Env is passed to the script.
-	Env map[string]string
-	// OutputEnv is set in k6's environment, e.g. K6_PROMETHEUS_RW_STALE_MARKERS=true.
-	OutputEnv map[string]string
-}
-
-// RunK6 runs k6 with the experimental-prometheus-rw output writing native histograms to the
-// server and returns the parsed --summary-export JSON.
-func (s *Server) RunK6(t testing.TB, r K6Run) []byte {
-	t.Helper()
-	bin := K6Binary(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "script.js")
-	if err := os.WriteFile(script, []byte(r.Script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	summary := filepath.Join(dir, "summary.json")
-	args := []string{"run", "--quiet", "--no-usage-report", "--summary-export", summary,
-		"--summary-trend-stats", "avg,min,max,p(50),p(75),p(90),p(95),p(99),count",
-		"-o", "experimental-prometheus-rw", "--tag", "testid=" + r.TestID}
-	keys := make([]string, 0, len(r.Tags))
-	for k := range r.Tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "--tag", k+"="+r.Tags[k])
-	}
-	if r.Segment != "" {
-		args = append(args, "--execution-segment", r.Segment, "--execution-segment-sequence", r.Sequence)
-	}
-	envKeys := make([]string, 0, len(r.Env))
-	for k := range r.Env {
-		envKeys = append(envKeys, k)
-	}
-	sort.Strings(envKeys)
-	for _, k := range envKeys {
-		args = append(args, "-e", k+"="+r.Env[k])
-	}
-	args = append(args, script)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(),
-		"K6_PROMETHEUS_RW_SERVER_URL="+s.WriteURL,
-		"K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM=true",
-		"K6_PROMETHEUS_RW_PUSH_INTERVAL=1s",
-		"K6_NO_COLOR=true",
-	)
-	for k, v := range r.OutputEnv {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("k6 %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out.String())
-	}
-	b, err := os.ReadFile(summary)
-	if err != nil {
-		t.Fatalf("reading the k6 summary: %v\n%s", err, out.String())
-	}
-	return b
 }
 
 // String renders a server for logs.
