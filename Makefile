@@ -131,11 +131,13 @@ endef
 
 # The designs sim-table-rows regenerates, separated by ";".
 SIM_DESIGNS ?= sequential r3-10, 1 arm;sequential sweep r3-10
+# The cells sim-table-rows regenerates (their names, separated by ";"); empty: every cell.
+SIM_CELLS ?=
 
 .PHONY: sim-table-rows
-sim-table-rows: ## Simulate only the designs SIM_DESIGNS (SIM_N per cell, as sim-table) and replace their rows of the simulation table of docs/comparison.md, the other rows kept.
+sim-table-rows: ## Simulate only the designs SIM_DESIGNS (of the cells SIM_CELLS, default all; SIM_N per cell, as sim-table) and replace their rows of the simulation table of docs/comparison.md, the other rows kept.
 	@mkdir -p "$(LOCALBIN)"
-	PERFEXP_SIM_TABLE="$(LOCALBIN)/sim-rows.md" PERFEXP_SIM_N=$(SIM_N) PERFEXP_SIM_DESIGNS="$(SIM_DESIGNS)" go test ./internal/judge -run '^TestSimulationTable$$' -count=1 -timeout 60m
+	PERFEXP_SIM_TABLE="$(LOCALBIN)/sim-rows.md" PERFEXP_SIM_N=$(SIM_N) PERFEXP_SIM_DESIGNS="$(SIM_DESIGNS)" PERFEXP_SIM_CELLS="$(SIM_CELLS)" go test ./internal/judge -run '^TestSimulationTable$$' -count=1 -timeout 60m
 	awk -F'|' -v rows="$(LOCALBIN)/sim-rows.md" 'BEGIN { while ((getline l < rows) > 0) { split(l, f, "|"); if (f[3] ~ /[a-z]/) row[f[2] "|" f[3]] = l } } \
 	  /<!-- sim:begin -->/ { inside = 1 } /<!-- sim:end -->/ { inside = 0 } inside && (($$2 "|" $$3) in row) { print row[$$2 "|" $$3]; next } { print }' docs/comparison.md > docs/comparison.md.new && mv docs/comparison.md.new docs/comparison.md
 

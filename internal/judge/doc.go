@@ -32,7 +32,9 @@
 //     assumed default), and the widening for bounded biases; noise_history.go: that noise
 //     learned from a history's newest segment.
 //   - paired.go: a sweep's runs paired within their blocks, the residual pooled over its arms,
-//     and the two-way table Huber's fit (stats.FitHuber) draws its change and noise from.
+//     and the two-way table Huber's fit (stats.FitHuber) draws its change and noise from; an
+//     arm noisier than the rest judged by its own; agreement.go: a calibration combined with
+//     the runs' own estimate as a floor.
 //   - stopping.go: which arms a look of a sequential sweep settles (DecideArms); what each
 //     look spends of the error rate is stats.Look.
 //   - multiplicity.go: Holm's adjustment across the primary metrics and the headline change;

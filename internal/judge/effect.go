@@ -53,6 +53,12 @@ type effect struct {
 	// withinVar the within-run variance of its estimate; nil for effects between repeated runs.
 	between   *BetweenRun
 	withinVar float64
+	// noise says how a calibration was combined with a paired design's own estimate of the
+	// run-to-run noise (withCalibration); "" when none was given.
+	noise string
+	// ownNoise is true when a paired effect's variance is the arm's own (its paired
+	// differences, n-1 degrees of freedom), larger than the design's pooled one.
+	ownNoise bool
 	// biases name the bounded biases the interval was widened by (addBias).
 	biases []string
 	// withdrawn says why no claim may be made from this effect at all (its runs' node was

@@ -100,7 +100,7 @@ func (e *effect) addBetweenRun(b BetweenRun) {
 		return
 	}
 	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
-	vw := (lo + hi) / 2 * (lo + hi) / 2
+	vw := e.withinVariance()
 	vb := b.addedVariance(vw)
 	q, cdf := zNormal, moremath.NormalDist{Mu: 0, Sigma: 1}.CDF
 	switch df := b.df(); {
@@ -121,6 +121,13 @@ func (e *effect) addBetweenRun(b BetweenRun) {
 	e.pValues(func(x float64) float64 { return cdf((x - e.point) / se) })
 	e.between = &b
 	e.withinVar = vw
+}
+
+// withinVariance is the within-run variance a bootstrap effect's interval stands for: the
+// square of its mean half-width over z.
+func (e *effect) withinVariance() float64 {
+	lo, hi := (e.point-e.low)/zNormal, (e.high-e.point)/zNormal
+	return (lo + hi) / 2 * (lo + hi) / 2
 }
 
 // addBias widens an effect's interval by a bound on a bias that its two runs may carry (their
@@ -240,11 +247,16 @@ type widening struct {
 	note int
 }
 
-// noiseFor is the between-run noise of the row with history key key: the explicit value or
-// calibration when there is one, else the history's estimate of that series, else the default.
-func (wd *widening) noiseFor(key string) BetweenRun {
-	if wd.o.BetweenRun == nil || wd.o.BetweenRun.SDPercent <= 0 {
-		if b, ok := wd.o.History.For(key); ok {
+// noiseFor is the between-run noise of the row with history key key, for an effect of
+// within-run variance vw: the history's estimate of that series when there is one and nothing
+// explicit is set, else the explicit value or calibration, else the default. With both an
+// explicit value and a history estimate, the one that adds the more noise: a calibration is a
+// floor, not an override of a history that measured its runs varying more (a 3 % calibration
+// beside runs whose history varies by 5 % narrowed every interval as if exact).
+func (wd *widening) noiseFor(key string, vw float64) BetweenRun {
+	if b, ok := wd.o.History.For(key); ok {
+		explicit := wd.o.BetweenRun != nil && wd.o.BetweenRun.SDPercent > 0
+		if !explicit || b.addedVariance(vw) > wd.fallback.addedVariance(vw) {
 			wd.used[key] = b
 			return b
 		}
@@ -264,7 +276,7 @@ func (wd *widening) widen(key string, e *effect) *effect {
 		return &w
 	}
 	if e.logScale && e.few == "" && !e.constant {
-		w.addBetweenRun(wd.noiseFor(key))
+		w.addBetweenRun(wd.noiseFor(key, e.withinVariance()))
 	} else {
 		w.addBetweenRun(wd.fallback)
 	}

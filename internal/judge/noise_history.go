@@ -104,8 +104,9 @@ func (s SegmentNoise) BetweenRun(source string) BetweenRun {
 }
 
 // HistoryNoise is the between-run noise learned from PerfHistory segments, per series. It is
-// used only when spec.analysis.betweenRun is not set (an explicit value or a calibration wins);
-// a row without an estimate of its own takes the assumed default.
+// used when spec.analysis.betweenRun is not set, and beside one when it adds more noise than
+// the explicit value (a calibration is a floor, noise.go); a row without an estimate of its
+// own takes the explicit value or the assumed default.
 type HistoryNoise struct {
 	// Series maps a series key (NoiseKey, WorkloadNoiseKey) to its estimate.
 	Series map[string]SegmentNoise

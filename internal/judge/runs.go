@@ -72,6 +72,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	}
 	c.Runs, c.BaselineRuns, c.Notes = len(cur), len(base), notes
 	paired, unpaired := 0, ""
+	var noiseNotes []string
 	for _, w := range rows(ref, base[0], o) {
 		mc := newMetricComparison(w, o)
 		vc, vb := runValues(cur, w), runValues(base, w)
@@ -92,6 +93,9 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 				e = runEffect(vc, vb, w.kind, o.MinChangePercent)
 			} else {
 				paired++
+				if mc.Primary {
+					noiseNotes = append(noiseNotes, pairedNoiseNotes(w.label(), e)...)
+				}
 			}
 			fill(&mc, e.atLevel(o.alpha()), method, "runs")
 			o.orientRow(w, &mc)
@@ -102,6 +106,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	c.Metrics = append(c.Metrics, queryRunRows(cur, base, o, &paired, &unpaired)...)
 	notes, cal := designNotes(o.Design, ref, paired, unpaired)
 	c.Notes, c.Calibration = append(c.Notes, notes...), cal
+	c.Notes = append(c.Notes, noiseNotes...)
 	c.Method = methodOf(c.Method, paired)
 	c.Notes = append(c.Notes, notRunNotes(ref, base[0], o)...)
 	c.Notes = append(c.Notes, saturationCompareNotes(cur, base)...)

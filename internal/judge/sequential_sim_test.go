@@ -39,14 +39,14 @@ func (c simCell) drawSweep(rng *rand.Rand, i int, ratios []float64, maxBlocks in
 	seq := 0
 	for b := 1; b <= maxBlocks; b++ {
 		block := c.blockSD * rng.NormFloat64()
-		for _, a := range rng.Perm(arms) {
-			drift := c.driftTotal * float64(seq) / float64(total-1)
+		for _, a := range c.order(rng, arms) {
+			drift := c.drift(seq, total, arms)
 			seq++
 			ratio := 1.0
 			if a > 0 {
 				ratio = ratios[a-1]
 			}
-			r := s.run(rng, fmt.Sprintf("p%d-a%d-r%d", i, a, b), ratio*math.Exp(c.level(rng)+block+drift))
+			r := s.run(rng, fmt.Sprintf("p%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
 			out.blocks[r.Experiment] = b
 			out.runs[a] = append(out.runs[a], r)
 		}
@@ -248,6 +248,11 @@ func TestSequentialStoppingTable(t *testing.T) {
 			n = v
 		}
 		cells = []simCell{simCells[1], simCells[2], simCells[3], simCells[5], simCells[7], simCells[8], simCells[9], simCells[10]}
+		if k, err := strconv.Atoi(os.Getenv("PERFEXP_SEQ_FIRST_CELLS")); err == nil && k > 0 && k < len(cells) {
+			// Only the first k cells, with the seeds of the whole table: the runs to a decision
+			// at 1.5 / 3 / 5 % noise are the first three.
+			cells = cells[:k]
+		}
 	} else if testing.Short() {
 		t.Skip("simulation")
 	}

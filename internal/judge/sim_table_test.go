@@ -22,7 +22,10 @@ import (
 //   to the cell's between-run sd;
 // - a block effect shared by every run of one repeat of a sweep (the environment that hour);
 // - a linear drift across the sweep's order (a cache filling, a database growing);
-// - a bad node: 10 % of runs land on it and are 20 % slower.
+// - a bad node: 10 % of runs land on it and are 20 % slower (10-30 % of runs 40 % slower in the
+//   cells of a bad node pool);
+// - one arm noisier than the others (its sd 2x or 3x: a service near its CPU limit);
+// - a fixed order (Interleaved) with a drift of +3 % per block.
 //
 // Designs:
 //   - "1v1 default": one run per side, nothing known about the environment (the default);
@@ -40,11 +43,19 @@ import (
 //   - "r3 paired, query primary", "sequential r3-10, query primary", and the same with "CPU
 //     primary": one arm decided on one run-level primary metric (simRunLevel) instead of the
 //     latencies: a custom query's value, or a workload's mean CPU.
+//   - "1v1 bootstrap alone": one run per side with next to no between-run noise added: the
+//     block bootstrap's own interval (the cells of strong within-run autocorrelation);
+//   - "sequential r3-10, 1 arm, calibrated": the one-arm sequential sweep with a calibration
+//     of 10 A/A runs (an under-stated one in its cell).
+//
+// A cell may list its own designs (the cells added for issue 35 do, to spare the machine).
 //
 // Claim rates count Regressed or Improved headlines: for the sweep, of any arm (family-wise).
 // At a true change of exactly δ every arm is at +δ, and a claim is an error (the change is not
 // beyond δ). Power is the share of comparisons that call a true +15 % Regressed (for the sweep:
-// one arm at +15 %, the others unchanged).
+// one arm at +15 %, the others unchanged). "no change at +δ (any arm)" counts the comparisons at
+// exactly +δ in which some arm read NoMeaningfulChange (an error too); "p95 interval holds 0"
+// is the first arm's (the noisier one, where one is).
 
 type simCell struct {
 	name        string
@@ -55,6 +66,23 @@ type simCell struct {
 	driftTotal  float64 // log-scale drift from the first to the last run of a sweep
 	badShare    float64
 	badSlowdown float64
+	// armSD multiplies the between-run sd of the first variant (the arm whose coverage and
+	// power the table reports): a service near its CPU limit varies more than its baseline.
+	// The calibration measures the baseline's configuration, as an A/A calibration would.
+	armSD float64
+	// calSD, when set, is the between-run sd a calibration states (10 runs) whatever the truth:
+	// an under-stated calibration.
+	calSD float64
+	// fixedOrder runs every block in the declared order (baseline, then the arms: Interleaved),
+	// and driftPerBlock moves the level by that much (log scale) per block, evenly over its runs.
+	fixedOrder    bool
+	driftPerBlock float64
+	// designs, when set, are the only designs simulated for the cell.
+	designs []string
+	// beyond are the cell's designs whose claim rates are known to exceed the limit, and why:
+	// docs/comparison.md ("What the table does not fix") says so; the table reports them and
+	// does not fail on them.
+	beyond map[string]string
 }
 
 var simCells = []simCell{
@@ -69,10 +97,59 @@ var simCells = []simCell{
 	{name: "sd 3 %, drift 10 % across", sd: 0.03, phi: 0.6, driftTotal: math.Log(1.10)},
 	{name: "sd 3 %, block sd 4 %", sd: 0.03, phi: 0.6, blockSD: 0.04},
 	{name: "sd 3 %, 10 % bad node +20 %", sd: 0.03, phi: 0.6, badShare: 0.10, badSlowdown: math.Log(1.20)},
+	// The cells below are the noise real environments make (issue 35): each after the ones above,
+	// so that the cells above keep their seeds.
+	{name: "sd 3 %, one arm's sd 2x", sd: 0.03, phi: 0.6, armSD: 2},
+	{name: "sd 3 %, one arm's sd 3x", sd: 0.03, phi: 0.6, armSD: 3,
+		beyond: map[string]string{"1v1 calibrated": "one run per side cannot see that the variant varies more than the baseline its calibration measured"}},
+	{name: "sd 5 %, calibration says 3 %", sd: 0.05, phi: 0.6, calSD: 0.03,
+		designs: []string{"1v1 calibrated", "r3 paired, 1 arm, calibrated", "sequential r3-10, 1 arm, calibrated"}},
+	{name: "sd 3 %, 10 % bad node +40 %", sd: 0.03, phi: 0.6, badShare: 0.10, badSlowdown: math.Log(1.40)},
+	{name: "sd 3 %, 20 % bad node +40 %", sd: 0.03, phi: 0.6, badShare: 0.20, badSlowdown: math.Log(1.40),
+		beyond: map[string]string{"1v1 default": "the assumed 10 % is below the spread of such a pool (about 14 %)"}},
+	{name: "sd 3 %, 30 % bad node +40 %", sd: 0.03, phi: 0.6, badShare: 0.30, badSlowdown: math.Log(1.40),
+		beyond: map[string]string{"1v1 default": "the assumed 10 % is below the spread of such a pool (about 16 %)"}},
+	{name: "sd 0, AR(1) 0.95", phi: 0.95, designs: []string{"1v1 bootstrap alone", "1v1 calibrated"},
+		beyond: map[string]string{"1v1 bootstrap alone": "20 intervals cannot show a wander that slow; the between-run noise every comparison adds holds it"}},
+	{name: "sd 0, AR(1) 0.6", phi: 0.6, designs: []string{"1v1 bootstrap alone"}},
+	{name: "sd 3 %, drift +3 % per block, Interleaved", sd: 0.03, phi: 0.6, fixedOrder: true, driftPerBlock: math.Log(1.03),
+		designs: []string{"sweep r3 paired", "sequential sweep r3-10"},
+		beyond:  map[string]string{"sequential sweep r3-10": "a fixed order confounds drift with the arms: warned about, not controlled"}},
 }
 
 // level draws a run's offset from its configuration's level (log scale), before block and drift.
-func (c simCell) level(rng *rand.Rand) float64 {
+func (c simCell) level(rng *rand.Rand) float64 { return c.levelOf(rng, false) }
+
+// armLevel is level for arm a of a design (0 the baseline): the first variant's sd is armSD
+// times the others' when set.
+func (c simCell) armLevel(rng *rand.Rand, a int) float64 { return c.levelOf(rng, a == 1) }
+
+// order is the order of the arms in one block: a fresh permutation (drawn in every cell, so
+// that the cells keep their random streams), or the declared one for a fixed order.
+func (c simCell) order(rng *rand.Rand, arms int) []int {
+	p := rng.Perm(arms)
+	if c.fixedOrder {
+		for i := range p {
+			p[i] = i
+		}
+	}
+	return p
+}
+
+// drift is the level's drift (log scale) at run seq of a sweep of total runs of arms arms.
+func (c simCell) drift(seq, total, arms int) float64 {
+	d := c.driftPerBlock * float64(seq) / float64(arms)
+	if total > 1 {
+		d += c.driftTotal * float64(seq) / float64(total-1)
+	}
+	return d
+}
+
+func (c simCell) levelOf(rng *rand.Rand, noisy bool) float64 {
+	sd := c.sd
+	if noisy && c.armSD > 0 {
+		sd *= c.armSD
+	}
 	var x float64
 	if c.heavy {
 		// t3 has variance 3: scale it to sd.
@@ -81,9 +158,9 @@ func (c simCell) level(rng *rand.Rand) float64 {
 			z := rng.NormFloat64()
 			chi += z * z
 		}
-		x = c.sd * rng.NormFloat64() / math.Sqrt(chi/3) / math.Sqrt(3)
+		x = sd * rng.NormFloat64() / math.Sqrt(chi/3) / math.Sqrt(3)
 	} else {
-		x = c.sd * rng.NormFloat64()
+		x = sd * rng.NormFloat64()
 	}
 	if c.badShare > 0 && rng.Float64() < c.badShare {
 		x += c.badSlowdown
@@ -101,7 +178,7 @@ func (c simCell) sim() simConfig {
 func (c simCell) oneVsOne(rng *rand.Rand, i int, ratio float64, noise *BetweenRun) *result.Comparison {
 	s := c.sim()
 	base := s.run(rng, fmt.Sprint("b", i), math.Exp(c.level(rng)))
-	cur := s.run(rng, fmt.Sprint("c", i), ratio*math.Exp(c.level(rng)))
+	cur := s.run(rng, fmt.Sprint("c", i), ratio*math.Exp(c.armLevel(rng, 1)))
 	return CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: noise})
 }
 
@@ -117,6 +194,9 @@ func (c simCell) calibrate(rng *rand.Rand, n int) *BetweenRun {
 	m := 0.0
 	for _, x := range xs {
 		m += x / float64(n)
+	}
+	if c.calSD > 0 {
+		return &BetweenRun{SDPercent: 100 * c.calSD, Runs: n, Source: "simulated calibration, under-stated"}
 	}
 	return &BetweenRun{SDPercent: 100 * math.Sqrt(stats.Variance(xs, m)), Runs: n, Source: "simulated calibration"}
 }
@@ -188,18 +268,14 @@ func (c simCell) sweepOf(q *simQuantity, rng *rand.Rand, i int, ratios []float64
 	seq := 0
 	for b := range repeats {
 		block := c.blockSD * rng.NormFloat64()
-		order := rng.Perm(arms)
-		for _, a := range order {
-			drift := 0.0
-			if total > 1 {
-				drift = c.driftTotal * float64(seq) / float64(total-1)
-			}
+		for _, a := range c.order(rng, arms) {
+			drift := c.drift(seq, total, arms)
 			seq++
 			ratio := 1.0
 			if a > 0 {
 				ratio = ratios[a-1]
 			}
-			r := c.makeRun(q, s, rng, fmt.Sprintf("s%d-a%d-r%d", i, a, b), ratio*math.Exp(c.level(rng)+block+drift))
+			r := c.makeRun(q, s, rng, fmt.Sprintf("s%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
 			design.Blocks[r.Experiment] = b
 			runs[a] = append(runs[a], r)
 		}
@@ -222,12 +298,12 @@ const sequentialBudget = 10
 // sequentialSweep runs a sweep that starts with sequentialFirstLook repeats and adds one block at a time,
 // looking after each (Look.Alpha spent per look), until every arm is decisive or maxBlocks ran.
 // It returns the last look's comparisons and the blocks run.
-func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64) ([]*result.Comparison, int) {
-	return c.sequentialSweepOf(nil, rng, i, ratios)
+func (c simCell) sequentialSweep(rng *rand.Rand, i int, ratios []float64, noise *BetweenRun) ([]*result.Comparison, int) {
+	return c.sequentialSweepOf(nil, rng, i, ratios, noise)
 }
 
 // sequentialSweepOf is sequentialSweep deciding on q.
-func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios []float64) ([]*result.Comparison, int) {
+func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios []float64, noise *BetweenRun) ([]*result.Comparison, int) {
 	const minBlocks, maxBlocks = sequentialFirstLook, sequentialBudget
 	s := c.sim()
 	arms := len(ratios) + 1
@@ -237,14 +313,14 @@ func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios
 	seq := 0
 	for b := range maxBlocks {
 		block := c.blockSD * rng.NormFloat64()
-		for _, a := range rng.Perm(arms) {
-			drift := c.driftTotal * float64(seq) / float64(total-1)
+		for _, a := range c.order(rng, arms) {
+			drift := c.drift(seq, total, arms)
 			seq++
 			ratio := 1.0
 			if a > 0 {
 				ratio = ratios[a-1]
 			}
-			r := c.makeRun(q, s, rng, fmt.Sprintf("q%d-a%d-r%d", i, a, b), ratio*math.Exp(c.level(rng)+block+drift))
+			r := c.makeRun(q, s, rng, fmt.Sprintf("q%d-a%d-r%d", i, a, b), ratio*math.Exp(c.armLevel(rng, a)+block+drift))
 			blocks[r.Experiment] = b
 			runs[a] = append(runs[a], r)
 		}
@@ -258,7 +334,7 @@ func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios
 		}
 		cs = cs[:0]
 		for a := 1; a < arms; a++ {
-			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], q.options(CompareOptions{Design: design, Look: &look})))
+			cs = append(cs, CompareRuns(runs[0][:n], runs[a][:n], q.options(CompareOptions{Design: design, Look: &look, BetweenRun: noise})))
 		}
 		AdjustArmsLook(cs, look)
 		decided := true
@@ -274,7 +350,9 @@ func (c simCell) sequentialSweepOf(q *simQuantity, rng *rand.Rand, i int, ratios
 
 type simRow struct {
 	claim0, claimDelta, power, coverage float64
-	n                                   int
+	// sameDelta is the share at exactly +δ in which some arm read NoMeaningfulChange.
+	sameDelta float64
+	n         int
 	// blocks0 and blocks15 are the blocks a sequential sweep ran at a true change of 0 and
 	// with one arm at +15 %.
 	blocks0, blocks15 []int
@@ -314,17 +392,28 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 	delta := 1 + DefaultMinChangePercent/100
 	row := simRow{n: n}
 	def := DefaultBetweenRun()
+	// same counts the comparisons at exactly +δ that some arm read NoMeaningfulChange: an
+	// error too, the change is not inside ±δ.
+	same := func(cs ...*result.Comparison) float64 {
+		return b2f(slices.ContainsFunc(cs, func(c *result.Comparison) bool { return c.Change == perfexpv1alpha1.ChangeNoMeaningfulChange }))
+	}
 	for i := range n {
 		switch design {
-		case "1v1 default", "1v1 calibrated":
+		case "1v1 default", "1v1 calibrated", "1v1 bootstrap alone":
 			noise := &def
-			if design == "1v1 calibrated" {
+			switch design {
+			case "1v1 calibrated":
 				noise = c.calibrate(rng, 10)
+			case "1v1 bootstrap alone":
+				// Next to nothing added: the block bootstrap's own interval.
+				noise = &BetweenRun{SDPercent: 1e-9, Source: "none"}
 			}
 			aa := c.oneVsOne(rng, i, 1, noise)
 			row.claim0 += b2f(claimed(aa))
 			row.coverage += b2f(coversZero(aa))
-			row.claimDelta += b2f(claimed(c.oneVsOne(rng, i, delta, noise)))
+			ad := c.oneVsOne(rng, i, delta, noise)
+			row.claimDelta += b2f(claimed(ad))
+			row.sameDelta += same(ad)
 			row.power += b2f(c.oneVsOne(rng, i, 1.15, noise).Change == perfexpv1alpha1.ChangeRegressed)
 		case "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated":
 			var noise *BetweenRun
@@ -334,24 +423,32 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			aa := c.sweep(rng, i, []float64{1}, 3, noise)
 			row.claim0 += b2f(anyClaim(aa...))
 			row.coverage += b2f(coversZero(aa[0]))
-			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta}, 3, noise)...))
+			ad := c.sweep(rng, i, []float64{delta}, 3, noise)
+			row.claimDelta += b2f(anyClaim(ad...))
+			row.sameDelta += same(ad...)
 			row.power += b2f(c.sweep(rng, i, []float64{1.15}, 3, noise)[0].Change == perfexpv1alpha1.ChangeRegressed)
 		case "sequential sweep r3-10":
-			aa, b0 := c.sequentialSweep(rng, i, []float64{1, 1, 1, 1})
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1, 1, 1, 1}, nil)
 			row.claim0 += b2f(anyClaim(aa...))
 			row.coverage += b2f(coversZero(aa[0]))
-			ad, _ := c.sequentialSweep(rng, i, []float64{delta, delta, delta, delta})
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta, delta, delta, delta}, nil)
 			row.claimDelta += b2f(anyClaim(ad...))
-			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15, 1, 1, 1})
+			row.sameDelta += same(ad...)
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15, 1, 1, 1}, nil)
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
-		case "sequential r3-10, 1 arm":
-			aa, b0 := c.sequentialSweep(rng, i, []float64{1})
+		case "sequential r3-10, 1 arm", "sequential r3-10, 1 arm, calibrated":
+			var noise *BetweenRun
+			if strings.HasSuffix(design, "calibrated") {
+				noise = c.calibrate(rng, 10)
+			}
+			aa, b0 := c.sequentialSweep(rng, i, []float64{1}, noise)
 			row.claim0 += b2f(anyClaim(aa...))
 			row.coverage += b2f(coversZero(aa[0]))
-			ad, _ := c.sequentialSweep(rng, i, []float64{delta})
+			ad, _ := c.sequentialSweep(rng, i, []float64{delta}, noise)
 			row.claimDelta += b2f(anyClaim(ad...))
-			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15})
+			row.sameDelta += same(ad...)
+			ab, b15 := c.sequentialSweep(rng, i, []float64{1.15}, noise)
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
 		case "r3 paired, query primary", "r3 paired, CPU primary":
@@ -363,24 +460,26 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			row.power += b2f(c.sweepOf(q, rng, i, []float64{1.15}, 3, nil)[0].Change == perfexpv1alpha1.ChangeRegressed)
 		case "sequential r3-10, query primary", "sequential r3-10, CPU primary":
 			q := simQuantityOf(design)
-			aa, b0 := c.sequentialSweepOf(q, rng, i, []float64{1})
+			aa, b0 := c.sequentialSweepOf(q, rng, i, []float64{1}, nil)
 			row.claim0 += b2f(anyClaim(aa...))
 			row.coverage += b2f(coversZero(aa[0]))
-			ad, _ := c.sequentialSweepOf(q, rng, i, []float64{delta})
+			ad, _ := c.sequentialSweepOf(q, rng, i, []float64{delta}, nil)
 			row.claimDelta += b2f(anyClaim(ad...))
-			ab, b15 := c.sequentialSweepOf(q, rng, i, []float64{1.15})
+			ab, b15 := c.sequentialSweepOf(q, rng, i, []float64{1.15}, nil)
 			row.power += b2f(ab[0].Change == perfexpv1alpha1.ChangeRegressed)
 			row.blocks0, row.blocks15 = append(row.blocks0, b0), append(row.blocks15, b15)
 		case "sweep r3 paired":
 			aa := c.sweep(rng, i, []float64{1, 1, 1, 1}, 3, nil)
 			row.claim0 += b2f(anyClaim(aa...))
 			row.coverage += b2f(coversZero(aa[0]))
-			row.claimDelta += b2f(anyClaim(c.sweep(rng, i, []float64{delta, delta, delta, delta}, 3, nil)...))
+			ad := c.sweep(rng, i, []float64{delta, delta, delta, delta}, 3, nil)
+			row.claimDelta += b2f(anyClaim(ad...))
+			row.sameDelta += same(ad...)
 			row.power += b2f(c.sweep(rng, i, []float64{1.15, 1, 1, 1}, 3, nil)[0].Change == perfexpv1alpha1.ChangeRegressed)
 		}
 	}
 	f := float64(n)
-	row.claim0, row.claimDelta, row.power, row.coverage = row.claim0/f, row.claimDelta/f, row.power/f, row.coverage/f
+	row.claim0, row.claimDelta, row.power, row.coverage, row.sameDelta = row.claim0/f, row.claimDelta/f, row.power/f, row.coverage/f, row.sameDelta/f
 	return row
 }
 
@@ -391,8 +490,15 @@ func b2f(b bool) float64 {
 	return 0
 }
 
+// simDesigns are the designs of the table; a design's index is part of its rows' seeds, so new
+// designs come last.
 var simDesigns = []string{"1v1 default", "1v1 calibrated", "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated", "sweep r3 paired", "sequential r3-10, 1 arm", "sequential sweep r3-10",
-	"r3 paired, query primary", "sequential r3-10, query primary", "r3 paired, CPU primary", "sequential r3-10, CPU primary"}
+	"r3 paired, query primary", "sequential r3-10, query primary", "r3 paired, CPU primary", "sequential r3-10, CPU primary",
+	"1v1 bootstrap alone", "sequential r3-10, 1 arm, calibrated"}
+
+// defaultDesigns are the designs a cell without its own list is simulated with: all but the
+// last two, which only the cells that name them run.
+var defaultDesigns = simDesigns[:len(simDesigns)-2]
 
 // simQuantityOf is the run-level quantity a design decides on.
 func simQuantityOf(design string) *simQuantity {
@@ -436,6 +542,14 @@ func TestSimulationTable(t *testing.T) {
 	} else if testing.Short() {
 		t.Skip("simulation")
 	}
+	// The short form's cells are seeded by their place in its list; the table's (and those of
+	// PERFEXP_SIM_CELLS: their names, separated by ";") by their place in simCells, so a cell
+	// run alone comes out as in the whole table.
+	tableSeeds := out != ""
+	if v := os.Getenv("PERFEXP_SIM_CELLS"); v != "" {
+		cells = slices.DeleteFunc(slices.Clone(simCells), func(c simCell) bool { return !slices.Contains(strings.Split(v, ";"), c.name) })
+		tableSeeds = true
+	}
 	designs := simDesigns
 	if v := os.Getenv("PERFEXP_SIM_DESIGNS"); v != "" {
 		// Only these designs (separated by ";"): each design's rows have their own seeds, so
@@ -447,18 +561,30 @@ func TestSimulationTable(t *testing.T) {
 		designs = slices.DeleteFunc(slices.Clone(designs), func(d string) bool { return d == "sequential sweep r3-10" })
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| cell | design | claims at 0 | claims at +δ | power at +15 %% | p95 interval holds 0 | repeats run at 0 · with one arm at +15 %% (mean / p90) |\n|---|---|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(&b, "| cell | design | claims at 0 | claims at +δ | \"no change\" at +δ (any arm) | power at +15 %% | p95 interval holds 0 | repeats run at 0 · with one arm at +15 %% (mean / p90) |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	for ci, c := range cells {
+		if tableSeeds {
+			ci = slices.IndexFunc(simCells, func(s simCell) bool { return s.name == c.name })
+		}
+		cellDesigns := defaultDesigns
+		if c.designs != nil {
+			cellDesigns = c.designs
+		}
 		for _, d := range designs {
+			if !slices.Contains(cellDesigns, d) {
+				continue
+			}
 			r := simulateDesign(c, d, n, uint64(100*ci+slices.Index(simDesigns, d)+1))
 			runs := ""
 			if len(r.blocks0) > 0 {
 				runs = blocksCell(r.blocks0) + " · " + blocksCell(r.blocks15)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f %% | %.1f %% | %.0f %% | %.0f %% | %s |\n", c.name, d, 100*r.claim0, 100*r.claimDelta, 100*r.power, 100*r.coverage, runs)
+			fmt.Fprintf(&b, "| %s | %s | %.1f %% | %.1f %% | %.1f %% | %.0f %% | %.0f %% | %s |\n", c.name, d, 100*r.claim0, 100*r.claimDelta, 100*r.sameDelta, 100*r.power, 100*r.coverage, runs)
 			// 5 % plus about two standard errors of a rate of 5 % over n comparisons.
 			limit := 0.05 + 2*math.Sqrt(0.05*0.95/float64(n))
-			if r.claim0 > limit || r.claimDelta > limit {
+			if why, known := c.beyond[d]; known {
+				t.Logf("%s, %s: claims at 0 %.1f %%, at +δ %.1f %%, beyond the limit as known: %s", c.name, d, 100*r.claim0, 100*r.claimDelta, why)
+			} else if r.claim0 > limit || r.claimDelta > limit {
 				t.Errorf("%s, %s: claims at 0 %.1f %%, at +δ %.1f %% (limit %.1f %%)", c.name, d, 100*r.claim0, 100*r.claimDelta, 100*limit)
 			}
 		}

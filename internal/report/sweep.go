@@ -155,11 +155,27 @@ func SweepRows(r *SweepResult) []SweepRow {
 					// A sequential look draws its interval at its own level: state it.
 					row.Delta += fmt.Sprintf(" at %.3g %%", 100*(1-d.Alpha))
 				}
+				if l := claimLevel(a.Comparison, s.Name); l != nil {
+					// The interval shown is not the one that decided: the multiplicity
+					// control across the arms held the claim to a stricter level.
+					row.Delta += fmt.Sprintf("; a claim needs it beyond ±δ at %.3g %% (Holm across the arms)", 100**l)
+				}
 			}
 			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// claimLevel is the level a scenario's p95 interval would need to lie beyond ±δ at to be
+// claimed, when the multiplicity control withheld a claim its own interval made; else nil.
+func claimLevel(c *result.Comparison, scenario string) *float64 {
+	for _, m := range c.Metrics {
+		if m.Scenario == scenario && m.Request == "" && m.Kind == perfexpv1alpha1.MetricP95 && m.Change == perfexpv1alpha1.ChangeInconclusive {
+			return m.ClaimLevel
+		}
+	}
+	return nil
 }
 
 // scenarioDelta is the change of a scenario's p95 as the comparison states it: the relative

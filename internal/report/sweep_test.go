@@ -172,3 +172,17 @@ func TestIntervalFromTheComparison(t *testing.T) {
 		})
 	}
 }
+
+// An arm whose interval lies beyond ±δ but which Holm across the arms left Inconclusive says,
+// on its row, the level a claim needs: the interval shown is not the one that decided.
+func TestSweepRowSaysTheLevelThatDecides(t *testing.T) {
+	r := sweepSample()
+	c := r.Arms[1].Comparison
+	c.Change = perfexpv1alpha1.ChangeInconclusive
+	m := &c.Metrics[0]
+	m.Change, m.Low, m.High, m.Scale, m.ClaimLevel = perfexpv1alpha1.ChangeInconclusive, f(8.9), f(76.2), result.ScalePercent, f(0.9875)
+	want := "+172.7 % [+8.9, +76.2]; a claim needs it beyond ±δ at 98.8 % (Holm across the arms)"
+	if md := SweepMarkdown(r); !strings.Contains(md, want) {
+		t.Errorf("the row should say the level that decides (%q):\n%s", want, md)
+	}
+}

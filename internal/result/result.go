@@ -389,6 +389,10 @@ type MetricComparison struct {
 	PValue    *float64 `json:"pValue,omitempty"`
 	PBeyond   *float64 `json:"pBeyond,omitempty"`
 	AdjustedP *float64 `json:"adjustedP,omitempty"`
+	// ClaimLevel, set when the row's own interval lies beyond ±δ but the multiplicity control
+	// withheld the claim, is the coverage (0-1) the interval would need to lie beyond ±δ at to
+	// be claimed: the level that decides, which the interval shown (Low, High) is not.
+	ClaimLevel *float64 `json:"claimLevel,omitempty"`
 	// Constant is true when both sides are the same constant (no errors at all): no change can
 	// be claimed, so the metric spends none of the multiplicity budget.
 	Constant bool `json:"constant,omitempty"`

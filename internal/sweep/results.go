@@ -74,7 +74,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		MinMeaningfulChangePercent: minChange(s), LoadParameter: p.LoadParameter, Report: s.Spec.Report,
 	}
 	results := map[string][]*result.Result{}
-	design := &judge.Design{Blocks: map[string]int{}}
+	design := &judge.Design{Blocks: map[string]int{}, FixedOrder: s.Spec.Order == perfexpv1alpha1.SweepOrderInterleaved}
 	for _, arm := range p.Arms {
 		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
@@ -120,7 +120,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 	}
 	// compare judges the given arms (indexes into out.Arms) on the runs of the first n blocks.
 	compare := func(look *judgestats.Look, n int, arms []int) []*result.Comparison {
-		d := &judge.Design{Blocks: design.Blocks}
+		d := &judge.Design{Blocks: design.Blocks, FixedOrder: design.FixedOrder}
 		for _, arm := range p.Arms {
 			d.Arms = append(d.Arms, upTo(results[arm.Name], design.Blocks, n))
 		}

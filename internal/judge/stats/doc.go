@@ -10,7 +10,8 @@
 //     its small-sample covariance (FitHuber).
 //   - multiplicity.go: Holm's and Benjamini-Hochberg's adjusted p-values; the judge decides
 //     which rows form each family.
-//   - moments.go: the sample variance, median and logs the estimators share.
+//   - moments.go: the sample variance, median and logs the estimators share; fdist.go: the F
+//     distribution and the F-test of two variance estimates.
 //   - level.go: the confidence every interval is drawn at; segment.go: the shortest segment
 //     of a history, shared by the change-point search and the noise learned from a history.
 package stats

@@ -43,8 +43,16 @@ type TwoWayHuber struct {
 	// residual mean square of least squares): K^2 s^2 sum psi^2 / (N-p) / m^2.
 	PerRun float64
 	// Own is the contrast's variance from the arm's and the baseline's own residuals alone:
-	// the robust counterpart of the variance of the paired differences over n.
+	// the robust counterpart of the variance of the paired differences over n. Each row's
+	// residuals are clipped at its own robust scale (rowScale), not at the pooled one: an arm
+	// noisier than the others has residuals that are large against the pooled scale in every
+	// block, and clipping them there judged it by its quieter neighbours (an interval that
+	// held the truth in 82 % of simulated 4-arm sweeps with the arm's sd 3x the others').
 	Own float64
+	// Raw is the contrast's variance from the unclipped differences of the two rows'
+	// residuals (the paired differences about the fitted change) over n: what a fit of few
+	// blocks falls back to.
+	Raw float64
 	// DF is the residual degrees of freedom, (arms-1)(blocks-1).
 	DF int
 }
@@ -180,16 +188,38 @@ func FitHuber(y [][]float64, k float64) (TwoWayHuber, bool) {
 	K := 1 + float64(p)/float64(N)*(1-m)/m
 	f := TwoWayHuber{DF: rdf, PerRun: K * K * s * s * sumPsi2 / float64(rdf) / (m * m)}
 	// The contrast is linear in the pseudo-observations: the mean over blocks of the arm's
-	// fitted value minus the baseline's. Its own variance is that of the blocks' psi
-	// differences, scaled as the pooled one.
-	diffs := make([]float64, n)
+	// fitted value minus the baseline's. Its own variance is that of the blocks' differences
+	// of the two rows' clipped residuals (each row at its own scale, rowScale), scaled as the
+	// pooled one.
+	correction := math.Sqrt(float64(N) / float64(rdf))
+	c0, c1 := rowScale(r[0], s, correction), rowScale(r[1], s, correction)
+	diffs, raw := make([]float64, n), make([]float64, n)
 	var mean float64
 	for j := range n {
 		f.Contrast += (fit[1][j] - fit[0][j]) / float64(n)
-		diffs[j] = huberPsi(r[1][j]/s, k) - huberPsi(r[0][j]/s, k)
+		diffs[j] = c1*huberPsi(r[1][j]/c1, k) - c0*huberPsi(r[0][j]/c0, k)
+		raw[j] = r[1][j] - r[0][j]
 		mean += diffs[j] / float64(n)
 	}
-	scale := K * s / m
+	scale := K / m
 	f.Own = scale * scale * Variance(diffs, mean) / float64(n)
+	var ss float64
+	for _, d := range raw {
+		ss += d * d
+	}
+	f.Raw = ss / float64(n-1) / float64(n)
 	return f, true
+}
+
+// rowScale is the scale a row's residuals are clipped at for the arm's own variance: the larger
+// of the fit's scale s and the row's own, its median absolute residual scaled to a normal's sd
+// (with the fit's correction for its degrees of freedom). A single bad run does not move a
+// median, so it stays clipped at the fit's scale; a row whose residuals are all large (a
+// noisier arm) is clipped at its own scale, so its noise counts in full.
+func rowScale(r []float64, s, correction float64) float64 {
+	abs := make([]float64, len(r))
+	for i, v := range r {
+		abs[i] = math.Abs(v)
+	}
+	return math.Max(s, 1.4826*Median(abs)*correction)
 }
