@@ -110,25 +110,38 @@ func applyLoad(load *perfexpv1alpha1.Load, lo *perfexpv1alpha1.LoadOverride) (bo
 }
 
 // keepApplicableObjectives drops objectives a run cannot judge: relative ones on a baseline run
-// (it has no baseline of its own) and those naming a scenario the arm does not run. The
-// PerfExperiment's validation would otherwise refuse the run.
+// (it has no baseline of its own) and those naming a scenario the arm does not run; and the
+// primary metrics naming a scenario the arm does not run (the sweep's comparison says which
+// primary metrics did not apply to an arm). The PerfExperiment's validation would otherwise
+// refuse the run.
 func keepApplicableObjectives(exp *perfexpv1alpha1.PerfExperiment) {
 	a := exp.Spec.Analysis
-	if a == nil || len(a.Objectives) == 0 {
+	if a == nil {
 		return
 	}
-	var kept []perfexpv1alpha1.Objective
-	for _, o := range a.Objectives {
-		relative := o.MaxIncreasePercent != nil || o.MaxDecreasePercent != nil
-		if relative && exp.Spec.Baseline == nil {
-			continue
-		}
-		// A fromScript scenario's k6 scenarios are named only by its script: keep objectives then.
-		fromScript := slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.FromScript })
-		if o.Scenario != "" && !fromScript && !slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.Name == o.Scenario }) {
-			continue
-		}
-		kept = append(kept, o)
+	// A fromScript scenario's k6 scenarios are named only by its script: keep what names one then.
+	fromScript := slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.FromScript })
+	runs := func(scenario string) bool {
+		return scenario == "" || fromScript || slices.ContainsFunc(exp.Spec.Load.Scenarios, func(sc perfexpv1alpha1.Scenario) bool { return sc.Name == scenario })
 	}
-	a.Objectives = kept
+	if len(a.Objectives) > 0 {
+		var kept []perfexpv1alpha1.Objective
+		for _, o := range a.Objectives {
+			relative := o.MaxIncreasePercent != nil || o.MaxDecreasePercent != nil
+			if relative && exp.Spec.Baseline == nil || !runs(o.Scenario) {
+				continue
+			}
+			kept = append(kept, o)
+		}
+		a.Objectives = kept
+	}
+	if len(a.PrimaryMetrics) > 0 {
+		var kept []perfexpv1alpha1.PrimaryMetric
+		for _, p := range a.PrimaryMetrics {
+			if runs(p.Scenario) {
+				kept = append(kept, p)
+			}
+		}
+		a.PrimaryMetrics = kept
+	}
 }

@@ -113,3 +113,31 @@ func TestExperimentKeepsObjectivesOnAScriptsOwnScenarios(t *testing.T) {
 		t.Fatalf("objectives %+v, want the one on the script's k6 scenario news", o)
 	}
 }
+
+func TestExperimentKeepsOnlyThePrimaryMetricsItsArmRuns(t *testing.T) {
+	alone := perfexpv1alpha1.SweepArm{Name: "alone", Load: &perfexpv1alpha1.LoadOverride{Scenarios: []string{"checkinout"}}}
+	s := newSweep(withArms(alone), func(s *perfexpv1alpha1.PerfSweep) {
+		s.Spec.Template.Analysis = &perfexpv1alpha1.Analysis{PrimaryMetrics: []perfexpv1alpha1.PrimaryMetric{
+			{Metric: perfexpv1alpha1.MetricP95, Scenario: "checkinout"},
+			{Metric: perfexpv1alpha1.MetricAvg, Scenario: "import", Trend: "import_duration"},
+		}}
+	})
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range p.Runs {
+		exp, err := p.Experiment(s, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm := exp.Spec.Analysis.PrimaryMetrics
+		if run.Arm == "alone" {
+			if len(pm) != 1 || pm[0].Scenario != "checkinout" {
+				t.Errorf("run %s: primary metrics %+v, want only checkinout's: the arm does not run import", exp.Name, pm)
+			}
+		} else if len(pm) != 2 {
+			t.Errorf("run %s: primary metrics %+v, want both", exp.Name, pm)
+		}
+	}
+}
