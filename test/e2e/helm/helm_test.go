@@ -77,6 +77,7 @@ var kustomizeObjects = [][]string{
 	{"clusterrole", "perfexp-manager"}, {"clusterrole", "perfexp-environment-patch"},
 	{"clusterrolebinding", "perfexp-manager"}, {"clusterrolebinding", "perfexp-environment-patch"},
 	{"clusterrole", "perfexp-metrics-auth"}, {"clusterrolebinding", "perfexp-metrics-auth"}, {"clusterrole", "perfexp-metrics-reader"},
+	{"clusterrole", "perfexp-edit"}, {"clusterrole", "perfexp-view"},
 	{"validatingadmissionpolicy", "perfexp-no-escalation"}, {"validatingadmissionpolicybinding", "perfexp-no-escalation"},
 	{"validatingadmissionpolicy", "perfexp-spec-frozen"}, {"validatingadmissionpolicybinding", "perfexp-spec-frozen"},
 }
