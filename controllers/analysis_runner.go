@@ -3,9 +3,6 @@ package controllers
 import (
 	"context"
 	"errors"
-	"net"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/backend"
 	"github.com/perfexp/perfexp/internal/step"
 )
 
@@ -31,7 +29,7 @@ const DefaultAnalysisWorkers = 4
 // experiment through a channel the controller watches. At most workers attempts query one
 // Prometheus at once, so experiments analysed against a hung server (spec.analysis.prometheusURL)
 // wait for each other, never for the experiments that read another Prometheus. One Prometheus
-// is one pool however its URL is written (prometheusKey), and the attempts of one namespace
+// is one pool however its URL is written (backend.ServerKey), and the attempts of one namespace
 // hold at most namespaceShare of its slots, so one tenant's many or slow analyses leave the
 // others a slot.
 //
@@ -53,7 +51,7 @@ type analysisRunner struct {
 	mu       sync.Mutex
 	attempts map[types.UID]*analysisAttempt
 	count    uint64
-	// slots are the slots of each Prometheus (prometheusKey) and of each namespace's share
+	// slots are the slots of each Prometheus (backend.ServerKey) and of each namespace's share
 	// of it (shareKey) that attempts use; an entry goes once no attempt holds or waits for it.
 	slots map[string]*urlSlots
 	// defaultPrometheus is the operator's Prometheus, which an experiment naming none reads.
@@ -175,27 +173,7 @@ func (ar *analysisRunner) prometheusOf(exp *perfexpv1alpha1.PerfExperiment) stri
 	if exp.Spec.Analysis != nil && exp.Spec.Analysis.PrometheusURL != "" {
 		u = exp.Spec.Analysis.PrometheusURL
 	}
-	return prometheusKey(u)
-}
-
-// prometheusKey names one Prometheus however its URL is written: scheme and host in lower
-// case, the scheme's default port and trailing slashes dropped. Keyed on the raw string,
-// "http://p:9090", "http://p:9090/" and the default were three pools of slots for one server.
-func prometheusKey(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return raw
-	}
-	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
-	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		host = net.JoinHostPort(host, port)
-	} else if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
+	return backend.ServerKey(u)
 }
 
 // namespaceShare is how many of a Prometheus' slots the analyses of one namespace may hold at

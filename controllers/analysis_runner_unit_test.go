@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/backend"
 	"github.com/perfexp/perfexp/internal/step"
 )
 
@@ -190,10 +191,10 @@ func TestPrometheusKey(t *testing.T) {
 			t.Errorf("%q is keyed %q, the default %q", u, got, want)
 		}
 	}
-	if prometheusKey("http://p:80/") != prometheusKey("http://p") || prometheusKey("https://p:443") != prometheusKey("https://p/") {
+	if backend.ServerKey("http://p:80/") != backend.ServerKey("http://p") || backend.ServerKey("https://p:443") != backend.ServerKey("https://p/") {
 		t.Error("the scheme's default port must not make another pool")
 	}
-	if prometheusKey("http://p:9090/thanos") == prometheusKey("http://p:9090") {
+	if backend.ServerKey("http://p:9090/thanos") == backend.ServerKey("http://p:9090") {
 		t.Error("another path is another server")
 	}
 }

@@ -39,7 +39,7 @@ func (a *PrometheusAnalyzer) httpConfig(ctx context.Context, exp *perfexpv1alpha
 		if cfg, err = backend.FromSecrets(ctx, reader, exp.Namespace, auth); err != nil {
 			return cfg, err
 		}
-	case a.HTTPConfig != nil && sameURL(url, a.PrometheusURL):
+	case a.HTTPConfig != nil && backend.ServerKey(url) == backend.ServerKey(a.PrometheusURL):
 		cfg = *a.HTTPConfig
 	}
 	header, tenant := a.Tenants.For(exp.Namespace)
@@ -53,8 +53,6 @@ func (a *PrometheusAnalyzer) httpConfig(ctx context.Context, exp *perfexpv1alpha
 	}
 	return backend.WithTenant(cfg, header, tenant), nil
 }
-
-func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
 
 // prometheusAPI is the API client for exp's reads from url, or the failure that says why there
 // is none.

@@ -12,7 +12,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,4 +250,24 @@ func WithTenant(cfg config.HTTPClientConfig, header, tenant string) config.HTTPC
 // OAuth2, TLS, headers), named for its metrics and logs.
 func RoundTripper(cfg config.HTTPClientConfig) (http.RoundTripper, error) {
 	return config.NewRoundTripperFromConfig(cfg, "perfexp", config.WithUserAgent("perfexp"))
+}
+
+// ServerKey names one Prometheus (or any metrics backend) however its URL is written: scheme
+// and host in lower case, the scheme's default port and trailing slashes dropped. The analysis
+// slots are shared per key, and the operator's own credentials go only to its own URL's key.
+func ServerKey(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
 }
