@@ -262,6 +262,7 @@ func fill(mc *result.MetricComparison, e *effect, method, sampleUnit string) {
 	}
 	mc.Threshold = result.Num(e.toDisplay(e.up))
 	mc.Constant = e.constant
+	mc.Withdrawn = e.withdrawn
 	if e.few == "" {
 		mc.Estimate, mc.Low, mc.High = result.Num(e.toDisplay(e.point)), result.Num(e.toDisplay(e.low)), result.Num(e.toDisplay(e.high))
 		mc.PValue, mc.PBeyond = result.Num(e.pNoChange), result.Num(e.pBeyond)

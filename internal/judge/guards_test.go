@@ -166,3 +166,45 @@ func TestThrottledNoOpArmIsNotClaimed(t *testing.T) {
 		t.Errorf("a 100x slower, starved arm read %s, want Regressed", c.Change)
 	}
 }
+
+// TestSaturatedNodeJudgesNoRelativeObjective: a relative objective is judged on its comparison
+// row's interval, and a row the saturation guard withdrew has only the within-run interval.
+// The demo on 2026-12-02: demo-no-cpu-limits, run while the node was 1.78 of 2 cores busy with
+// other work, read its comparison Inconclusive ("no change is claimed") and yet missed "p95
+// not worse than baseline +10 %" on [+63.7, +299.4] %, a false Fail. The objective must be
+// Unknown, with the guard's reason; on a quiet node the same change still misses it.
+func TestSaturatedNodeJudgesNoRelativeObjective(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	pct := int32(10)
+	objective := []perfexpv1alpha1.Objective{{Name: "p95 at most +10 %", Metric: perfexpv1alpha1.MetricP95, Scenario: "s", MaxIncreasePercent: &pct}}
+	def := DefaultBetweenRun()
+	for _, tc := range []struct {
+		name      string
+		saturated bool
+		want      perfexpv1alpha1.ObjectiveOutcome
+	}{
+		{"saturated node", true, perfexpv1alpha1.ObjectiveUnknown},
+		{"quiet node", false, perfexpv1alpha1.ObjectiveMissed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := syntheticRun(1, "base", 1, within)
+			slow := syntheticRun(2, "slow", 3, within)
+			if tc.saturated {
+				base.NodeLoad = &result.NodeLoad{Cores: 2, OtherCores: 1.30, OwnCores: 0.30}
+				slow.NodeLoad = &result.NodeLoad{Cores: 2, OtherCores: 1.64, OwnCores: 0.35}
+			}
+			slow.Comparison = CompareRuns([]*result.Result{base}, []*result.Result{slow}, CompareOptions{BetweenRun: &def})
+			if row := p95Row(slow.Comparison); row == nil || (row.Withdrawn != "") != tc.saturated {
+				t.Fatalf("p95 row %+v", row)
+			}
+			got := Objectives(slow, objective)
+			if len(got) != 1 || got[0].Outcome != tc.want {
+				t.Fatalf("objective %+v, want %s", got, tc.want)
+			}
+			if tc.saturated && !strings.Contains(got[0].Message, "not judged: the node was CPU-saturated") {
+				t.Errorf("message %q does not give the guard's reason", got[0].Message)
+			}
+		})
+	}
+}

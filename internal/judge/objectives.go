@@ -252,6 +252,9 @@ func relative(r *result.Result, o perfexpv1alpha1.Objective) (missed, unknown []
 		return nil, []string{"no comparison with the baseline: " + why}
 	case mc == nil || mc.Baseline == nil || mc.Value == nil:
 		return nil, []string{"no baseline value to compare with"}
+	case mc.Withdrawn != "":
+		// The comparison claims nothing from this row; neither may an objective on it.
+		return nil, []string{"not judged: " + mc.Withdrawn}
 	}
 	if mc.Low == nil || mc.High == nil {
 		return relativeOnDelta(mc, o)

@@ -396,6 +396,10 @@ type MetricComparison struct {
 	// Constant is true when both sides are the same constant (no errors at all): no change can
 	// be claimed, so the metric spends none of the multiplicity budget.
 	Constant bool `json:"constant,omitempty"`
+	// Withdrawn, when set, says why nothing may be claimed from this row's interval at all
+	// (a single run on a CPU-saturated node): Low and High are then the within-run interval
+	// without the between-run noise, and no objective relative to the baseline is judged on it.
+	Withdrawn string `json:"withdrawn,omitempty"`
 	// Change is the verdict; for a primary metric after the multiplicity control, whose
 	// verdict before it is Unadjusted.
 	Change     perfexpv1alpha1.Change `json:"change"`
