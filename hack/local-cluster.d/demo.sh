@@ -11,6 +11,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=hack/local-cluster.d/lib.sh
 source "${ROOT}/hack/local-cluster.d/lib.sh"
+# shellcheck source=hack/local-cluster.d/demo-load.sh
+source "${ROOT}/hack/local-cluster.d/demo-load.sh"
 cd "${ROOT}"
 
 NS="${DEMO_NAMESPACE:-perfexp-demo}"
@@ -26,8 +28,8 @@ step "local cluster"
 hack/local-cluster up
 t_cluster=$((SECONDS - t0))
 
-step "images (k6, demo services, operator)"
-hack/images/build.sh all
+step "images (k6, demo services and inventory's next release, operator)"
+hack/images/build.sh all demo-next
 
 step "operator"
 operator=running
@@ -63,10 +65,38 @@ if [ "${SKIP_EXPERIMENTS:-}" = 1 ]; then
 elif [ "${crd}" = 0 ]; then
   missing+=("experiments: the PerfExperiment CRD is not installed, so scenarios/demo was not applied")
 else
-  step "demo experiments (scenarios/demo)"
   # A CRD applied seconds ago may not be served yet.
   wait_for "the PerfExperiment API" 60 "" kc get perfexperiments -n "${NS}"
-  kc apply -k scenarios/demo
+  step "offered load"
+  # An experiment's spec is frozen once it is queued: a second `make demo` keeps the rate its
+  # experiments were created with.
+  rate="$(kc -n "${NS}" get perfexperiment demo-baseline -o jsonpath='{.spec.load.scenarios[0].arrivalRate.rate}' 2>/dev/null || true)"
+  if [ -n "${rate}" ]; then
+    note="$(kc -n "${NS}" get perfexperiment demo-baseline -o jsonpath='{.metadata.annotations.demo\.perfexp\.dev/offered-load}' 2>/dev/null || true)"
+    echo "the demo experiments exist already and offer ${rate} iterations/s${note:+ (${note})}"
+  elif [ -n "${DEMO_RATE:-}" ]; then
+    rate="${DEMO_RATE}"
+    note="${rate} iterations/s, set by DEMO_RATE"
+    echo "offering ${note}"
+  else
+    # The probe needs the script ConfigMap the experiments use.
+    kc -n "${NS}" create configmap checkinout-script --from-file=script.js=scenarios/demo/checkinout.js \
+      --dry-run=client -o yaml | kc apply -f - >/dev/null
+    echo "measuring the demo's capacity: ${DEMO_PROBE_SECONDS} s of closed-loop load (8 VUs, no think time)"
+    capacity="$(demo_probe_capacity "${NS}")"
+    if [ -z "${capacity}" ]; then
+      rate=10
+      note="10 iterations/s: the capacity probe failed, so a conservative rate"
+      missing+=("offered load: the capacity probe gave no figure (its log is above); the demo offers 10 iterations/s")
+    else
+      rate="$(demo_offered_rate "${capacity}")"
+      capacity="$(printf '%.1f' "${capacity}")"
+      note="${rate} iterations/s = ${DEMO_LOAD_PERCENT} % of the ${capacity} iterations/s the demo sustained closed-loop on this machine"
+    fi
+    echo "offering ${note}"
+  fi
+  step "demo experiments (scenarios/demo at ${rate} iterations/s)"
+  kc apply -k "$(demo_overlay "${rate}" "${note}")"
   # The demo's own experiments: a sweep's runs (make demo-sweep and its kin share the namespace)
   # are left out of the wait and the results.
   own=(-l '!perfexp.dev/sweep')
@@ -113,6 +143,28 @@ else
       fi
       missing+=("report of ${name}: no report ConfigMap (status.reportRef) was written")
     fi
+  done
+fi
+
+if [ "${crd}" = 1 ] && [ "${SKIP_EXPERIMENTS:-}" != 1 ]; then
+  step "answers"
+  # One line per experiment: the answer that counts (a confirmation's when the experiment
+  # confirmed itself) and, for anything but a decided change, why, up to its first "; ".
+  for exp in $(kc -n "${NS}" get perfexperiments "${own[@]}" -o name); do
+    name="${exp##*/}"
+    answer="$(kc -n "${NS}" get "${exp}" -o jsonpath='{.status.confirmation.change}')"
+    why="$(kc -n "${NS}" get "${exp}" -o jsonpath='{.status.confirmation.message}')"
+    if [ -z "${answer}" ]; then
+      answer="$(kc -n "${NS}" get "${exp}" -o jsonpath='{.status.comparison.change}')"
+      why="$(kc -n "${NS}" get "${exp}" -o jsonpath='{range .status.comparison.metrics[?(@.primary==true)]}{.why}{"\n"}{end}' | grep -m1 . || true)"
+      [ -n "${why}" ] || why="$(kc -n "${NS}" get "${exp}" -o jsonpath='{.status.comparison.message}')"
+    fi
+    verdict="$(kc -n "${NS}" get "${exp}" -o jsonpath='{.status.verdict}')"
+    case "${answer}" in
+      "") answer="baseline"; why="" ;;
+      Regressed | Improved | NoMeaningfulChange) why="" ;;
+    esac
+    printf '%-22s %-19s verdict %-5s %s\n' "${name}" "${answer}" "${verdict:--}" "${why%%; *}"
   done
 fi
 
