@@ -21,6 +21,7 @@ const (
 	keyName        = "name"
 	keyItemBarcode = "itemBarcode"
 	keyLoanID      = "loanId"
+	keyPatron      = "patron"
 )
 
 type errUnknownService string

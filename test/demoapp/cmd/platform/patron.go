@@ -45,7 +45,7 @@ func (c *circulation) account(w http.ResponseWriter, r *http.Request, t string) 
 	if err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusOK, map[string]any{"patron": id, "loans": loans, "holds": holds})
+	service.WriteJSON(w, http.StatusOK, map[string]any{keyPatron: id, "loans": loans, "holds": holds})
 	return nil
 }
 
@@ -126,7 +126,7 @@ func patronBlocks(d *db) handler {
 		if err := d.reads.QueryRow(r.Context(), q, user).Scan(&open); err != nil {
 			return err
 		}
-		service.WriteJSON(w, http.StatusOK, map[string]any{"patron": user, "openLoans": open, "blocked": open > maxLoans, "release": release})
+		service.WriteJSON(w, http.StatusOK, map[string]any{keyPatron: user, "openLoans": open, "blocked": open > maxLoans, "release": release})
 		return nil
 	}
 }
