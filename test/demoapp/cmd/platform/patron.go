@@ -66,7 +66,7 @@ func (c *circulation) hold(w http.ResponseWriter, r *http.Request, t string) err
 		id, item).Scan(&holdID); err != nil {
 		return err
 	}
-	service.WriteJSON(w, http.StatusCreated, map[string]any{"holdId": holdID, "patron": id, keyItemBarcode: item})
+	service.WriteJSON(w, http.StatusCreated, map[string]any{"holdId": holdID, keyPatron: id, keyItemBarcode: item})
 	return nil
 }
 
