@@ -49,6 +49,10 @@ function importRun(run, keys) {
   return true;
 }
 
+// An update import's setup() imports the records first; k6's default setupTimeout (60 s) could
+// end it under load before 25,000 records are stored.
+export const options = { setupTimeout: `${TIMEOUT + 60}s` };
+
 // setup imports the records an update import overwrites.
 export function setup() {
   if (MODE !== 'update') {
