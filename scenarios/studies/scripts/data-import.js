@@ -74,7 +74,7 @@ export default function (data) {
   }
   const run = `k6-${exec.vu.idInTest}-${exec.vu.iterationInScenario}-${Date.now()}`;
   const start = Date.now();
-  if (importRun(run, data.keys)) {
+  if (importRun(run, data && data.keys)) {
     importDuration.add(Date.now() - start);
   }
 }
