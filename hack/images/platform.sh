@@ -79,7 +79,9 @@ rootfs() {
 # the JMX exporter agent at /opt/jmx/jmx_prometheus_javaagent.jar, resolved by Maven from Central.
 jars() {
   local stamp out="${WORK}/kafka.tar" stage="${WORK}/kafka-stage"
-  stamp="$(stamp_of "${KAFKA_VERSION}" "${KAFKA_SCALA_VERSION}" "${JMX_EXPORTER_VERSION}" "$(sha256sum "${HERE}/pom.xml")")"
+  # The JMX exporter's rules and log4j's settings are inputs too: a new rule must reach the image.
+  stamp="$(stamp_of "${KAFKA_VERSION}" "${KAFKA_SCALA_VERSION}" "${JMX_EXPORTER_VERSION}" \
+    "$(cd "${HERE}" && sha256sum pom.xml log4j.properties jmx-kafka.yaml jmx-zookeeper.yaml)")"
   if [ -f "${out}" ] && [ "$(cat "${out}.stamp" 2>/dev/null)" = "${stamp}" ]; then
     return 0
   fi

@@ -30,7 +30,7 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 
 for study in ${STUDIES}; do
   [ -f "scenarios/studies/${study}/short/kustomization.yaml" ] ||
-    die "no short form scenarios/studies/${study}/short (studies: $(ls scenarios/studies | grep -v -e scripts -e README | tr '\n' ' '))"
+    die "no short form scenarios/studies/${study}/short (studies: $(ls scenarios/studies | grep -v -e scripts -e observe -e README | tr '\n' ' '))"
 done
 
 t0=${SECONDS}

@@ -19,7 +19,7 @@ e2e-study: ## One study's short form end to end (E2E_STUDY, default kafka-mode):
 	LOCALBIN=$(LOCALBIN) STUDIES=$(E2E_STUDY) hack/local-cluster.d/demo-studies.sh
 
 .PHONY: e2e-studies-dry-run
-e2e-studies-dry-run: ## Every study, short form and the leak-verdict run checked by the local cluster's API server (server-side dry run against config/crd): seconds, no images.
+e2e-studies-dry-run: ## Every study, short form, the leak-verdict run and the 24 h soak checked by the local cluster's API server (server-side dry run against config/crd): seconds, no images.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply --server-side --force-conflicts -k config/crd >/dev/null
 	@# A CRD applied a moment ago may have no status yet, and kubectl wait then fails at once
 	@# (".status.conditions accessor error") instead of waiting: retry for up to a minute.
@@ -28,5 +28,6 @@ e2e-studies-dry-run: ## Every study, short form and the leak-verdict run checked
 	  [ "$$i" -lt 30 ] || { echo "the perfexp CRDs were not established within a minute" >&2; exit 1; }; sleep 2; done
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply -f test/platform/deploy/namespace.yaml
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) create namespace perfexp-soak --dry-run=client -o yaml | kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply -f -
-	set -e; for d in scenarios/studies/*/ scenarios/studies/*/short/ scenarios/studies/checkinout-load-soak/leak-verdict/; do \
+	set -e; for d in scenarios/studies/*/ scenarios/studies/*/short/ scenarios/studies/checkinout-load-soak/leak-verdict/ scenarios/studies/checkinout-load-soak/soak-24h/; do \
+	  [ -f "$$d/kustomization.yaml" ] || continue; \
 	  echo "$$d"; kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply --dry-run=server -k "$$d" >/dev/null; done

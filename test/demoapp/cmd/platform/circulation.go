@@ -15,7 +15,8 @@ import (
 	"github.com/perfexp/perfexp/test/demoapp/internal/service"
 )
 
-// circulation checks items out and in. Settings:
+// circulation checks items out and in (asking the users service for the patron's automated
+// blocks first) and serves the patron requests of patron.go. Settings:
 //
 //	INVENTORY_URL, USERS_URL, PERMISSIONS_URL  the services it calls (http://<name>:8080)
 //	HTTP_MAXPOOLSIZE                           connections per called service (10)
@@ -51,6 +52,7 @@ func newCirculation(mux *http.ServeMux, reg *service.Registry, d *db) (*circulat
 	}
 	d.handle(reg, mux, "POST /circulation/check-out", "check_out", c.checkOut)
 	d.handle(reg, mux, "POST /circulation/check-in", "check_in", c.checkIn)
+	c.patronRoutes(mux, reg)
 	return c, nil
 }
 
@@ -114,6 +116,9 @@ func (c *circulation) checkOut(w http.ResponseWriter, r *http.Request, t string)
 		return nil
 	}
 	ctx := r.Context()
+	if err := c.checkBlocks(r, t, lr.UserBarcode); err != nil {
+		return err
+	}
 	var item struct {
 		Status string `json:"status"`
 	}

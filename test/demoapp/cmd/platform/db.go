@@ -21,6 +21,7 @@ const (
 	keyName        = "name"
 	keyItemBarcode = "itemBarcode"
 	keyLoanID      = "loanId"
+	keyPatron      = "patron"
 )
 
 type errUnknownService string
@@ -115,6 +116,10 @@ CREATE TABLE IF NOT EXISTS %[1]s.loans (
   id bigserial PRIMARY KEY, item_barcode text NOT NULL, user_barcode text NOT NULL,
   out_at timestamptz NOT NULL DEFAULT now(), in_at timestamptz);
 CREATE INDEX IF NOT EXISTS loans_open ON %[1]s.loans (item_barcode) WHERE in_at IS NULL;
+CREATE INDEX IF NOT EXISTS loans_user_open ON %[1]s.loans (user_barcode) WHERE in_at IS NULL;
+CREATE TABLE IF NOT EXISTS %[1]s.holds (
+  id bigserial PRIMARY KEY, user_barcode text NOT NULL, item_barcode text NOT NULL, at timestamptz NOT NULL DEFAULT now());
+CREATE INDEX IF NOT EXISTS holds_user ON %[1]s.holds (user_barcode);
 CREATE TABLE IF NOT EXISTS %[1]s.lists (
   id bigserial PRIMARY KEY, name text UNIQUE NOT NULL, status_filter text NOT NULL DEFAULT 'Available',
   is_refreshing boolean NOT NULL DEFAULT false, refreshed_at timestamptz, record_count bigint NOT NULL DEFAULT 0);

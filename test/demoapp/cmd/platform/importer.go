@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +29,8 @@ type importer struct {
 	consumer *kgo.Client
 	producer *kgo.Client
 	imported *prometheus.CounterVec
+	lag      *prometheus.GaugeVec
+	group    string
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -41,12 +44,17 @@ type importRecord struct {
 
 func newImport(ctx context.Context, mux *http.ServeMux, reg *service.Registry, d *db) (*importer, error) {
 	im := &importer{d: d, topic: service.EnvString("IMPORT_TOPIC", "import.records"), done: make(chan struct{}),
+		group: service.EnvString("IMPORT_GROUP", "data-import"),
 		imported: promauto.With(reg).NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_import_records_total",
 			Help: "Records consumed from Kafka and written to the database, by tenant.",
-		}, []string{keyTenant})}
+		}, []string{keyTenant}),
+		lag: promauto.With(reg).NewGaugeVec(prometheus.GaugeOpts{
+			Name: "platform_kafka_consumer_lag",
+			Help: "Records of a partition behind its high watermark at the consumer group's last fetch, by group, topic and partition.",
+		}, []string{"group", "topic", "partition"})}
 	var err error
-	im.consumer, err = kafkaClient(kgo.ConsumerGroup(service.EnvString("IMPORT_GROUP", "data-import")),
+	im.consumer, err = kafkaClient(kgo.ConsumerGroup(im.group),
 		kgo.ConsumeTopics(im.topic), kgo.DisableAutoCommit())
 	if err != nil {
 		return nil, err
@@ -82,6 +90,7 @@ func (im *importer) consume(ctx context.Context) {
 				slog.Warn("Fetch error", "topic", e.Topic, "partition", e.Partition, "err", e.Err)
 			}
 		}
+		im.recordLag(fetches)
 		recs := fetches.Records()
 		if len(recs) == 0 {
 			continue
@@ -101,6 +110,18 @@ func (im *importer) consume(ctx context.Context) {
 			slog.Warn("Committing offsets failed", "err", err)
 		}
 	}
+}
+
+// recordLag sets each fetched partition's lag: its high watermark less the offset after the
+// last record fetched (0 once the consumer has caught up).
+func (im *importer) recordLag(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		lag := max(p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1), 0)
+		im.lag.WithLabelValues(im.group, p.Topic, strconv.Itoa(int(p.Partition))).Set(float64(lag))
+	})
 }
 
 // write inserts one poll's records in one transaction (idempotent by key: a redelivery after a
@@ -135,8 +156,10 @@ func (im *importer) write(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
-// produce publishes n records (?n=, default 1000) for the tenant, keys RUN-1..RUN-n where RUN is
-// ?run= (default the current time), and answers when Kafka has acknowledged them all.
+// produce publishes n records (?n=, default 1000) for the tenant, keys KEYS-1..KEYS-n where KEYS
+// is ?keys= (default RUN, ?run=, itself defaulting to the current time), each marked with RUN, and
+// answers when Kafka has acknowledged them all. Keys of records already imported make an update
+// import (each record overwrites its row); new keys a create import.
 func (im *importer) produce(w http.ResponseWriter, r *http.Request, t string) error {
 	n, err := count(r, 1000)
 	if err != nil {
@@ -147,9 +170,13 @@ func (im *importer) produce(w http.ResponseWriter, r *http.Request, t string) er
 	if run == "" {
 		run = fmt.Sprint(time.Now().UnixNano())
 	}
+	keys := r.URL.Query().Get("keys")
+	if keys == "" {
+		keys = run
+	}
 	recs := make([]*kgo.Record, 0, n)
 	for i := range n {
-		v, err := json.Marshal(importRecord{Key: fmt.Sprintf("%s-%s-%d", t, run, i+1), Tenant: t,
+		v, err := json.Marshal(importRecord{Key: fmt.Sprintf("%s-%s-%d", t, keys, i+1), Tenant: t,
 			Payload: json.RawMessage(fmt.Sprintf(`{"title":"Imported %d","run":%q}`, i+1, run))})
 		if err != nil {
 			return err

@@ -13,7 +13,8 @@
 //	query        the query manager: reads list contents and counts items by status
 //	import       data import: consumes records from Kafka and writes them to PostgreSQL; can
 //	             also produce a batch of records to import
-//	edge         an edge API in front of the gateway with its own pool size and timeout
+//	edge         an edge API in front of the gateway with its own pool size and timeout, and a
+//	             key cache for patron requests (keycache.go)
 //	gateway      routes /<service>/... to the services, the single entry point of the workflows
 //	setup        not a service: a one-shot task of a setup or teardown Job (see runSetup)
 //
@@ -28,6 +29,7 @@
 //	TENANTS                 comma-separated tenants, one schema each (diku,east,west)
 //	KAFKA_BOOTSTRAP         comma-separated brokers; empty disables events and import
 //	WORK_ROUNDS             CPU work per request in SHA-256 rounds (2000)
+//	RELEASE                 r1 or r2: two releases that differ in known ways (r1; patron.go)
 //	LEAK_BYTES_PER_REQUEST  bytes kept for good per request: a deliberate slow leak for soaks (0)
 //	MEMORY_BALLAST_BYTES    bytes held resident for life (0)
 //

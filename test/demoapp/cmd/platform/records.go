@@ -147,6 +147,7 @@ func newUsers(mux *http.ServeMux, reg *service.Registry, d *db) {
 		service.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "barcode": r.PathValue("barcode"), keyName: name, "active": active})
 		return nil
 	})
+	d.handle(reg, mux, "GET /users/{barcode}/blocks", "get_patron_blocks", patronBlocks(d))
 	d.handle(reg, mux, "POST /users/seed", "seed_users", func(w http.ResponseWriter, r *http.Request, t string) error {
 		n, err := count(r, 100)
 		if err != nil {

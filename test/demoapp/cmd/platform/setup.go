@@ -19,7 +19,8 @@ import (
 //	TENANTS       diku,east,west
 //	SETUP_TASKS   comma-separated, in order (seed):
 //	                seed         regenerate test data: SEED_ITEMS items (1000), SEED_USERS users
-//	                             (100), SEED_LISTS lists (10); every open loan is closed
+//	                             (100), SEED_LISTS lists (10); every open loan is closed, then the closed
+//	                             loans and the holds are deleted
 //	                reset-stuck  clear every isRefreshing mark (the fix by hand after a failed refresh)
 //	                reset-import delete the imported records
 func runSetup(ctx context.Context) error {
@@ -30,6 +31,7 @@ func runSetup(ctx context.Context) error {
 			fmt.Sprintf("/items/seed?n=%d", service.EnvInt("SEED_ITEMS", 1000)),
 			fmt.Sprintf("/users/seed?n=%d", service.EnvInt("SEED_USERS", 100)),
 			fmt.Sprintf("/lists/seed?n=%d", service.EnvInt("SEED_LISTS", 10)),
+			"/patron/reset",
 		},
 		"reset-stuck":  {"/lists/reset-stuck"},
 		"reset-import": {"/import/reset"},
