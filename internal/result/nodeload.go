@@ -42,19 +42,24 @@ func (n *NodeLoad) OtherPercent() float64 {
 	return 100 * n.OtherCores / n.Cores
 }
 
-// String is the node load as the report says it.
+// String is the node load as the report says it: Figure, and when the source cannot see
+// processes outside pods, NotSeenOutsidePods.
 func (n *NodeLoad) String() string {
+	if !n.SeesOutsidePods() {
+		return n.Figure() + " (" + NotSeenOutsidePods + ")"
+	}
+	return n.Figure()
+}
+
+// Figure is the load outside the experiment, in cores and as a share of the node.
+func (n *NodeLoad) Figure() string {
 	if n == nil {
 		return "not measured"
 	}
-	s := fmt.Sprintf("%.2f cores (90th percentile %.2f) outside the experiment", n.OtherCores, n.OtherPeakCores)
 	if p := n.OtherPercent(); p >= 0 {
-		s = fmt.Sprintf("%.2f of %g cores, %.0f %% (90th percentile %.2f), outside the experiment", n.OtherCores, n.Cores, p, n.OtherPeakCores)
+		return fmt.Sprintf("%.2f of %g cores, %.0f %% (90th percentile %.2f), outside the experiment", n.OtherCores, n.Cores, p, n.OtherPeakCores)
 	}
-	if !n.SeesOutsidePods() {
-		s += " (" + NotSeenOutsidePods + ")"
-	}
-	return s
+	return fmt.Sprintf("%.2f cores (90th percentile %.2f) outside the experiment", n.OtherCores, n.OtherPeakCores)
 }
 
 // SeesOutsidePods says whether the source counts processes outside pods (the kubelet, a build
@@ -63,7 +68,7 @@ func (n *NodeLoad) SeesOutsidePods() bool { return n == nil || n.Source != Sourc
 
 // NotSeenOutsidePods is the clause the node load's line carries when its source cannot see
 // processes outside pods.
-const NotSeenOutsidePods = "processes outside pods not seen: no node_exporter or cAdvisor root cgroup series for the node"
+const NotSeenOutsidePods = "processes outside pods not seen: no node_exporter or root cgroup series"
 
 // How NodeLoad.Source read the node's CPU, most complete first.
 const (
