@@ -97,6 +97,10 @@ func TestCraftedNodeLoadFromNodeExporter(t *testing.T) {
 	// report says what that misses.
 	add(withLabels(nodeCPU("10.0.0.7:10250", "blind", "svc-5d4c3b2a1-ddddd", 0.2, base, to), kubelet("10.0.0.7", "n7")),
 		withLabels(nodeCPU("10.0.0.7:10250", "noisy", "batch-6e5d4c3b2-eeeee", 0.3, base, to), kubelet("10.0.0.7", "n7")))
+	// node_exporter on 10.0.0.8 stopped before the window: the root cgroup is read instead.
+	add(withLabels(nodeCPU("10.0.0.8:10250", "stopped", "svc-5d4c3b2a1-fffff", 0.3, base, to), kubelet("10.0.0.8", "n8")),
+		withLabels(nodeCPU("10.0.0.8:10250", "", "", 0.9, base, to), kubelet("10.0.0.8", "n8")))
+	add(nodeExporterCPU(exporter("10.0.0.8:9100"), 2, 1.7, base, start.Add(-2*time.Minute))...)
 	prom.Write(t, series)
 
 	read := func(t *testing.T, ns string) (*result.NodeLoad, string) {
@@ -135,6 +139,12 @@ func TestCraftedNodeLoadFromNodeExporter(t *testing.T) {
 		nl, _ := read(t, "byuname")
 		if nl.Source != result.SourceNodeExporter || nl.Node != "n6" || !near(nl.OtherCores, 2.0) || nl.Cores != 4 {
 			t.Errorf("want 2.5 less 0.5 on node_exporter's 4 CPUs, got %+v", nl)
+		}
+	})
+	t.Run("node_exporter without samples in the window: the root cgroup", func(t *testing.T) {
+		nl, note := read(t, "stopped")
+		if nl.Source != result.SourceRootCgroup || !near(nl.OtherCores, 0.6) || !strings.Contains(note, "series in the window") || strings.Contains(note, "10.0.0.8:9100") {
+			t.Errorf("got %+v, note %q", nl, note)
 		}
 	})
 	t.Run("no node_exporter for the node: the pods, and the line says what is not seen", func(t *testing.T) {

@@ -84,8 +84,8 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	var best *result.NodeLoad
 	matched := 0
 	for inst, mine := range own {
-		busy, exporterCores := exporters.of(inst, nodeOf[inst])
-		if len(busy) > 0 {
+		busy, exporterCores, named := exporters.of(inst, nodeOf[inst])
+		if named {
 			matched++
 		}
 		nl := otherLoad(mine, []sourced{{result.SourceNodeExporter, busy}, {result.SourceRootCgroup, root[inst]}, {result.SourcePods, pods[inst]}})
@@ -106,7 +106,7 @@ func readNodeLoad(ctx context.Context, q Querier, in Input, start, end time.Time
 	best.Nodes = len(own)
 	var note string
 	if matched == 0 && len(ms[3]) > 0 {
-		note = fmt.Sprintf("node_exporter's CPU series (instances %s) name none of the experiment's nodes (%s), by node name or address: the node load is read from cAdvisor; give node_exporter's targets the node's name (a node or instance label) or its InternalIP",
+		note = fmt.Sprintf("node_exporter's CPU series in the window (instances %s) name none of the experiment's nodes (%s), by node name or address: the node load is read from cAdvisor; give node_exporter's targets the node's name (a node or instance label) or its InternalIP",
 			strings.Join(exporters.instances(), ", "), strings.Join(sortedKeys(own), ", "))
 	}
 	return best, note, nil
@@ -183,18 +183,18 @@ func newExporterIndex(busy model.Matrix, cores, uname model.Vector) *exporterInd
 }
 
 // of is the busy CPU (time -> cores) of the node cAdvisor calls instance (with node label node),
-// the largest of the node_exporter targets that go by one of its names, and their core count.
-func (x *exporterIndex) of(instance, node string) (map[model.Time]float64, float64) {
+// the largest of the node_exporter targets that go by one of its names, their core count, and
+// whether any target does.
+func (x *exporterIndex) of(instance, node string) (map[model.Time]float64, float64, bool) {
 	want := []string{instance, hostOf(instance), node}
-	var out map[model.Time]float64
+	out := map[model.Time]float64{}
 	var cores float64
+	named := false
 	for i, names := range x.names {
 		if !anyName(names, want) {
 			continue
 		}
-		if out == nil {
-			out = map[model.Time]float64{}
-		}
+		named = true
 		for ts, v := range x.busy[i] {
 			if cur, ok := out[ts]; !ok || v > cur {
 				out[ts] = v
@@ -202,7 +202,7 @@ func (x *exporterIndex) of(instance, node string) (map[model.Time]float64, float
 		}
 		cores = math.Max(cores, x.cores[i])
 	}
-	return out, cores
+	return out, cores, named
 }
 
 // instances lists the node_exporter targets, sorted, each once.
