@@ -196,6 +196,15 @@ EOF
 EOF
     done
     cat <<EOF
+# node_exporter on the host (hack/local-cluster start_node_exporter), labelled as
+# kube-prometheus-stack's ServiceMonitor labels its host-network DaemonSet: job node-exporter,
+# instance the node's address and port (the kubelet's instance has the same address, which is
+# how the analysis matches the two; internal/analysis/nodeload.go).
+- job_name: node-exporter
+  static_configs:
+  - targets: ["${ip}:${NODE_EXPORTER_PORT}"]
+    labels:
+      endpoint: http-metrics
 # The operator's metrics Service: controller-runtime serves it over HTTPS and authorizes the
 # caller with a TokenReview and SubjectAccessReview, hence the service account token. Its
 # series carry the experiment's own namespace label, kept over the target's (honor_labels).

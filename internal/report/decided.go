@@ -19,7 +19,7 @@ func (m *markdown) decided(r *result.Result) {
 	if c := r.Comparison; c != nil && len(c.Metrics) > 0 {
 		m.printf("%s\n\n", method(c))
 		if c.NodeLoad != nil || c.BaselineNodeLoad != nil {
-			m.printf("Node load outside the experiment: this run %s; baseline %s.", c.NodeLoad, c.BaselineNodeLoad)
+			m.printf("Node load outside the experiment: this run %s; baseline %s%s.", c.NodeLoad.Figure(), c.BaselineNodeLoad.Figure(), notSeen(c))
 			if c.Disturbed != "" {
 				m.printf(" **Intervals widened:** %s.", strings.TrimSuffix(c.Disturbed, "."))
 			}
@@ -38,6 +38,21 @@ func (m *markdown) decided(r *result.Result) {
 		m.printf("\n")
 	}
 	m.numbersRead(r.PrometheusQueries, r.LatencySource, r.CountsInexact)
+}
+
+// notSeen is the clause that says which side's node load could not see processes outside
+// pods, "" when both could.
+func notSeen(c *result.Comparison) string {
+	cur, base := c.NodeLoad.SeesOutsidePods(), c.BaselineNodeLoad.SeesOutsidePods()
+	switch {
+	case !cur && !base:
+		return " (" + result.NotSeenOutsidePods + ")"
+	case !cur:
+		return " (this run: " + result.NotSeenOutsidePods + ")"
+	case !base:
+		return " (the baseline: " + result.NotSeenOutsidePods + ")"
+	}
+	return ""
 }
 
 // beforeDecided puts a section written after the analysis (a confirmation's answer, the history)

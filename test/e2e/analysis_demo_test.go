@@ -22,6 +22,7 @@ import (
 	"github.com/perfexp/perfexp/internal/analyzer"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
+	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/step"
 	"github.com/perfexp/perfexp/test/e2e/framework"
 )
@@ -148,6 +149,17 @@ func TestAnalysisMatchesK6Summaries(t *testing.T) {
 	}
 	if observed != 2 || len(res.Workloads) < 2 {
 		t.Errorf("workloads: %d observed (want 2) of %d", observed, len(res.Workloads))
+	}
+	// The local cluster runs node_exporter on the host (hack/local-cluster), so the node load
+	// sees the whole machine; prom3 has no node_exporter and the chart's cAdvisor relabelling
+	// drops the root cgroup, so there only the pods are seen, and the report says so.
+	switch {
+	case res.NodeLoad == nil:
+		t.Errorf("no node load; notes %v", res.Notes)
+	case framework.PrometheusSetup() == framework.PrometheusDebian && res.NodeLoad.Source != result.SourceNodeExporter:
+		t.Errorf("node load read from the %s, want the %s; notes %v", res.NodeLoad.Source, result.SourceNodeExporter, res.Notes)
+	default:
+		t.Logf("node load: %s (%s)", res.NodeLoad, res.NodeLoad.Source)
 	}
 	t.Logf("%d Prometheus queries", res.PrometheusQueries)
 }
