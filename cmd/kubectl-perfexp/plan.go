@@ -94,7 +94,6 @@ fails it. Nothing is sent to a cluster.`,
 // error joins what kept objects from being planned; the plans of the others are returned.
 func planManifests(ctx context.Context, namespace string, in resource.FilenameOptions, a allowances) (*planDoc, error) {
 	infos, err := resource.NewLocalBuilder().Unstructured().ContinueOnError().
-		NamespaceParam(namespace).DefaultNamespace().
 		FilenameParam(false, &in).Flatten().Do().Infos()
 	if err != nil {
 		return nil, err
@@ -105,6 +104,15 @@ func planManifests(ctx context.Context, namespace string, in resource.FilenameOp
 		u, ok := info.Object.(*unstructured.Unstructured)
 		if !ok {
 			continue
+		}
+		if u.GetNamespace() == "" {
+			// As kubectl apply sends it (a local builder cannot tell which kinds are
+			// namespaced, so it leaves this to us).
+			u.SetNamespace(namespace)
+		}
+		if u.GetName() == "" && u.GetGenerateName() != "" {
+			// kubectl create gives it a name: generateName and 5 random characters.
+			u.SetName(u.GetGenerateName() + "xxxxx")
 		}
 		gvk := u.GroupVersionKind()
 		if gvk.Group != perfexpv1alpha1.GroupVersion.Group {

@@ -100,9 +100,11 @@ func planExperiment(exp *perfexpv1alpha1.PerfExperiment, a allowances) (*objectP
 		}
 	}
 	if confirm.Wanted(exp) {
-		// The baseline experiment's variant is not in the manifest: its runs are costed as
-		// this experiment's.
-		sw, _, err := confirm.Sweep(exp, &perfexpv1alpha1.PerfExperiment{Spec: perfexpv1alpha1.PerfExperimentSpec{TargetNamespace: exp.Spec.TargetNamespace}})
+		// The baseline experiment's variant is not in the manifest: its runs are costed
+		// without one.
+		placeholder := &perfexpv1alpha1.PerfExperiment{Spec: perfexpv1alpha1.PerfExperimentSpec{TargetNamespace: exp.TargetNamespace()}}
+		placeholder.Namespace = exp.Namespace
+		sw, _, err := confirm.Sweep(exp, placeholder)
 		if err != nil {
 			return nil, fmt.Errorf("analysis.confirm: %w", err)
 		}
@@ -113,7 +115,7 @@ func planExperiment(exp *perfexpv1alpha1.PerfExperiment, a allowances) (*objectP
 		for _, arm := range sp.Arms {
 			arm.Name, arm.Runs.Min = "confirm: "+arm.Name, 0
 			if arm.Name == "confirm: "+perfexpv1alpha1.BaselineArm {
-				arm.Value = "the baseline's variant (costed as this experiment's)"
+				arm.Parameter, arm.Value = "variant", "the baseline experiment's (costed as none)"
 			}
 			p.Arms = append(p.Arms, arm)
 		}
