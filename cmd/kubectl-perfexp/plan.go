@@ -15,6 +15,12 @@ import (
 	"github.com/perfexp/perfexp/internal/admission"
 )
 
+// The kinds plan reads.
+const (
+	planKindExperiment = "PerfExperiment"
+	planKindSweep      = "PerfSweep"
+)
+
 // planDoc is what plan prints: every plan, the assumptions of its estimates, and the objects
 // of the input it had nothing to plan for.
 type planDoc struct {
@@ -145,7 +151,7 @@ func planManifests(ctx context.Context, namespace string, in resource.FilenameOp
 // plannedKinds are the kinds plan reads, with their CRDs (built into the binary) loaded once.
 var plannedKinds = sync.OnceValue(func() map[string]*admission.CRD {
 	out := map[string]*admission.CRD{}
-	for _, k := range []string{"PerfExperiment", "PerfSweep"} {
+	for _, k := range []string{planKindExperiment, planKindSweep} {
 		if c, err := admission.ForKind(k); err == nil {
 			out[k] = c
 		}
@@ -164,7 +170,7 @@ func planObject(ctx context.Context, u *unstructured.Unstructured, a allowances)
 	}
 	u = u.DeepCopy()
 	path := []string{"spec", "timeouts"}
-	if kind == "PerfSweep" {
+	if kind == planKindSweep {
 		path = []string{"spec", "template", "timeouts"}
 	}
 	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, path...); !found {
@@ -176,7 +182,7 @@ func planObject(ctx context.Context, u *unstructured.Unstructured, a allowances)
 		return nil, fmt.Errorf("the API server would refuse it: %w", errs.ToAggregate())
 	}
 	switch kind {
-	case "PerfSweep":
+	case planKindSweep:
 		s := &perfexpv1alpha1.PerfSweep{}
 		if err := fromUnstructured(u, s); err != nil {
 			return nil, err

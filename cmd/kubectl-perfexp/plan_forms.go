@@ -90,7 +90,7 @@ func planExperiment(exp *perfexpv1alpha1.PerfExperiment, a allowances) (*objectP
 	if err != nil {
 		return nil, err
 	}
-	p := &objectPlan{Kind: "PerfExperiment", Namespace: exp.Namespace, Name: exp.Name, Form: "experiment", Design: "one run",
+	p := &objectPlan{Kind: planKindExperiment, Namespace: exp.Namespace, Name: exp.Name, Form: "experiment", Design: "one run",
 		Queue: exp.QueueName(), Priority: exp.Spec.Priority,
 		Arms: []armPlan{{Name: exp.Name, Runs: intRange{1, 1}, runCost: c}}}
 	if v := exp.Spec.Variant; patches(v) {
@@ -141,7 +141,7 @@ func planSweep(s *perfexpv1alpha1.PerfSweep, a allowances) (*objectPlan, error) 
 	if err != nil {
 		return nil, err
 	}
-	p.Kind, p.Namespace, p.Name, p.Priority = "PerfSweep", s.Namespace, s.Name, s.Spec.Priority
+	p.Kind, p.Namespace, p.Name, p.Priority = planKindSweep, s.Namespace, s.Name, s.Spec.Priority
 	if s.Spec.Deadline != nil {
 		d := planDuration(s.Spec.Deadline.Duration)
 		p.Deadline = &d

@@ -27,7 +27,7 @@ func printPlans(out io.Writer, doc *planDoc, o *output) error {
 	}
 	writeQueues(&b, doc.Plans)
 	a := doc.Assumptions
-	fmt.Fprintf(&b, "\nEstimated: load and warm-up as the specs say; around them a rollout of the variant takes %s (applied, then restored), a setup or teardown Job %s, starting the load pods %s (--rollout-time, --job-time, --pod-time). Bounds are the runs' timeouts (no timeouts.overall: %s).\n",
+	fmt.Fprintf(&b, "\nEstimated around the specs' warm-up and load: a rollout of the variant %s (applied, then\nrestored), a setup or teardown Job %s, starting a set of load pods %s (--rollout-time, --job-time,\n--pod-time). The bounds are the runs' timeouts (without timeouts.overall: %s).\n",
 		a.Rollout, a.Job, a.Pods, a.DefaultOverall)
 	if n := len(doc.Skipped); n > 0 {
 		fmt.Fprintf(&b, "Not planned: %d other object(s) (%s).\n", n, strings.Join(firstOf(doc.Skipped, 4), ", "))
@@ -48,7 +48,7 @@ func writePlan(b *strings.Builder, p *objectPlan, wide bool) {
 	if wide {
 		header += "\tBOUND/RUN"
 	}
-	fmt.Fprintln(w, header)
+	_, _ = fmt.Fprintln(w, header)
 	for _, a := range p.Arms {
 		changes := "-"
 		switch {
@@ -65,7 +65,7 @@ func writePlan(b *strings.Builder, p *objectPlan, wide bool) {
 		if wide {
 			row += "\t" + a.Bound.String()
 		}
-		fmt.Fprintln(w, row)
+		_, _ = fmt.Fprintln(w, row)
 	}
 	_ = w.Flush()
 	fmt.Fprintf(b, "\nruns %s, measured %s, environment about %s (at most %s by the timeouts)\n",

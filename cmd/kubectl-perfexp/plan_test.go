@@ -182,7 +182,7 @@ func TestPlanAllowancesAndTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"PerfSweep ns/s: fixed sweep, 2 arms x 1 repeat", "queue ns, priority 0, deadline 168h0m0s",
-		"ARM", "ENVIRONMENT/RUN", "pool", "POOL = 10", "runs 2, measured 2m30s", "a setup or teardown Job 7s"} {
+		"ARM", "ENVIRONMENT/RUN", "pool", "POOL = 10", "runs 2, measured 2m30s", "a setup or teardown Job 7s,"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table does not say %q:\n%s", want, out)
 		}
