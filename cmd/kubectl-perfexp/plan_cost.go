@@ -9,6 +9,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/load"
+	"github.com/perfexp/perfexp/internal/sweep"
 )
 
 // What a run costs, before it runs. The load's own times (warm-up, start delays, load shapes)
@@ -55,6 +56,9 @@ type runCost struct {
 	// Bound is the longest it may hold it before the operator fails it: the timeouts of every
 	// step it has, the load within timeouts.overall.
 	Bound planDuration `json:"bound"`
+	// Phases are the estimated phases Environment is counted over, as sweep.EnvironmentTime
+	// counts a run's status.
+	Phases []phaseEstimate `json:"phases"`
 }
 
 // costOf is one run's cost. exp has its CRD defaults (timeouts included).
@@ -73,10 +77,8 @@ func costOf(exp *perfexpv1alpha1.PerfExperiment, a allowances) (runCost, error) 
 		longest = max(longest, d)
 	}
 	c.Load = planDuration(longest)
-	pods := a.Pods
 	if w := exp.Spec.Load.WarmUp; w != nil {
 		c.WarmUp = planDuration(w.Duration.Duration)
-		pods *= 2
 	}
 	t := timeoutsOf(exp, a)
 	overall := t.Overall
@@ -84,30 +86,76 @@ func costOf(exp *perfexpv1alpha1.PerfExperiment, a allowances) (runCost, error) 
 		return c, fmt.Errorf("the load is planned to take %s (warm-up, start delays and load shapes), as long as or longer than its overall timeout of %s: the operator refuses it before it joins its queue; raise timeouts.overall or shorten the load",
 			(c.WarmUp + c.Load).String(), overall.String())
 	}
-	env, bound := c.WarmUp+c.Load+pods, c.WarmUp+c.Load+t.LoadGrace
+	bound := c.WarmUp + c.Load + t.LoadGrace
 	if !c.LoadKnown {
 		bound = overall
 	}
-	if patches(exp.Spec.Variant) {
-		env += 2 * a.Rollout
+	variant := patches(exp.Spec.Variant)
+	if variant {
 		bound += t.Rollout
 	}
 	if exp.Spec.Setup != nil {
-		env += a.Job
 		bound += t.Setup
 	}
 	// Up to the end of the load the overall timeout bounds the run; the restore and the
 	// teardown come after.
 	bound = min(bound, overall)
-	if patches(exp.Spec.Variant) {
+	if variant {
 		bound += t.Rollout
 	}
 	if exp.Spec.Teardown != nil {
-		env += a.Job
 		bound += t.Teardown
 	}
-	c.Environment, c.Bound = env, bound
+	c.Phases = estimatePhases(exp, c, a)
+	c.Bound = bound
+	c.Environment = planDuration(sweep.EnvironmentTime(simulated(c.Phases)))
 	return c, nil
+}
+
+// phaseEstimate is how long a run is expected to spend in one phase.
+type phaseEstimate struct {
+	Phase    perfexpv1alpha1.Phase `json:"phase"`
+	Duration planDuration          `json:"duration"`
+}
+
+// estimatePhases lays out a run's phases from leaving the queue to Analyzing: the variant
+// applied and rolled out (Preparing), the setup Job, the warm-up and the scenarios (each with
+// its pods' start), the restore's rollout and the teardown Job (Restoring).
+func estimatePhases(exp *perfexpv1alpha1.PerfExperiment, c runCost, a allowances) []phaseEstimate {
+	variant := patches(exp.Spec.Variant)
+	var out []phaseEstimate
+	add := func(p perfexpv1alpha1.Phase, d planDuration, on bool) {
+		if on {
+			out = append(out, phaseEstimate{Phase: p, Duration: d})
+		}
+	}
+	restore := planDuration(0)
+	if variant {
+		restore += a.Rollout
+	}
+	if exp.Spec.Teardown != nil {
+		restore += a.Job
+	}
+	add(perfexpv1alpha1.PhasePreparing, a.Rollout, variant)
+	add(perfexpv1alpha1.PhaseSettingUp, a.Job, exp.Spec.Setup != nil)
+	add(perfexpv1alpha1.PhaseWarmingUp, a.Pods+c.WarmUp, exp.Spec.Load.WarmUp != nil)
+	add(perfexpv1alpha1.PhaseRunning, a.Pods+c.Load, true)
+	add(perfexpv1alpha1.PhaseRestoring, restore, restore > 0)
+	return out
+}
+
+// simulated is a run that went through the phases as estimated, as its status would record
+// them, so that its environment time is counted as the operator counts a run's.
+func simulated(phases []phaseEstimate) *perfexpv1alpha1.PerfExperiment {
+	exp := &perfexpv1alpha1.PerfExperiment{}
+	at := time.Unix(0, 0).UTC()
+	exp.Status.StartTime = &metav1.Time{Time: at}
+	for _, p := range phases {
+		exp.Status.PhaseHistory = append(exp.Status.PhaseHistory, perfexpv1alpha1.PhaseTransition{Phase: p.Phase, Time: metav1.Time{Time: at}})
+		at = at.Add(time.Duration(p.Duration))
+	}
+	exp.Status.PhaseHistory = append(exp.Status.PhaseHistory, perfexpv1alpha1.PhaseTransition{Phase: perfexpv1alpha1.PhaseAnalyzing, Time: metav1.Time{Time: at}})
+	return exp
 }
 
 // patches says whether a variant changes anything the operator must roll out and restore.
