@@ -317,3 +317,69 @@ func TestPlanEveryScenario(t *testing.T) {
 		})
 	}
 }
+
+// A run's phases and bound, from what its spec has.
+func TestCostOfPhases(t *testing.T) {
+	sec := func(n int) planDuration { return planDuration(time.Duration(n) * time.Second) }
+	tests := []struct {
+		name     string
+		manifest string
+		phases   string
+		env      planDuration
+	}{
+		{name: "a run without variant or setup or warm-up only runs its load", phases: "Running 1m5s", env: sec(65),
+			manifest: `apiVersion: perfexp.dev/v1alpha1
+kind: PerfExperiment
+metadata: {name: e, namespace: ns}
+spec:
+  load:
+    scenarios:
+    - {name: s, script: {inline: "x"}, vus: 1, duration: 1m}`},
+		{name: "every phase", phases: "Preparing 10s, SettingUp 5s, WarmingUp 15s, Running 1m5s, Restoring 15s", env: sec(110),
+			manifest: `apiVersion: perfexp.dev/v1alpha1
+kind: PerfExperiment
+metadata: {name: e, namespace: ns}
+spec:
+  setup: {image: busybox}
+  teardown: {image: busybox}
+  variant:
+    workloads:
+    - {kind: Deployment, names: [app], replicas: 2}
+  load:
+    warmUp: {duration: 10s}
+    scenarios:
+    - {name: s, script: {inline: "x"}, vus: 1, duration: 1m}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := planJSON(t, tt.manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := doc.Plans[0].Arms[0]
+			var got []string
+			for _, p := range a.Phases {
+				got = append(got, fmt.Sprintf("%s %s", p.Phase, p.Duration))
+			}
+			if strings.Join(got, ", ") != tt.phases || a.Environment != tt.env {
+				t.Errorf("phases %s, environment %s; want %s, %s", strings.Join(got, ", "), a.Environment, tt.phases, tt.env)
+			}
+		})
+	}
+	// A fromScript scenario without scriptDuration: only its overall timeout bounds it.
+	doc, err := planJSON(t, `apiVersion: perfexp.dev/v1alpha1
+kind: PerfExperiment
+metadata: {name: e, namespace: ns}
+spec:
+  timeouts: {overall: 2h}
+  load:
+    scenarios:
+    - {name: s, script: {inline: "x"}, fromScript: true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := doc.Plans[0]
+	if a := p.Arms[0]; a.LoadKnown || a.Bound != planDuration(2*time.Hour) || len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "scriptDuration") {
+		t.Errorf("load known %v, bound %s, notes %q; want unknown, 2h, a note", a.LoadKnown, a.Bound, p.Notes)
+	}
+}
