@@ -122,7 +122,12 @@ func planManifests(ctx context.Context, namespace string, in resource.FilenameOp
 		}
 		gvk := u.GroupVersionKind()
 		if gvk.Group != perfexpv1alpha1.GroupVersion.Group {
-			doc.Skipped = append(doc.Skipped, gvk.Kind+"/"+u.GetName())
+			skipped := gvk.Kind + "/" + u.GetName()
+			if gvk.Kind == "Kustomization" {
+				// Read as a manifest by -f DIR, as kubectl apply -f would.
+				skipped = info.Source + " (a kustomization: plan it with -k)"
+			}
+			doc.Skipped = append(doc.Skipped, skipped)
 			continue
 		}
 		where := fmt.Sprintf("%s %s/%s (%s)", gvk.Kind, u.GetNamespace(), u.GetName(), info.Source)
