@@ -121,6 +121,7 @@ func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
 		compareCommand(connect, flags),
 		watchCommand(connect, flags, set),
 		historyCommand(connect, flags),
+		planCommand(flags),
 		versionCommand(connect, flags),
 	)
 	return root
