@@ -4,7 +4,7 @@
 # the CRD is missing, no report was written) is named in the output and the rest goes on:
 # nothing is faked.
 #
-# Environment: DEMO_TIMEOUT (seconds to wait for the experiments, default 1500),
+# Environment: DEMO_TIMEOUT (seconds to wait for the experiments, default 2400),
 # DEMO_NAMESPACE (default perfexp-demo), SKIP_EXPERIMENTS=1 (stop after deploying).
 set -euo pipefail
 
@@ -16,7 +16,7 @@ source "${ROOT}/hack/local-cluster.d/demo-load.sh"
 cd "${ROOT}"
 
 NS="${DEMO_NAMESPACE:-perfexp-demo}"
-TIMEOUT="${DEMO_TIMEOUT:-1500}"
+TIMEOUT="${DEMO_TIMEOUT:-2400}"
 OPERATOR_NS=perfexp-system
 OPERATOR_DEPLOY=perfexp-manager
 missing=()
