@@ -195,3 +195,25 @@ func rank(field string) int {
 	}
 	return 7
 }
+
+// Mark records on a comparison what else differed between the baseline's and the run's
+// environments (Confounds, the most telling MaxConfounds of them), or why that could not be
+// checked (ConfoundsUnknown): a run or a baseline that recorded no inventory.
+func Mark(c *result.Comparison, run []result.WorkloadInventory, baseline *result.Result) {
+	if c == nil {
+		return
+	}
+	switch {
+	case run == nil:
+		c.ConfoundsUnknown = "this run recorded no environment inventory"
+		return
+	case baseline == nil || baseline.Inventory == nil:
+		c.ConfoundsUnknown = "the baseline's results hold no environment inventory (a run of an older perfexp, or its report is gone)"
+		return
+	}
+	cs, dropped := Bound(Confounds(baseline.Inventory, run))
+	c.Confounds = cs
+	if dropped > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d more environment differences beyond the variant are not listed", dropped))
+	}
+}

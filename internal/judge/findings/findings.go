@@ -150,7 +150,7 @@ func movers(c *result.Comparison) []result.Finding {
 	}
 	groups := map[string][]result.MetricComparison{}
 	for _, mc := range c.Metrics {
-		if mc.Estimate == nil || mc.Low == nil || mc.High == nil || mc.Scale != result.ScalePercent || mc.Constant {
+		if mc.Estimate == nil || mc.Low == nil || mc.High == nil || mc.Scale != result.ScalePercent || mc.Constant || !moved(mc, c.MinChangePercent) {
 			continue
 		}
 		switch {
@@ -169,6 +169,19 @@ func movers(c *result.Comparison) []result.Finding {
 		}
 	}
 	return out
+}
+
+// moved reports whether a row is a candidate mover: its verdict claims a change, or its
+// estimate is at least δ while its interval cannot say (a possible mover, named as "no clear
+// change"). A row whose interval lies within ±δ did not move.
+func moved(mc result.MetricComparison, delta float64) bool {
+	switch mc.Change {
+	case perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved:
+		return true
+	case perfexpv1alpha1.ChangeInconclusive:
+		return math.Abs(*mc.Estimate) >= delta
+	}
+	return false
 }
 
 func moverRow(mc result.MetricComparison) string {
@@ -193,7 +206,7 @@ func MoverText(mc result.MetricComparison, delta float64) string {
 		if *mc.Estimate < 0 {
 			verb = "fell"
 		}
-		return fmt.Sprintf("%s %s by %s against the baseline (%s).", upper(label), verb, interval, mc.Change)
+		return fmt.Sprintf("Mover: %s %s by %s against the baseline (%s).", label, verb, interval, mc.Change)
 	case perfexpv1alpha1.ChangeNoMeaningfulChange:
 		return fmt.Sprintf("No meaningful change in %s: %s, within ±%g %%.", label, interval, delta)
 	}
@@ -209,13 +222,6 @@ func moverLabel(mc result.MetricComparison) string {
 		return workloadShort(mc.Workload) + "'s " + what
 	}
 	return mc.Metric
-}
-
-func upper(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func orDash(s string) string {
@@ -252,7 +258,7 @@ func costPerRequests(r, baseline *result.Result) []result.Finding {
 		}
 		s := fmt.Sprintf("%s %.3g s", w.Name, *v)
 		if b := base[workloadRef(w)]; b != nil && *b > 0 {
-			s += fmt.Sprintf(" (baseline %.3g s, %+.0f %%)", *b, 100*(*v / *b-1))
+			s += fmt.Sprintf(" (baseline %.3g s, %s)", *b, percent(100*(*v / *b-1)))
 		}
 		parts = append(parts, s)
 	}
@@ -282,4 +288,12 @@ func uneven(ws []result.WorkloadResult) []result.Finding {
 			Text: fmt.Sprintf("Uneven load across %s's %d pods: the busiest ran at %.0f %% of its CPU limit, the pods' mean at %.0f %%.", w.Namespace+"/"+w.Name, w.Pods, *w.CPUPercentOfLimit, mean)})
 	}
 	return out
+}
+
+// percent is a relative difference rounded to whole percent, "±0 %" when it rounds to zero.
+func percent(p float64) string {
+	if math.Abs(p) < 0.5 {
+		return "±0 %"
+	}
+	return fmt.Sprintf("%+.0f %%", p)
 }

@@ -104,9 +104,9 @@ func TestMoversNeverStrongerThanTheirInterval(t *testing.T) {
 	fs := movers(c)
 	want := []string{
 		"No clear change in shop/web's CPU: +40.0 % [-3.0, +90.0] (Inconclusive).",
-		"Shop/api's CPU rose by +26.0 % [+18.0, +34.0] against the baseline (Regressed).",
-		"Shop/api's memory fell by -12.0 % [-15.0, -9.0] against the baseline (Improved).",
-		"Checkout p95 fell by -30.0 % [-40.0, -20.0] against the baseline (Improved).",
+		"Mover: shop/api's CPU rose by +26.0 % [+18.0, +34.0] against the baseline (Regressed).",
+		"Mover: shop/api's memory fell by -12.0 % [-15.0, -9.0] against the baseline (Improved).",
+		"Mover: checkout p95 fell by -30.0 % [-40.0, -20.0] against the baseline (Improved).",
 	}
 	if len(fs) != len(want) {
 		t.Fatalf("movers = %+v", fs)
