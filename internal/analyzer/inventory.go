@@ -14,7 +14,6 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/analysis"
-	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/text"
 	"github.com/perfexp/perfexp/internal/variant"
 )
@@ -162,26 +161,6 @@ func envInventory(e corev1.EnvVar) perfexpv1alpha1.EnvVarInventory {
 		out.From = "resource " + f.ResourceFieldRef.Resource
 	default:
 		out.From = "other source"
-	}
-	return out
-}
-
-// inventoryResult is a recorded inventory as the results hold it; nil when none was recorded.
-func inventoryResult(inv *perfexpv1alpha1.Inventory) []result.WorkloadInventory {
-	if inv == nil {
-		return nil
-	}
-	out := make([]result.WorkloadInventory, 0, len(inv.Workloads))
-	for _, w := range inv.Workloads {
-		r := result.WorkloadInventory{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Replicas: w.Replicas, Nodes: w.Nodes, Declared: w.Declared, Missing: w.Missing}
-		for _, c := range w.Containers {
-			rc := result.ContainerInventory{Name: c.Name, Image: c.Image, Requests: c.Requests, Limits: c.Limits, EnvDropped: int(c.EnvDropped)}
-			for _, e := range c.Env {
-				rc.Env = append(rc.Env, result.EnvVar{Name: e.Name, Value: e.Value, From: e.From})
-			}
-			r.Containers = append(r.Containers, rc)
-		}
-		out = append(out, r)
 	}
 	return out
 }

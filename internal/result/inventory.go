@@ -1,5 +1,7 @@
 package result
 
+import perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+
 // The environment inventory: what every observed and touched workload ran with during the
 // measured window (recorded by the controller once the window starts, after the variant is
 // applied). Comparing two runs' inventories names what else differed between them beside the
@@ -87,3 +89,24 @@ const (
 	// FindingRoute is a route's server-side latency (a later source fills it).
 	FindingRoute = "Route"
 )
+
+// InventoryFrom is a recorded inventory (status.inventory) as the results hold it; nil when
+// none was recorded.
+func InventoryFrom(inv *perfexpv1alpha1.Inventory) []WorkloadInventory {
+	if inv == nil {
+		return nil
+	}
+	out := make([]WorkloadInventory, 0, len(inv.Workloads))
+	for _, w := range inv.Workloads {
+		r := WorkloadInventory{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Replicas: w.Replicas, Nodes: w.Nodes, Declared: w.Declared, Missing: w.Missing}
+		for _, c := range w.Containers {
+			rc := ContainerInventory{Name: c.Name, Image: c.Image, Requests: c.Requests, Limits: c.Limits, EnvDropped: int(c.EnvDropped)}
+			for _, e := range c.Env {
+				rc.Env = append(rc.Env, EnvVar{Name: e.Name, Value: e.Value, From: e.From})
+			}
+			r.Containers = append(r.Containers, rc)
+		}
+		out = append(out, r)
+	}
+	return out
+}
