@@ -105,13 +105,18 @@ func htmlFindings(fs []result.Finding) string {
 
 // withoutSection drops one "## title" section from a Markdown report.
 func withoutSection(md, title string) string {
-	start := strings.Index(md, "\n## "+title+"\n")
-	if start < 0 {
-		return md
+	head := "## " + title + "\n"
+	start := 0
+	if !strings.HasPrefix(md, head) {
+		i := strings.Index(md, "\n"+head)
+		if i < 0 {
+			return md
+		}
+		start = i + 1
 	}
-	end := strings.Index(md[start+1:], "\n## ")
+	end := strings.Index(md[start:], "\n## ")
 	if end < 0 {
-		return md[:start+1]
+		return md[:start]
 	}
-	return md[:start+1] + md[start+1+end+1:]
+	return md[:start] + md[start+end+1:]
 }
