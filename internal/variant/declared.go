@@ -6,6 +6,9 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
+// fieldReplicas is the inventory's field of spec.replicas.
+const fieldReplicas = "replicas"
+
 // DeclaredFields are the inventory fields (see perfexpv1alpha1.WorkloadInventory.Declared) the
 // variant changed on one touched object, from its snapshot: "replicas", "image/C",
 // "env/C/VAR", "env/C", "resources/C/limits.cpu", "resources/C", "container/C", "nodes", and "*"
@@ -43,8 +46,8 @@ func declaredField(p Path) string {
 		}
 		return ks
 	}
-	if slices.Equal(keys(2), []string{"spec", "replicas"}) {
-		return "replicas"
+	if p.hasPrefix(replicasPath) {
+		return fieldReplicas
 	}
 	if len(p) < 2 || !slices.Equal(keys(2), []string{"spec", "template"}) {
 		return ""

@@ -14,6 +14,13 @@ import (
 	"github.com/perfexp/perfexp/internal/result"
 )
 
+// The confound fields that are not a container's.
+const (
+	fieldWorkload = "workload"
+	fieldReplicas = "replicas"
+	fieldNodes    = "nodes"
+)
+
 // MaxConfounds bounds the confounds a comparison keeps (the rest are counted in a note).
 const MaxConfounds = 32
 
@@ -29,10 +36,10 @@ func Confounds(baseline, run []result.WorkloadInventory) []result.Confound {
 		r, inRun := cur[ref]
 		switch {
 		case !inBase:
-			out = append(out, result.Confound{Workload: ref, Field: "workload", Run: "observed"})
+			out = append(out, result.Confound{Workload: ref, Field: fieldWorkload, Run: "observed"})
 			continue
 		case !inRun:
-			out = append(out, result.Confound{Workload: ref, Field: "workload", Baseline: "observed"})
+			out = append(out, result.Confound{Workload: ref, Field: fieldWorkload, Baseline: "observed"})
 			continue
 		case b.Missing != "" || r.Missing != "":
 			continue
@@ -71,10 +78,10 @@ func sortedUnion[V any](a, b map[string]V) []string {
 func diff(b, r *result.WorkloadInventory) []result.Confound {
 	var out []result.Confound
 	if v1, v2 := replicas(b.Replicas), replicas(r.Replicas); v1 != v2 {
-		out = append(out, result.Confound{Field: "replicas", Baseline: v1, Run: v2})
+		out = append(out, result.Confound{Field: fieldReplicas, Baseline: v1, Run: v2})
 	}
 	if n1, n2 := strings.Join(b.Nodes, ", "), strings.Join(r.Nodes, ", "); n1 != n2 && n1 != "" && n2 != "" {
-		out = append(out, result.Confound{Field: "nodes", Baseline: n1, Run: n2})
+		out = append(out, result.Confound{Field: fieldNodes, Baseline: n1, Run: n2})
 	}
 	bc, rc := containers(b), containers(r)
 	for _, name := range sortedUnion(bc, rc) {
@@ -188,7 +195,7 @@ func Bound(cs []result.Confound) ([]result.Confound, int) {
 // rank orders confounds by how much they are likely to matter: an image first, then the
 // workload's shape, resources and env, nodes last.
 func rank(field string) int {
-	for i, p := range []string{"image/", "workload", "container/", "replicas", "resources/", "env/", "nodes"} {
+	for i, p := range []string{"image/", fieldWorkload, "container/", fieldReplicas, "resources/", "env/", fieldNodes} {
 		if strings.HasPrefix(field, p) {
 			return i
 		}

@@ -38,8 +38,7 @@ var Sources []Source
 // qualify everything else), then the hot spots, the largest movers, the CPU per 1,000 requests
 // and uneven load.
 func Run(r, baseline *result.Result) []result.Finding {
-	var out []result.Finding
-	out = append(out, environment(r.Comparison)...)
+	out := environment(r.Comparison)
 	out = append(out, hotSpots(r.Workloads)...)
 	out = append(out, movers(r.Comparison)...)
 	out = append(out, costPerRequests(r, baseline)...)
@@ -80,7 +79,7 @@ func confoundWhat(c result.Confound) string {
 		return fmt.Sprintf("%s's %s (container %s)", name, parts[len(parts)-1], parts[1])
 	case "container":
 		return fmt.Sprintf("%s's container %s", name, parts[1])
-	case "workload":
+	case fieldWorkload:
 		return fmt.Sprintf("which workloads ran (%s)", name)
 	}
 	return fmt.Sprintf("%s's %s", name, c.Field)
@@ -163,7 +162,9 @@ func movers(c *result.Comparison) []result.Finding {
 	var out []result.Finding
 	for _, kind := range []string{string(result.MetricCPU), string(result.MetricMemory), "latency"} {
 		rows := groups[kind]
-		slices.SortStableFunc(rows, func(a, b result.MetricComparison) int { return cmp.Compare(math.Abs(*b.Estimate), math.Abs(*a.Estimate)) })
+		slices.SortStableFunc(rows, func(a, b result.MetricComparison) int {
+			return cmp.Compare(math.Abs(*b.Estimate), math.Abs(*a.Estimate))
+		})
 		for _, mc := range rows[:min(len(rows), MoversPerKind)] {
 			out = append(out, result.Finding{Kind: result.FindingMover, Row: moverRow(mc), Text: MoverText(mc, c.MinChangePercent)})
 		}
@@ -258,7 +259,7 @@ func costPerRequests(r, baseline *result.Result) []result.Finding {
 		}
 		s := fmt.Sprintf("%s %.3g s", w.Name, *v)
 		if b := base[workloadRef(w)]; b != nil && *b > 0 {
-			s += fmt.Sprintf(" (baseline %.3g s, %s)", *b, percent(100*(*v / *b-1)))
+			s += fmt.Sprintf(" (baseline %.3g s, %s)", *b, percent(100*(*v / *b - 1)))
 		}
 		parts = append(parts, s)
 	}

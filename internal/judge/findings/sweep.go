@@ -115,7 +115,7 @@ func sweepHotSpots(arms []Arm) []result.Finding {
 			}
 		}
 	}
-	var out []result.Finding
+	out := make([]result.Finding, 0, len(order))
 	for _, name := range order {
 		h := byWorkload[name]
 		out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services / " + name,
@@ -148,7 +148,7 @@ func sweepMovers(arms []Arm) []result.Finding {
 		}
 	}
 	slices.SortStableFunc(ms, func(x, y mover) int { return cmp.Compare(math.Abs(*y.mc.Estimate), math.Abs(*x.mc.Estimate)) })
-	var out []result.Finding
+	out := make([]result.Finding, 0, min(len(ms), MaxSweepMovers))
 	for _, m := range ms[:min(len(ms), MaxSweepMovers)] {
 		out = append(out, result.Finding{Kind: result.FindingMover, Row: "Arm " + m.arm + " / " + moverRow(m.mc), Text: "Arm " + m.arm + ": " + MoverText(m.mc, m.d)})
 	}
