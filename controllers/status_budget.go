@@ -18,8 +18,8 @@ const objectBudget = 1 << 20
 //  1. results.workloads: CPU and memory per workload (in the report);
 //  2. comparison.metrics: per-metric changes (in the report; the verdict and its message stay);
 //  3. results.scenarios: per-scenario and per-request statistics (in the report);
-//  4. inventory.workloads[].containers[].env: the env vars of the inventory (in the report once
-//     analysed; before that, the confound check then sees no env differences);
+//  4. inventory.workloads: what the workloads ran with (in the report once analysed; left out
+//     before, the comparison says the run recorded no inventory);
 //  5. environment.touched[].snapshot: the copies of the snapshots for people (the annotation on
 //     each patched object is what restoring reads).
 //
@@ -44,15 +44,10 @@ var statusTrims = []struct {
 			st.Results.Scenarios = nil
 		}
 	}},
-	{"inventory.workloads[].containers[].env", func(st *perfexpv1alpha1.PerfExperimentStatus) {
-		if st.Inventory != nil {
-			for i := range st.Inventory.Workloads {
-				for j := range st.Inventory.Workloads[i].Containers {
-					c := &st.Inventory.Workloads[i].Containers[j]
-					c.EnvDropped += int32(len(c.Env))
-					c.Env = nil
-				}
-			}
+	{"inventory.workloads", func(st *perfexpv1alpha1.PerfExperimentStatus) {
+		if st.Inventory != nil && st.Inventory.Workloads != nil {
+			st.Inventory.Dropped += int32(len(st.Inventory.Workloads))
+			st.Inventory.Workloads = nil
 		}
 	}},
 	{"environment.touched[].snapshot", func(st *perfexpv1alpha1.PerfExperimentStatus) {

@@ -1,6 +1,10 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Inventory is what the touched and observed workloads ran with, read once when the measured
 // window began (after the variant was applied and rolled out): a later comparison diffs two
@@ -24,7 +28,43 @@ const (
 	MaxInventoryContainers = 16
 	MaxInventoryEnv        = 64
 	MaxInventoryValue      = 256
+	// MaxInventoryBytes bounds the inventory's JSON: Bound leaves out env vars, then
+	// workloads, from the end until it fits.
+	MaxInventoryBytes = 192 * 1024
 )
+
+// Bound leaves out the env vars of the last workloads (counted in envDropped), then the last
+// workloads themselves (counted in dropped), until the inventory's JSON fits MaxInventoryBytes.
+func (inv *Inventory) Bound() {
+	size := func(w *WorkloadInventory) int {
+		b, err := json.Marshal(w)
+		if err != nil {
+			return 0
+		}
+		return len(b) + 1
+	}
+	sizes := make([]int, len(inv.Workloads))
+	total := 128 // recordedAt, dropped and the brackets
+	for i := range inv.Workloads {
+		sizes[i] = size(&inv.Workloads[i])
+		total += sizes[i]
+	}
+	for i := len(inv.Workloads) - 1; i >= 0 && total > MaxInventoryBytes; i-- {
+		for j := range inv.Workloads[i].Containers {
+			c := &inv.Workloads[i].Containers[j]
+			c.EnvDropped += int32(len(c.Env))
+			c.Env = nil
+		}
+		before := sizes[i]
+		sizes[i] = size(&inv.Workloads[i])
+		total += sizes[i] - before
+	}
+	for n := len(inv.Workloads); n > 0 && total > MaxInventoryBytes; n-- {
+		total -= sizes[n-1]
+		inv.Workloads = inv.Workloads[:n-1]
+		inv.Dropped++
+	}
+}
 
 // WorkloadInventory is one workload as it ran.
 type WorkloadInventory struct {

@@ -57,6 +57,7 @@ func (a *PrometheusAnalyzer) Inventory(ctx context.Context, exp *perfexpv1alpha1
 		}
 		inv.Workloads = append(inv.Workloads, w)
 	}
+	inv.Bound()
 	return inv, nil
 }
 
