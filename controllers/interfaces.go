@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,6 +52,13 @@ type Analyzer interface {
 	// judges the objectives, writes status.results, status.comparison and status.verdict, and
 	// publishes the report. It waits (RequeueAfter) while Prometheus is unreachable.
 	Analyze(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+}
+
+// InventoryRecorder reads what the touched and observed workloads run with: images, replicas,
+// resources, env and nodes (internal/analyzer). The Running phase records it once, as the
+// measured window begins, so a comparison can name what else differed beside the variant.
+type InventoryRecorder interface {
+	Inventory(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, now metav1.Time) (*perfexpv1alpha1.Inventory, error)
 }
 
 // DashboardJanitor deletes what the analysis delivered outside an experiment's namespace, where

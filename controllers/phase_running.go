@@ -19,6 +19,7 @@ const loadRetry = 5 * time.Second
 // plus the load grace.
 func (r *PerfExperimentReconciler) reconcileRunning(ctx context.Context, s *scope) (ctrl.Result, error) {
 	exp := s.exp
+	r.recordInventory(ctx, s)
 	res, err := r.Load.Run(ctx, exp)
 	if dc, ok := r.Environment.(variant.DriftChecker); ok {
 		// A variant reverted mid-run makes the results Invalid (the Drifted condition); a
@@ -50,4 +51,20 @@ func (r *PerfExperimentReconciler) reconcileRunning(ctx context.Context, s *scop
 		setCondition(exp, perfexpv1alpha1.ConditionEnvironmentRestored, metav1.ConditionFalse, perfexpv1alpha1.ReasonRestoring, "restoring the environment")
 		r.enter(s, perfexpv1alpha1.PhaseRestoring, "load finished; restoring the environment")
 	})
+}
+
+// recordInventory records, once, what the workloads run with as the measured window begins
+// (the variant applied and rolled out, the warm-up over). A failed read is said in the log and
+// tried again at the next reconcile; a run that never records one is compared without it.
+func (r *PerfExperimentReconciler) recordInventory(ctx context.Context, s *scope) {
+	ir, ok := r.Analyzer.(InventoryRecorder)
+	if !ok || s.exp.Status.Inventory != nil {
+		return
+	}
+	inv, err := ir.Inventory(ctx, s.exp, metav1.NewTime(s.now))
+	if err != nil {
+		log.FromContext(ctx).Info("Could not record the environment inventory; trying again", "error", err.Error())
+		return
+	}
+	s.exp.Status.Inventory = inv
 }

@@ -18,7 +18,9 @@ const objectBudget = 1 << 20
 //  1. results.workloads: CPU and memory per workload (in the report);
 //  2. comparison.metrics: per-metric changes (in the report; the verdict and its message stay);
 //  3. results.scenarios: per-scenario and per-request statistics (in the report);
-//  4. environment.touched[].snapshot: the copies of the snapshots for people (the annotation on
+//  4. inventory.workloads: what the workloads ran with (in the report once analysed; left out
+//     before, the comparison says the run recorded no inventory);
+//  5. environment.touched[].snapshot: the copies of the snapshots for people (the annotation on
 //     each patched object is what restoring reads).
 //
 // Phase, conditions, window, verdict, the touched objects themselves and the report reference
@@ -40,6 +42,12 @@ var statusTrims = []struct {
 	{"results.scenarios", func(st *perfexpv1alpha1.PerfExperimentStatus) {
 		if st.Results != nil {
 			st.Results.Scenarios = nil
+		}
+	}},
+	{"inventory.workloads", func(st *perfexpv1alpha1.PerfExperimentStatus) {
+		if st.Inventory != nil && st.Inventory.Workloads != nil {
+			st.Inventory.Dropped += int32(len(st.Inventory.Workloads))
+			st.Inventory.Workloads = nil
 		}
 	}},
 	{"environment.touched[].snapshot", func(st *perfexpv1alpha1.PerfExperimentStatus) {

@@ -23,8 +23,8 @@ const unboundedString = 128
 // largestStatus builds the largest status perfexp can write: every list at its CRD maxItems,
 // every string at its maxLength (unboundedString where it has none), except where perfexp
 // bounds it tighter: condition messages are cut to 1024 bytes (setCondition), not the 32 KiB
-// metav1.Condition admits, and snapshot copies take 512 KiB in all (internal/variant), not
-// 256 x 64 KiB.
+// metav1.Condition admits, snapshot copies take 512 KiB in all (internal/variant), not
+// 256 x 64 KiB, and the inventory MaxInventoryBytes.
 func largestStatus(t *testing.T) perfexpv1alpha1.PerfExperimentStatus {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "crd", "bases", "perfexp.dev_perfexperiments.yaml"))
@@ -55,6 +55,7 @@ func largestStatus(t *testing.T) perfexpv1alpha1.PerfExperimentStatus {
 	for i := range st.Conditions {
 		st.Conditions[i].Message = text.Truncate(st.Conditions[i].Message, 1024)
 	}
+	st.Inventory.Bound() // the analyzer bounds what it records (MaxInventoryBytes)
 	perObject := 512 * 1024 / len(st.Environment.Touched)
 	for i := range st.Environment.Touched {
 		st.Environment.Touched[i].Snapshot = strings.Repeat("s", perObject)
@@ -132,7 +133,7 @@ func TestFitStatus(t *testing.T) {
 		plausible.Environment.Touched[i].Snapshot = strings.Repeat("s", 512*1024/32)
 	}
 	t.Logf("a plausible large status: %d bytes", objectSize(&perfexpv1alpha1.PerfExperiment{Status: *plausible}))
-	all := []string{"results.workloads", "comparison.metrics", "results.scenarios", "environment.touched[].snapshot"}
+	all := []string{"results.workloads", "comparison.metrics", "results.scenarios", "inventory.workloads", "environment.touched[].snapshot"}
 
 	tests := []struct {
 		name        string
@@ -141,8 +142,13 @@ func TestFitStatus(t *testing.T) {
 	}{
 		{name: "a status that fits is left alone",
 			exp: &perfexpv1alpha1.PerfExperiment{Spec: spec(1000), Status: perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseRunning}}},
+		// The inventory is recorded while the run is small and read by the analysis before it
+		// writes its results: leaving it out then loses nothing the report does not keep.
 		{name: "a plausible large status loses the details the report keeps, not the snapshot copies",
-			exp: &perfexpv1alpha1.PerfExperiment{Spec: spec(1000), Status: *plausible.DeepCopy()}, wantTrimmed: all[:3]},
+			exp: &perfexpv1alpha1.PerfExperiment{Spec: spec(1000), Status: *plausible.DeepCopy()}, wantTrimmed: all[:4]},
+		{name: "a running experiment's inventory fits beside its snapshot copies",
+			exp: &perfexpv1alpha1.PerfExperiment{Spec: spec(1000), Status: perfexpv1alpha1.PerfExperimentStatus{Phase: perfexpv1alpha1.PhaseRunning,
+				Environment: plausible.Environment.DeepCopy(), Inventory: plausible.Inventory.DeepCopy(), Conditions: plausible.Conditions}}},
 		{name: "the largest status loses every detail and the snapshot copies",
 			exp: &perfexpv1alpha1.PerfExperiment{Spec: spec(1000), Status: *largest.DeepCopy()}, wantTrimmed: all},
 		{name: "a spec near the budget leaves room for little more than the essentials",

@@ -285,6 +285,11 @@ type PerfExperimentStatus struct {
 	// +optional
 	Environment *EnvironmentStatus `json:"environment,omitempty"`
 
+	// inventory is what the touched and observed workloads ran with when the measured window
+	// began: images, replicas, resources, env and nodes.
+	// +optional
+	Inventory *Inventory `json:"inventory,omitempty"`
+
 	// load records the state of each load scenario.
 	// +optional
 	Load *LoadStatus `json:"load,omitempty"`

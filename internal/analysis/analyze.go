@@ -7,6 +7,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/judge/findings"
 	"github.com/perfexp/perfexp/internal/result"
 )
 
@@ -32,6 +33,9 @@ type Input struct {
 	Workloads []Workload
 	// Baseline is the baseline run, nil when none is set.
 	Baseline *judge.Baseline
+	// Inventory is what the touched and observed workloads ran with, recorded when the
+	// measured window began (status.inventory); nil when none was recorded.
+	Inventory []result.WorkloadInventory
 	// History is the between-run noise learned from the PerfHistory segments of the run's and
 	// its baseline's configurations; a single-run comparison uses it, per metric, when
 	// spec.analysis.betweenRun is not set. nil when there is none.
@@ -123,10 +127,20 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 		if r.Comparison, err = compareWithBaseline(ctx, cq, in, r, cur, w.ms, w.step, keep); err != nil {
 			return nil, err
 		}
+		findings.Mark(r.Comparison, r.Inventory, in.Baseline.Result)
 	}
 	markBackendWarnings(r, signals)
 	r.Objectives = judge.Objectives(r, in.Analysis.Objectives)
 	r.Verdict = judge.Verdict(r)
+	r.Findings = findings.Run(r, baselineResult(in.Baseline))
 	r.PrometheusQueries = cq.Count()
 	return r, nil
+}
+
+// baselineResult is the baseline's full result, nil when there is none.
+func baselineResult(b *judge.Baseline) *result.Result {
+	if b == nil {
+		return nil
+	}
+	return b.Result
 }

@@ -117,6 +117,7 @@ func newResult(in Input) *result.Result {
 		Variant:    in.Variant,
 		Validity:   perfexpv1alpha1.Valid,
 		Phases:     in.Phases,
+		Inventory:  in.Inventory,
 	}
 	ms := in.Start
 	if !in.WarmUpEnd.IsZero() {

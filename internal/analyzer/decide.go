@@ -271,6 +271,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 		in.Analysis = *exp.Spec.Analysis
 	}
 	in.Scenarios = reportedScenarios(exp)
+	in.Inventory = result.InventoryFrom(exp.Status.Inventory)
 	for _, p := range exp.Status.PhaseHistory {
 		in.Phases = append(in.Phases, result.PhaseAt{Phase: string(p.Phase), Time: p.Time.Time})
 	}

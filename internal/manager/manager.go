@@ -210,6 +210,9 @@ func metricsOptions(opts Options) metricsserver.Options {
 // rather than the check silently stopping, if the analyzer ever stops being a QueryChecker.
 var _ controllers.QueryChecker = &analyzer.PrometheusAnalyzer{}
 
+// As for the inventory the Running phase records.
+var _ controllers.InventoryRecorder = &analyzer.PrometheusAnalyzer{}
+
 // NewReconciler wires the PerfExperiment reconciler and its collaborators.
 func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentReconciler, error) {
 	c := mgr.GetClient()

@@ -136,12 +136,35 @@ func TestWriteRunFixtures(t *testing.T) {
 		{Name: "check-out p95 under 60 ms", Metric: perfexpv1alpha1.MetricP95, Scenario: "checkinout", Request: "check-out", Max: &maxP95},
 		{Metric: perfexpv1alpha1.MetricP95, Scenario: "checkinout", MaxIncreasePercent: &inc},
 	}
+	// What the workloads ran with: the variant removed circulation's CPU limit (declared), and
+	// catalogue's log level differed between the two runs without anyone declaring it.
+	inventory := func(throttled bool) []result.WorkloadInventory {
+		n := func(v int32) *int32 { return &v }
+		circ := result.ContainerInventory{Name: "circulation", Image: "ghcr.io/perfexp/demo-circulation:1.8.2",
+			Requests: map[string]string{"cpu": "250m"}, Limits: map[string]string{"memory": "512Mi"},
+			Env: []result.EnvVar{{Name: "DB_URL", Value: "postgres://postgres:5432/library"}, {Name: "DB_PASSWORD", From: "secret postgres/password"}}}
+		logLevel := "info"
+		var declared []string
+		if throttled {
+			circ.Limits = map[string]string{"cpu": "500m", "memory": "512Mi"}
+		} else {
+			logLevel = "debug"
+			declared = []string{"resources/circulation/limits.cpu"}
+		}
+		return []result.WorkloadInventory{
+			{Kind: "Deployment", Namespace: ns, Name: "catalogue", Replicas: n(1), Nodes: []string{"perfexp-local"}, Containers: []result.ContainerInventory{{Name: "catalogue",
+				Image: "ghcr.io/perfexp/demo-catalogue:1.8.2", Requests: map[string]string{"cpu": "250m"}, Limits: map[string]string{"cpu": "1", "memory": "384Mi"},
+				Env: []result.EnvVar{{Name: "LOG_LEVEL", Value: logLevel}}}}},
+			{Kind: "Deployment", Namespace: ns, Name: "circulation", Replicas: n(2), Nodes: []string{"perfexp-local"}, Containers: []result.ContainerInventory{circ}, Declared: declared},
+			{Kind: "StatefulSet", Namespace: ns, Name: "postgres", Replicas: n(1), Nodes: []string{"perfexp-local"}, Containers: []result.ContainerInventory{{Name: "postgres", Image: "postgres:16.4"}}},
+		}
+	}
 	analyze := func(rn run, b *judge.Baseline) *result.Result {
 		warm := rn.start.Add(warmUp)
 		end := warm.Add(measured)
 		in := analysis.Input{Experiment: rn.name, Namespace: ns, TargetNamespace: ns, TestID: rn.id, Variant: rn.variant,
 			Start: rn.start, WarmUpEnd: warm, End: end, Scenarios: []string{"checkinout", "search"},
-			Workloads: workloads(rn.throttled), Baseline: b,
+			Workloads: workloads(rn.throttled), Baseline: b, Inventory: inventory(rn.throttled),
 			Phases: []result.PhaseAt{{Phase: "Queued", Time: rn.start.Add(-70 * time.Second)}, {Phase: "Preparing", Time: rn.start.Add(-68 * time.Second)},
 				{Phase: "WarmingUp", Time: rn.start}, {Phase: "Running", Time: warm}, {Phase: "Restoring", Time: end.Add(2 * time.Second)}, {Phase: "Analyzing", Time: end.Add(31 * time.Second)}}}
 		if b != nil {

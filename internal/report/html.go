@@ -33,13 +33,16 @@ func HTML(r *result.Result, opts HTMLOptions) (string, error) {
 	var b strings.Builder
 	writeRunHeader(&b, r, base)
 	b.WriteString(`<main>`)
+	if len(r.Findings) > 0 {
+		section(&b, "findings", "Findings", htmlFindings(r.Findings))
+	}
 	section(&b, "latency", "Latency over time", latencyOverTime(r, base))
 	section(&b, "distribution", "Latency distribution", latencyDistribution(r, base))
 	section(&b, "comparison", "Change against the baseline", comparisonCharts(r.Comparison))
 	section(&b, "throughput", "Throughput and errors over time", throughputOverTime(r, base))
 	section(&b, "services", "Services: CPU and memory", serviceCharts(r, base))
 	b.WriteString(`</main>`)
-	page, err := htmlPage("perfexp report: "+r.Experiment, b.String(), afterOverview(Markdown(r)))
+	page, err := htmlPage("perfexp report: "+r.Experiment, b.String(), withoutSection(afterOverview(Markdown(r)), "Findings"))
 	if err != nil {
 		return "", fmt.Errorf("rendering the report: %w", err)
 	}
@@ -286,7 +289,7 @@ h3{font-size:1.05em;margin:1.2em 0 .3em}
 .kpi b{font-size:1.45em;font-variant-numeric:tabular-nums}.kpi .unit{color:#57606a}.was{color:#57606a;font-size:.85em}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:.3em 1.2em;margin:.5em 0}
 .facts div{display:flex;flex-direction:column}dd{margin:0}
-.objectives{list-style:none;padding:0;margin:.6em 0 0}.objectives li{margin:.15em 0}.muted{color:#57606a}
+.objectives{list-style:none;padding:0;margin:.6em 0 0}.objectives li{margin:.15em 0}.muted{color:#57606a}.findings li{margin:.3em 0}.findings .row{color:#57606a;font-size:.85em}.finding-environment{font-weight:600}
 figure{margin:.4em 0 1.2em;break-inside:avoid;page-break-inside:avoid}
 figure svg{width:100%;height:auto;display:block}
 figcaption,.note{color:#57606a;font-size:.88em;margin-top:.2em}

@@ -33,14 +33,15 @@ func ParseJSON(b []byte) (*result.Result, error) {
 	return r, nil
 }
 
-// Markdown renders the report, the answer first: the overview with the verdict, the change
+// Markdown renders the report, the answer first: the overview with the verdict, the findings, the change
 // against the baseline with the primary metrics it rests on, the objectives and thresholds; then
 // the detail tables (summary, response times, iterations and checks, the other compared metrics,
-// per-service CPU and memory, load generators, custom queries, slices, the timeline of phases);
+// per-service CPU and memory, load generators, the environment, custom queries, slices, the timeline of phases);
 // then, once, how it was decided.
 func Markdown(r *result.Result) string {
 	m := &markdown{notes: rowNotes(r)}
 	m.overview(r)
+	m.findings(r.Findings)
 	m.headline(r.Comparison)
 	m.objectives(r.Objectives)
 	m.thresholds(r.Thresholds)
@@ -51,6 +52,7 @@ func Markdown(r *result.Result) string {
 	m.otherMetrics(r.Comparison)
 	m.workloads(r.Workloads, r.Comparison)
 	m.runners(r.Runners, r.NodeLoad)
+	m.environment(r)
 	m.queries(r.Queries)
 	m.slices(r.Slices)
 	m.timeline(r.Phases)

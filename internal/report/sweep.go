@@ -27,6 +27,9 @@ type SweepResult struct {
 	Arms []SweepArmResult `json:"arms"`
 	// BestArm is the Improved arm with the largest improvement of its primary latency.
 	BestArm string `json:"bestArm,omitempty"`
+	// Findings are the report's conclusions in sentences, each backed by a row
+	// (internal/judge/findings).
+	Findings []result.Finding `json:"findings,omitempty"`
 	// Notes are caveats a reader should know (runs left out, how the arms were compared).
 	Notes []string `json:"notes,omitempty"`
 	// Report is the sweep's spec.report: which per-arm tables the report shows; nil for all of

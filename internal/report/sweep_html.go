@@ -24,8 +24,11 @@ func SweepHTML(r *SweepResult) (string, error) {
 	var b strings.Builder
 	writeSweepHeader(&b, r)
 	b.WriteString(`<main>`)
-	// The header says what was run and which arm is best (the Markdown's intro), so the table
-	// follows it directly.
+	// The header says what was run and which arm is best (the Markdown's intro), so the
+	// findings and the table follow it directly.
+	if len(r.Findings) > 0 {
+		section(&b, "findings", "Findings", htmlFindings(r.Findings))
+	}
 	section(&b, "verdicts", "Arms and verdicts", table)
 	section(&b, "arms", "Every arm against the baseline", sweepForest(r))
 	for _, s := range doc.sections {

@@ -13,6 +13,8 @@ import (
 // table before its charts and the rest as its details.
 type sweepDocument struct {
 	title, intro, table string
+	// findings is the Findings section, between the intro and the table of arms.
+	findings string
 	// sections are the per-arm tables (transactions, services, queries) after the table of arms.
 	sections []sweepSection
 	rest     string
@@ -25,7 +27,7 @@ type sweepDocument struct {
 func SweepMarkdown(r *SweepResult) string {
 	d := sweepMarkdown(r)
 	var b strings.Builder
-	b.WriteString(d.title + d.intro + d.table)
+	b.WriteString(d.title + d.intro + d.findings + d.table)
 	for _, s := range d.sections {
 		fmt.Fprintf(&b, "## %s\n\n%s", s.title, s.body)
 	}
@@ -53,6 +55,8 @@ func sweepMarkdown(r *SweepResult) sweepDocument {
 	}
 	m.printf("\n\n")
 	d.intro = m.take()
+	m.findings(r.Findings)
+	d.findings = m.take()
 	m.sweepTable(r)
 	d.table = m.take()
 	d.sections = m.sweepQuantitySections(r, qs)

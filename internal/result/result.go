@@ -19,6 +19,9 @@ type Result struct {
 	Variant string `json:"variant,omitempty"`
 	// Window is the measured window.
 	Window WindowInfo `json:"window"`
+	// Findings are the report's conclusions in sentences, each backed by a row
+	// (internal/judge/findings).
+	Findings []Finding `json:"findings,omitempty"`
 	// Validity says whether the results can be trusted; InvalidReasons say why not.
 	Validity       perfexpv1alpha1.Validity `json:"validity"`
 	InvalidReasons []string                 `json:"invalidReasons,omitempty"`
@@ -42,6 +45,9 @@ type Result struct {
 	Scenarios []ScenarioResult `json:"scenarios"`
 	// Workloads holds CPU and memory per touched or observed workload.
 	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	// Inventory is what each touched and observed workload ran with (inventory.go); nil when
+	// the run recorded none.
+	Inventory []WorkloadInventory `json:"inventory,omitempty"`
 	// NodeLoad is the CPU the run's nodes spent outside the experiment, nil when unknown.
 	NodeLoad *NodeLoad `json:"nodeLoad,omitempty"`
 	// Runners is what the k6 pods used during the measured window (the busiest first).
@@ -330,8 +336,13 @@ type Comparison struct {
 	Disturbed        string    `json:"disturbed,omitempty"`
 	// Calibration is the run-to-run sd a blocked design (a sweep with repeats) measured over its
 	// runs: what spec.analysis.betweenRun takes to calibrate one-run comparisons.
-	Calibration *Calibration       `json:"calibration,omitempty"`
-	Metrics     []MetricComparison `json:"metrics,omitempty"`
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// Confounds are the differences between the two runs' environments beyond the declared
+	// variants (an image, an env var, resources, replicas, nodes); ConfoundsUnknown says why
+	// they could not be checked (a run without an inventory). Either marks the comparison.
+	Confounds        []Confound         `json:"confounds,omitempty"`
+	ConfoundsUnknown string             `json:"confoundsUnknown,omitempty"`
+	Metrics          []MetricComparison `json:"metrics,omitempty"`
 }
 
 // Calibration is a run-to-run sd measured over a blocked design's runs, after the arm and block

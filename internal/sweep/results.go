@@ -8,6 +8,7 @@ import (
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/judge/findings"
 	judgestats "github.com/perfexp/perfexp/internal/judge/stats"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/result"
@@ -170,6 +171,14 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
 			"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(compared)))
 	}
+	armFindings := make([]findings.Arm, 0, len(out.Arms))
+	for _, a := range out.Arms {
+		if a.Comparison != nil {
+			findings.MarkArm(a.Comparison, results[a.Name], results[a.Baseline])
+		}
+		armFindings = append(armFindings, findings.Arm{Name: a.Name, Baseline: a.Baseline, Comparison: a.Comparison, Runs: results[a.Name]})
+	}
+	out.Findings = findings.Sweep(armFindings)
 	out.BestArm = bestArm(out.Arms)
 	return out
 }
