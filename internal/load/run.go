@@ -153,6 +153,8 @@ type driveOutcome struct {
 func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, units []unit, start, now time.Time) (driveOutcome, error) {
 	out := driveOutcome{done: true, wait: r.opts.PollInterval}
 	b := r.backend(exp)
+	budget, cancel := r.newLogBudget(ctx)
+	defer cancel()
 	var waiting []string
 	for _, u := range units {
 		st := scenarioStatus(exp, u.name)
@@ -202,20 +204,24 @@ func (r *Runner) drive(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment,
 			out.failure = &step.Failure{Reason: uv.failureReason, Message: msg}
 			return out, nil
 		}
-		pending, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now, st)
+		pending, err := r.keepSummaries(ctx, exp, u.name, uv.ended, now, st, budget)
 		if err != nil {
 			return out, err
 		}
-		if uv.state == perfexpv1alpha1.ScenarioSucceeded && pending.count > 0 {
+		if uv.state == perfexpv1alpha1.ScenarioSucceeded && (pending.count > 0 || pending.deferred > 0) {
 			// Every pod ended: the load is over and only k6's summaries, a cross-check, are
-			// awaited, for at most SummaryTimeout after the end. Reported as running until
-			// then, so that the step is not done before they are kept, and said as it is.
+			// awaited: the ones left for the next call, and an unreadable log for at most
+			// SummaryTimeout after the end. Reported as running until then, so that the step
+			// is not done before they are kept, and said as it is.
 			st.State = perfexpv1alpha1.ScenarioRunning
 			out.done = false
-			out.wait = min(out.wait, 2*time.Second)
-			waiting = append(waiting, fmt.Sprintf("%s: every k6 pod ended at %s; reading the summary of %s from its log (%s), until %s at the latest",
-				u.name, uv.finished.UTC().Format(time.TimeOnly), pending.pods, pending.lastErr, pending.giveUp.UTC().Format(time.TimeOnly)))
+			msg, after := pending.waiting(u.name, uv.finished)
+			out.wait = min(out.wait, after)
+			waiting = append(waiting, msg)
 			continue
+		}
+		if pending.deferred > 0 {
+			out.wait = min(out.wait, moreLogsWait)
 		}
 		if uv.state != perfexpv1alpha1.ScenarioSucceeded {
 			out.done = false
@@ -255,86 +261,6 @@ func (r *Runner) failureMessage(ctx context.Context, exp *perfexpv1alpha1.PerfEx
 		msg += "; log tail:\n" + tail
 	}
 	return msg
-}
-
-// pendingSummaries are the summaries of ended pods that could not be read yet.
-type pendingSummaries struct {
-	count int
-	// pods names them, lastErr says why the last one could not be read, giveUp is when the
-	// last of them is given up.
-	pods, lastErr string
-	giveUp        time.Time
-}
-
-func (p *pendingSummaries) add(pod string, err error, giveUp time.Time) {
-	p.count++
-	if p.pods != "" {
-		p.pods += ", "
-	}
-	p.pods += pod
-	p.lastErr = text.Truncate(err.Error(), 200)
-	if giveUp.After(p.giveUp) {
-		p.giveUp = giveUp
-	}
-}
-
-// keepSummaries reads the summaries of ended pods that are not kept yet and keeps them, and
-// records the k6 scenarios they count (a fromScript scenario's) in st. It returns the ones it is
-// still waiting for (a log that could not be read yet, for at most SummaryTimeout after the pod
-// ended). A pod that is gone has no log to read: its summary is given up at once.
-func (r *Runner) keepSummaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, unit string, ended []podView, now time.Time, st *perfexpv1alpha1.ScenarioStatus) (pendingSummaries, error) {
-	var pending pendingSummaries
-	if r.opts.Logs == nil || len(ended) == 0 {
-		return pending, nil
-	}
-	store, err := r.summaries(ctx, exp)
-	if err != nil {
-		return pending, err
-	}
-	for _, v := range ended {
-		key := SummaryKey(unit, v.index)
-		if store.has(key) {
-			continue
-		}
-		var data []byte
-		err := errPodGone
-		if v.name != "" {
-			data, err = r.readLog(ctx, exp.Namespace, v.name, maxLogTail)
-		}
-		if err != nil {
-			if giveUp := v.finished.Add(r.opts.SummaryTimeout); v.name != "" && now.Before(giveUp) {
-				log.FromContext(ctx).V(1).Info("Reading a k6 log failed; retrying", "pod", v.name, "error", err.Error())
-				pending.add(v.name, err, giveUp)
-				continue
-			}
-			log.FromContext(ctx).Info("Gave up reading a k6 summary", "pod", orDefault(v.name, fmt.Sprintf("%s index %d", unit, v.index)), "error", err.Error())
-		}
-		summary, err := ExtractSummary(data)
-		if err != nil {
-			log.FromContext(ctx).Info("Found no k6 summary in a pod's log", "pod", v.name, "exitCode", v.exitCode, "bytes", len(data))
-			summary = nil
-		}
-		recordK6Scenarios(st, summary)
-		kept, err := store.put(ctx, key, summary)
-		if err != nil {
-			return pending, err
-		}
-		if summary != nil && !kept {
-			log.FromContext(ctx).Info("Left out a k6 summary that did not fit", "pod", v.name, "bytes", len(summary))
-		}
-	}
-	return pending, nil
-}
-
-// errPodGone is why the log of a pod known only from its Job's account cannot be read.
-var errPodGone = errors.New("the pod is gone")
-
-// readLog reads the end of a k6 container's log within LogTimeout: a log stream the kubelet
-// never ends must not hold the experiment's reconcile (and with it the overall timeout).
-func (r *Runner) readLog(ctx context.Context, namespace, pod string, maxBytes int) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.LogTimeout)
-	defer cancel()
-	return r.opts.Logs.Tail(ctx, namespace, pod, k6Container, maxBytes)
 }
 
 // recordK6Scenarios adds the k6 scenarios a summary counts to a scenario's status, in order.

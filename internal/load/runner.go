@@ -64,8 +64,14 @@ type Options struct {
 	// log cannot be read; 1m when zero. A summary is a cross-check, never a reason to hold the
 	// environment.
 	SummaryTimeout time.Duration
-	// LogTimeout bounds one read of a pod's log; 20s when zero.
+	// LogTimeout bounds one read of a pod's log; 20s when zero. It also bounds all the reads
+	// of one call together: a call never spends longer than this reading logs.
 	LogTimeout time.Duration
+	// LogsPerCall is how many pod logs one call reads at most (16 when zero), LogsInFlight how
+	// many of them at once (4 when zero). The summaries of more ended pods are read by the
+	// next calls, which come soon: a reconcile worker is never held by an experiment with a
+	// thousand pods, and the summaries ConfigMap records what was read (nothing twice).
+	LogsPerCall, LogsInFlight int
 	// Pods are the rules every runner pod must pass when it is created: its service account
 	// (Pods.Account() when the experiment names none) and its images. Pods.DefaultImage is
 	// K6Image when empty.
@@ -110,6 +116,12 @@ func New(c client.Client, opts Options) *Runner {
 	}
 	if opts.LogTimeout <= 0 {
 		opts.LogTimeout = 20 * time.Second
+	}
+	if opts.LogsPerCall <= 0 {
+		opts.LogsPerCall = 16
+	}
+	if opts.LogsInFlight <= 0 {
+		opts.LogsInFlight = 4
 	}
 	return &Runner{c: c, opts: opts}
 }

@@ -272,6 +272,8 @@ type summaryStore struct {
 	c   client.Client
 	exp *perfexpv1alpha1.PerfExperiment
 	cm  *corev1.ConfigMap
+	// before is the ConfigMap as read, once something was added.
+	before *corev1.ConfigMap
 }
 
 // annotationOmitted lists the summaries that were left out for size, or never found.
@@ -279,7 +281,9 @@ const annotationOmitted = "perfexp.dev/summaries-omitted"
 
 func (r *Runner) summaries(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (*summaryStore, error) {
 	s := &summaryStore{c: r.c, exp: exp, cm: &corev1.ConfigMap{}}
-	err := r.c.Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: SummariesName(exp)}, s.cm)
+	// Read from the API server, not the cache: it is the record of which summaries were read,
+	// and the next call comes within a fraction of a second when a call left some unread.
+	err := r.reader().Get(ctx, types.NamespacedName{Namespace: exp.Namespace, Name: SummariesName(exp)}, s.cm)
 	if apierrors.IsNotFound(err) {
 		s.cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: SummariesName(exp), Namespace: exp.Namespace,
@@ -322,26 +326,38 @@ func (s *summaryStore) size() int {
 	return n
 }
 
-// put keeps one summary, or records that it was left out (summary nil, or too large).
-func (s *summaryStore) put(ctx context.Context, key string, summary []byte) (kept bool, err error) {
-	patch := client.MergeFrom(s.cm.DeepCopy())
+// add keeps one summary, or records that it was left out (summary nil, or too large), in the
+// copy read; save writes what was added.
+func (s *summaryStore) add(key string, summary []byte) (kept bool) {
+	if s.before == nil {
+		s.before = s.cm.DeepCopy()
+	}
 	if summary != nil && len(summary) <= maxSummaryBytes && s.size()+len(key)+len(summary) <= maxSummariesBytes {
 		if s.cm.Data == nil {
 			s.cm.Data = map[string]string{}
 		}
 		s.cm.Data[key] = string(summary)
-		kept = true
-	} else {
-		if s.cm.Annotations == nil {
-			s.cm.Annotations = map[string]string{}
-		}
-		omitted := strings.Split(s.cm.Annotations[annotationOmitted], ",")
-		omitted = append(omitted, key)
-		sort.Strings(omitted)
-		s.cm.Annotations[annotationOmitted] = strings.Trim(strings.Join(omitted, ","), ",")
+		return true
 	}
-	if err := s.c.Patch(ctx, s.cm, patch); err != nil {
-		return false, fmt.Errorf("keeping summary %s: %w", key, err)
+	if s.cm.Annotations == nil {
+		s.cm.Annotations = map[string]string{}
 	}
-	return kept, nil
+	omitted := strings.Split(s.cm.Annotations[annotationOmitted], ",")
+	omitted = append(omitted, key)
+	sort.Strings(omitted)
+	s.cm.Annotations[annotationOmitted] = strings.Trim(strings.Join(omitted, ","), ",")
+	return false
+}
+
+// save writes the summaries added since the store was read, in one patch.
+func (s *summaryStore) save(ctx context.Context) error {
+	if s.before == nil {
+		return nil
+	}
+	// Conditional on the copy read: a write from a stale copy would drop the omitted list.
+	if err := s.c.Patch(ctx, s.cm, client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("keeping summaries: %w", err)
+	}
+	s.before = nil
+	return nil
 }

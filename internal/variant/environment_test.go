@@ -42,6 +42,7 @@ func TestVariantStories(t *testing.T) {
 		{"invalid variants change nothing", storyInvalidVariants},
 		{"failed rollouts", storyFailedRollouts},
 		{"another experiment's snapshot", storyAnotherExperiment},
+		{"another experiment's patch of a ConfigMap, Service or HPA", storyOthersOfEveryKind},
 	}
 	for i, s := range stories {
 		t.Run(s.name, func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
-	"github.com/perfexp/perfexp/internal/access"
 )
 
 // Orphan is an object that carries perfexp's marks of an experiment that no longer exists:
@@ -190,24 +188,13 @@ func (e *Environment) marked(ctx context.Context) ([]*unstructured.Unstructured,
 		}
 		out = append(out, list...)
 	}
-	kinds := e.opts.GenericPatchKinds
-	if kinds == nil {
-		kinds = access.DefaultGenericPatchKinds
+	kinds, err := e.unlabelledKinds()
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range kinds {
-		gk := schema.ParseGroupKind(k)
-		if gk.Group == appsv1.GroupName && (gk.Kind == "Deployment" || gk.Kind == "StatefulSet") {
-			continue
-		}
-		mapping, err := e.c.RESTMapper().RESTMapping(gk)
-		if meta.IsNoMatchError(err) {
-			continue // not served in this cluster (Strimzi not installed)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("resolving %s: %w", k, err)
-		}
+	for _, gvk := range kinds {
 		// Generic kinds carry no label: their metadata is listed and the annotated ones read.
-		metas, err := e.listMetadataEverywhere(ctx, mapping.GroupVersionKind)
+		metas, err := e.listMetadataEverywhere(ctx, gvk)
 		if err != nil {
 			return nil, err
 		}
@@ -216,14 +203,14 @@ func (e *Environment) marked(ctx context.Context) ([]*unstructured.Unstructured,
 				continue
 			}
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(mapping.GroupVersionKind)
+			u.SetGroupVersionKind(gvk)
 			if err := e.reader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, u); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue
 				}
-				return nil, fmt.Errorf("reading %s %s/%s: %w", gk.Kind, m.Namespace, m.Name, err)
+				return nil, fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, m.Namespace, m.Name, err)
 			}
-			u.SetGroupVersionKind(mapping.GroupVersionKind)
+			u.SetGroupVersionKind(gvk)
 			out = append(out, u)
 		}
 	}

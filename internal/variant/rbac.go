@@ -14,6 +14,10 @@ package variant
 // +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas,verbs=get;list;watch
 //
 // The orphan janitor (orphans.go) lists the generic patch kinds' metadata to find the objects
-// an experiment that is gone left patched; reading a Service is patching's prerequisite anyway.
+// an experiment that is gone left patched, and every experiment lists them in its target
+// namespace (others.go) to find another experiment's patch still in force: list on every kind a
+// variant can patch (ConfigMaps are in the manager's role for reports and scripts, the others
+// here; the optional kinds' rights are config/rbac/optional's). Reading a Service is patching's
+// prerequisite anyway.
 //
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list
