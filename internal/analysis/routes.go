@@ -31,12 +31,10 @@ type RouteSource struct {
 // ref names the workload as results do: "Deployment/shop/api".
 func (s RouteSource) ref() string { return string(s.Kind) + "/" + s.Namespace + "/" + s.Name }
 
-// The le values the route query gives the _sum series and the native histogram, so that one
-// range query reads all three; neither parses as a bucket bound.
-const (
-	routeLeSum    = "sum"
-	routeLeNative = "native"
-)
+// routeLeSum is the le the route query gives the _sum series, so that one range query reads
+// the buckets, their sum and the native histogram (the series without le: Prometheus 2.42's
+// label_replace drops a native histogram's value, `or` keeps it); it parses as no bound.
+const routeLeSum = "sum"
 
 // routeData is what was read of every route.
 type routeData struct {
@@ -71,8 +69,8 @@ func groupRouteSources(sources []RouteSource) []*routeGroup {
 	return out
 }
 
-// routeQuery is the one range query of a group: the classic buckets by le, their _sum (le
-// "sum") and the native histogram (le "native"), each summed per pod, route and status, at
+// query is the one range query of a group: the classic buckets by le, their _sum (le "sum")
+// and the native histogram (no le), each summed per pod, route and status, at
 // every interval boundary. Increments are taken here, per pod, as for k6's series: exact, and
 // cheap where rate() over native histograms is slow on Prometheus 2.42.
 func (g *routeGroup) query() string {
@@ -84,8 +82,8 @@ func (g *routeGroup) query() string {
 	sel := fmt.Sprintf("{%s=%s,pod=~%s}", labelNamespace, quote(g.ns), quote(strings.Join(pats, "|")))
 	by := "pod, " + g.spec.Label() + ", " + g.spec.Status()
 	m := g.spec.Metric
-	return fmt.Sprintf(`sum by (%s, le) (%s_bucket%s) or label_replace(sum by (%s) (%s_sum%s), "le", %q, "", "") or label_replace(sum by (%s) (%s%s), "le", %q, "", "")`,
-		by, m, sel, by, m, sel, routeLeSum, by, m, sel, routeLeNative)
+	return fmt.Sprintf(`sum by (%s, le) (%s_bucket%s) or label_replace(sum by (%s) (%s_sum%s), "le", %q, "", "") or sum by (%s) (%s%s)`,
+		by, m, sel, by, m, sel, routeLeSum, by, m, sel)
 }
 
 // routeAcc gathers one route's per-interval increments, summed over pods.
@@ -156,7 +154,7 @@ func (d *routeData) fold(grp *routeGroup, m model.Matrix, g intervalGrid) {
 			accs[src][route] = a
 		}
 		le := string(ss.Metric["le"])
-		if le == routeLeNative {
+		if le == "" {
 			a.native[status] = addHistograms(a.native[status], histogramIncrements(ss, g), n)
 			continue
 		}
