@@ -4,7 +4,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -102,4 +104,87 @@ func (m *markdown) routeCells(c *result.Comparison, d routeDeltas, rr result.Rou
 // claimed is a verdict that says the metric moved.
 func claimed(c perfexpv1alpha1.Change) bool {
 	return c == perfexpv1alpha1.ChangeRegressed || c == perfexpv1alpha1.ChangeImproved
+}
+
+// maxRouteTables is how many routes get a table of their own in a sweep's report: those that
+// moved the most, then the slowest in the baseline; the others are counted below the last.
+const maxRouteTables = 12
+
+// routeQuantities are the sweep report's Slowest APIs tables, one per route of an observed
+// service, a row per arm.
+func routeQuantities(r *SweepResult) []sweepQuantity {
+	type key struct{ workload, route string }
+	var keys []key
+	seen := map[key]bool{}
+	for _, a := range r.Arms {
+		for _, s := range a.Routes {
+			if k := (key{s.Workload, s.Route}); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	out := make([]sweepQuantity, 0, len(keys))
+	for _, k := range keys {
+		field := func(f func(s *SweepRouteStats) *float64) func(a *SweepArmResult) *float64 {
+			return func(a *SweepArmResult) *float64 {
+				for i := range a.Routes {
+					if s := &a.Routes[i]; s.Workload == k.workload && s.Route == k.route {
+						return f(s)
+					}
+				}
+				return nil
+			}
+		}
+		row := func(kind perfexpv1alpha1.ObjectiveMetric) func(mc result.MetricComparison) bool {
+			return func(mc result.MetricComparison) bool {
+				return mc.Route == k.route && mc.RouteWorkload == k.workload && mc.Kind == kind
+			}
+		}
+		out = append(out, sweepQuantity{section: perfexpv1alpha1.SweepSectionRoutes, ref: k.workload + " " + k.route,
+			title: shortWorkload(k.workload) + " " + k.route + " (server)", columns: []sweepColumn{
+				{label: "req/s", show: showValue, value: field(func(s *SweepRouteStats) *float64 { return s.Rate })},
+				{label: "Avg (ms)", show: showChange, value: field(func(s *SweepRouteStats) *float64 { return s.Avg }), metric: row(perfexpv1alpha1.MetricAvg)},
+				{label: "p95 (ms)", show: showInterval, value: field(func(s *SweepRouteStats) *float64 { return s.P95 }), metric: row(perfexpv1alpha1.MetricP95)},
+				{label: "p99 (ms)", show: showValue, value: field(func(s *SweepRouteStats) *float64 { return s.P99 })},
+				{label: "Errors %", show: showChange, points: true, value: field(func(s *SweepRouteStats) *float64 { return s.ErrorPercent }), metric: row(perfexpv1alpha1.MetricErrorRate)},
+			}})
+	}
+	var baseP95 []float64
+	for i := range out {
+		out[i].moved, out[i].spread = movement(r, out[i])
+		v := 0.0
+		if len(r.Arms) > 0 {
+			v = orZero(out[i].columns[2].value(&r.Arms[0]))
+		}
+		baseP95 = append(baseP95, v)
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(out[b].moved, out[a].moved); c != 0 {
+			return c
+		}
+		return cmp.Compare(baseP95[b], baseP95[a])
+	})
+	sorted := make([]sweepQuantity, len(out))
+	for i, j := range order {
+		sorted[i] = out[j]
+	}
+	if len(sorted) > maxRouteTables {
+		left := len(sorted) - maxRouteTables
+		sorted = sorted[:maxRouteTables]
+		sorted[maxRouteTables-1].footer = fmt.Sprintf("%d more routes moved less and were faster in the baseline; each arm's comparison in results.json holds their changes.", left)
+	}
+	return sorted
+}
+
+// routeSectionIntro says what the sweep report's Slowest APIs tables hold.
+func routeSectionIntro(r *SweepResult, tables int) string {
+	return fmt.Sprintf("One table per route of the services whose own request histogram is read (analysis.observe[].routes; %d), those that moved the most first, then the slowest in the baseline; a row per arm. "+
+		"Latencies are the service's own (server-side), of its successful requests, geometric means over the arm's runs; errors are the share of requests whose status errorStatus matches. "+
+		"The Δ column is the change of p95 against the baseline with its 95 %% interval and verdict (±%g %%); the rows are secondary (Benjamini-Hochberg in each arm's comparison) and never decide an arm.",
+		tables, r.MinMeaningfulChangePercent)
 }
