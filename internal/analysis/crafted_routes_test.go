@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,6 +247,19 @@ func TestCraftedRoutesNameTheSlowerAPI(t *testing.T) {
 				t.Errorf("estimate %v %% [%v, %v], want about %v %%", deref(m.Estimate), deref(m.Low), deref(m.High), tc.estimate)
 			}
 		})
+	}
+	// ROUTES_FIXTURES=1 writes both runs' results for internal/report's golden Slowest APIs
+	// tables: go test ./internal/analysis -run TestCraftedRoutes -count=1 with it set.
+	if os.Getenv("ROUTES_FIXTURES") != "" {
+		for name, res := range map[string]*result.Result{"routes.baseline.results.json": first, "routes.run.results.json": r} {
+			js, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "report", "testdata", name), js, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	t.Run("route rows never decide the headline", func(t *testing.T) {
 		if r.Comparison.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {

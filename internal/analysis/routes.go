@@ -317,13 +317,30 @@ func (a *routeAcc) series(n int, errRe *regexp.Regexp) result.IntervalSeries {
 // routeResult is a route's totals over all its intervals.
 func routeResult(workload, route, metric string, s result.IntervalSeries, step float64) result.RouteResult {
 	rr := result.RouteResult{Workload: workload, Route: route, Metric: metric}
-	h := result.NewHistogram()
-	var all, failed float64
+	// The intervals' bucket counts are summed by position (they share Bounds), then made one
+	// histogram.
+	counts := make([]float64, len(s.Bounds))
+	var all, failed, sum float64
 	for i := range s.Requests {
 		all += s.Requests[i]
 		failed += s.Failed[i]
-		h.Add(s.Histogram(i))
+		if i < len(s.Counts) {
+			for j, c := range s.Counts[i] {
+				counts[j] += c
+			}
+		}
+		if i < len(s.Sums) {
+			sum += s.Sums[i]
+		}
 	}
+	h := result.NewHistogram()
+	for j, c := range counts {
+		if c != 0 {
+			h.AddBucket(s.Bounds[j][0], s.Bounds[j][1], 0, c)
+			h.Count += c
+		}
+	}
+	h.Sum = sum
 	rr.Requests, rr.Errors = result.Count(int64(math.Round(all))), result.Count(int64(math.Round(failed)))
 	if len(s.Requests) > 0 && step > 0 {
 		rr.Rate = result.Num(all / (float64(len(s.Requests)) * step))
