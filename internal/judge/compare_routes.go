@@ -57,7 +57,7 @@ func newRouteComparison(rr, br *result.RouteResult, m perfexpv1alpha1.ObjectiveM
 // histograms, with the moving-block bootstrap of the latencies: the same rule, and the same
 // widening by the between-run noise, as a request's rows.
 func routeRows(r, base *result.Result, cur, baseIv *result.IntervalData, o CompareOptions, widen func(string, *effect) *effect, seed ...string) []result.MetricComparison {
-	var out []result.MetricComparison
+	out := make([]result.MetricComparison, 0, len(routeMetrics)*len(r.Routes))
 	for i := range r.Routes {
 		rr := &r.Routes[i]
 		br := base.FindRoute(rr.Workload, rr.Route)
@@ -92,7 +92,7 @@ func routeRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Compa
 // routeRunRows compare every route of the first run of each side on the runs' values, as the
 // runs' latencies are: Welch's t on their logs (error rates in points).
 func routeRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
-	var out []result.MetricComparison
+	out := make([]result.MetricComparison, 0, len(routeMetrics)*len(cur[0].Routes))
 	for i := range cur[0].Routes {
 		rr := &cur[0].Routes[i]
 		br := base[0].FindRoute(rr.Workload, rr.Route)

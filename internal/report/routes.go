@@ -90,12 +90,15 @@ func (m *markdown) routeCells(c *result.Comparison, d routeDeltas, rr result.Rou
 	errs, ie, _ := get(perfexpv1alpha1.MetricErrorRate)
 	verdict := fmt.Sprintf("p95 %s%s", p95.Change, m.notes.mark(ip))
 	for _, o := range []struct {
-		mc   result.MetricComparison
-		i    int
-		what string
-	}{{avg, ia, "avg"}, {errs, ie, "errors"}} {
+		mc result.MetricComparison
+		i  int
+	}{{avg, ia}, {errs, ie}} {
+		what := strings.ToLower(string(o.mc.Kind))
+		if o.mc.Kind == perfexpv1alpha1.MetricErrorRate {
+			what = "errors"
+		}
 		if o.i >= 0 && claimed(o.mc.Change) {
-			verdict += fmt.Sprintf("; %s %s%s", o.what, o.mc.Change, m.notes.mark(o.i))
+			verdict += fmt.Sprintf("; %s %s%s", what, o.mc.Change, m.notes.mark(o.i))
 		}
 	}
 	return fmt.Sprintf(" %s | %s | %s | %s | %s |", num(p95.Baseline, 2), changeCell(p95), changeCell(avg), changeCell(errs), cell(verdict))
@@ -150,7 +153,7 @@ func routeQuantities(r *SweepResult) []sweepQuantity {
 				{label: "Errors %", show: showChange, points: true, value: field(func(s *SweepRouteStats) *float64 { return s.ErrorPercent }), metric: row(perfexpv1alpha1.MetricErrorRate)},
 			}})
 	}
-	var baseP95 []float64
+	baseP95 := make([]float64, 0, len(out))
 	for i := range out {
 		out[i].moved, out[i].spread = movement(r, out[i])
 		v := 0.0
