@@ -266,6 +266,30 @@ func TestCraftedRoutesNameTheSlowerAPI(t *testing.T) {
 			t.Errorf("headline %s", r.Comparison.Change)
 		}
 	})
+	t.Run("a route as the primary metric decides the headline", func(t *testing.T) {
+		cq := &CountingQuerier{Querier: prom.API(t)}
+		a := perfexpv1alpha1.Analysis{BetweenRun: quietEnvironment(), PrimaryMetrics: []perfexpv1alpha1.PrimaryMetric{
+			{Metric: perfexpv1alpha1.MetricP95, Workload: &perfexpv1alpha1.MetricWorkload{Name: "circulation"}, Route: "check-out"},
+			{Metric: perfexpv1alpha1.MetricP95, Workload: &perfexpv1alpha1.MetricWorkload{Name: "circulation"}, Route: "renew"},
+		}}
+		r, err := Analyze(context.Background(), cq, Input{Experiment: "release-2", TestID: "release-2", TargetNamespace: "shop", Start: release2, End: release2.Add(window),
+			Scenarios: []string{"checkout"}, Routes: sources, Baseline: b, Analysis: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var primary []string
+		for _, mc := range r.Comparison.Metrics {
+			if mc.Primary {
+				primary = append(primary, mc.Metric+" "+string(mc.Change)+" "+mc.Why)
+			}
+		}
+		t.Logf("headline %s; primary rows %q", r.Comparison.Change, primary)
+		if r.Comparison.Change != perfexpv1alpha1.ChangeRegressed || len(primary) != 2 ||
+			!strings.HasPrefix(primary[0], "shop/circulation check-out p95 (server) Regressed") ||
+			!strings.Contains(primary[1], "renew") || !strings.Contains(primary[1], string(perfexpv1alpha1.ChangeUnknown)) {
+			t.Errorf("headline %s, primary rows %q", r.Comparison.Change, primary)
+		}
+	})
 	t.Run("one query more per route histogram", func(t *testing.T) {
 		_, without := func() (*result.Result, int) {
 			saved := sources

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
@@ -10,8 +11,8 @@ import (
 )
 
 // routeMetrics are compared for every route a run reports, in the report's order. Routes are
-// secondary rows: they never decide the headline, and the Benjamini-Hochberg control of the
-// secondary rows covers them.
+// secondary rows (under the Benjamini-Hochberg control of the secondary rows, never deciding
+// the headline) unless a primary metric names one (workload and route).
 var routeMetrics = []perfexpv1alpha1.ObjectiveMetric{perfexpv1alpha1.MetricAvg, perfexpv1alpha1.MetricP95, perfexpv1alpha1.MetricErrorRate}
 
 // noRouteInBaseline is why a route of this run has no comparison.
@@ -46,8 +47,9 @@ func routeStat(rr *result.RouteResult, m perfexpv1alpha1.ObjectiveMetric) *float
 	return nil
 }
 
-func newRouteComparison(rr, br *result.RouteResult, m perfexpv1alpha1.ObjectiveMetric) result.MetricComparison {
-	mc := result.MetricComparison{Metric: routeLabel(rr.Workload, rr.Route, m), Kind: m, Unit: metricUnit(m), Route: rr.Route, RouteWorkload: rr.Workload}
+func newRouteComparison(rr, br *result.RouteResult, m perfexpv1alpha1.ObjectiveMetric, o CompareOptions) result.MetricComparison {
+	mc := result.MetricComparison{Metric: routeLabel(rr.Workload, rr.Route, m), Kind: m, Unit: metricUnit(m), Route: rr.Route, RouteWorkload: rr.Workload,
+		Primary: o.primaryRoute(rr.Workload, rr.Route, m).ok}
 	mc.Value, mc.Baseline = routeStat(rr, m), routeStat(br, m)
 	fillDelta(&mc)
 	return mc
@@ -68,7 +70,7 @@ func routeRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Compa
 				seedOf(append(append([]string(nil), seed...), "route", rr.Workload, rr.Route)...))
 		}
 		for _, m := range routeMetrics {
-			mc := newRouteComparison(rr, br, m)
+			mc := newRouteComparison(rr, br, m, o)
 			switch {
 			case br == nil:
 				setUnknown(&mc, noRouteInBaseline)
@@ -82,11 +84,55 @@ func routeRows(r, base *result.Result, cur, baseIv *result.IntervalData, o Compa
 					e = e.centredOn(math.Log(*mc.Value / *mc.Baseline))
 				}
 				fill(&mc, widen("", e), result.MethodBlockBootstrap, "intervals")
+				o.orientRoute(&mc)
 			}
 			out = append(out, mc)
 		}
 	}
-	return out
+	return append(out, missingRouteRows(out, []*result.Result{r}, []*result.Result{base}, o)...)
+}
+
+// orientRoute turns a primary route row's verdict (lower is better) to its direction.
+func (o CompareOptions) orientRoute(mc *result.MetricComparison) {
+	if p := o.primaryRoute(mc.RouteWorkload, mc.Route, mc.Kind); p.ok {
+		reorient(mc, betterLower, p.dir)
+	}
+}
+
+// missingRouteRows are the Unknown rows of the primary metrics naming a route that no row of
+// out is: one the runs did not report (or not on both sides), with the name it looked for.
+func missingRouteRows(out []result.MetricComparison, cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
+	var missing []result.MetricComparison
+	for _, p := range o.Primary {
+		if p.Route == "" || p.Workload == nil {
+			continue
+		}
+		pw := *p.Workload
+		names := func(workload, route string) bool {
+			parts := strings.SplitN(workload, "/", 3)
+			return route == p.Route && len(parts) == 3 && namesWorkload(pw, parts[0], parts[1], parts[2])
+		}
+		if slices.ContainsFunc(out, func(mc result.MetricComparison) bool { return mc.Kind == p.Metric && names(mc.RouteWorkload, mc.Route) }) {
+			continue
+		}
+		has := func(rs []*result.Result) bool {
+			return slices.ContainsFunc(rs, func(r *result.Result) bool {
+				return slices.ContainsFunc(r.Routes, func(rr result.RouteResult) bool { return names(rr.Workload, rr.Route) })
+			})
+		}
+		kind := pw.Kind
+		if kind == "" {
+			kind = perfexpv1alpha1.WorkloadKindDeployment
+		}
+		ref := string(kind) + "/" + pw.Name
+		if pw.Namespace != "" {
+			ref = workloadRef(string(kind), pw.Namespace, pw.Name)
+		}
+		mc := result.MetricComparison{Metric: routeLabel(ref, p.Route, p.Metric), Kind: p.Metric, Unit: metricUnit(p.Metric), Route: p.Route, RouteWorkload: ref, Primary: true}
+		setUnknown(&mc, missingWhy("route "+p.Route+" of "+ref, has(cur), has(base), len(cur) > 1 || len(base) > 1))
+		missing = append(missing, mc)
+	}
+	return missing
 }
 
 // routeRunRows compare every route of the first run of each side on the runs' values, as the
@@ -97,7 +143,7 @@ func routeRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricC
 		rr := &cur[0].Routes[i]
 		br := base[0].FindRoute(rr.Workload, rr.Route)
 		for _, m := range routeMetrics {
-			mc := newRouteComparison(rr, br, m)
+			mc := newRouteComparison(rr, br, m, o)
 			vc, vb := routeRunValues(cur, rr, m), routeRunValues(base, rr, m)
 			mc.Value, mc.Baseline, mc.Delta, mc.DeltaPercent = mean(vc), mean(vb), nil, nil
 			fillDelta(&mc)
@@ -108,11 +154,12 @@ func routeRunRows(cur, base []*result.Result, o CompareOptions) []result.MetricC
 				setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
 			default:
 				fill(&mc, runEffect(vc, vb, m, o.MinChangePercent).atLevel(o.alpha()), result.MethodRuns, "runs")
+				o.orientRoute(&mc)
 			}
 			out = append(out, mc)
 		}
 	}
-	return out
+	return append(out, missingRouteRows(out, cur, base, o)...)
 }
 
 // routeRunValues is the route's statistic in each run that has it.

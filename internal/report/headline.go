@@ -88,7 +88,7 @@ func (m *markdown) comparisonTable(c *result.Comparison, rows []int) {
 func comparisonRows(c *result.Comparison) (head, other []int) {
 	for i, mc := range c.Metrics {
 		switch {
-		case mc.Workload != "", mc.Route != "":
+		case mc.Workload != "", mc.Route != "" && !mc.Primary:
 		case mc.Primary:
 			head = append(head, i)
 		default:
