@@ -7,12 +7,13 @@ package v1alpha1
 type SweepReport struct {
 	// sections are the tables, in this order whatever the list's: Transactions (each scenario,
 	// its most frequent requests, k6 groups, Trends, iteration durations and Counters),
-	// Services (each observed workload's CPU and memory) and Queries (the custom queries).
-	// Omitted: all three.
+	// Services (each observed workload's CPU and memory), Routes (the slowest APIs of the
+	// services whose own request histogram analysis.observe[].routes reads) and Queries (the
+	// custom queries). Omitted: all four.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:MaxItems=4
 	Sections []SweepReportSection `json:"sections,omitempty"`
 
 	// statistics are the columns of the Transactions tables, in this order. Omitted: Avg, P50,
@@ -35,7 +36,7 @@ type SweepReport struct {
 }
 
 // SweepReportSection is one kind of per-arm table of a sweep's report.
-// +kubebuilder:validation:Enum=Transactions;Services;Queries
+// +kubebuilder:validation:Enum=Transactions;Services;Routes;Queries
 type SweepReportSection string
 
 const (
@@ -44,6 +45,9 @@ const (
 	SweepSectionTransactions SweepReportSection = "Transactions"
 	// SweepSectionServices are the tables of the observed workloads' CPU and memory.
 	SweepSectionServices SweepReportSection = "Services"
+	// SweepSectionRoutes are the tables of the observed services' slowest routes, from their
+	// own request histograms (server-side latency).
+	SweepSectionRoutes SweepReportSection = "Routes"
 	// SweepSectionQueries is the table of the custom queries.
 	SweepSectionQueries SweepReportSection = "Queries"
 )

@@ -14,7 +14,8 @@ package v1alpha1
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Count') == has(self.counter)",message="counter is set exactly when metric is Count (a Counter is compared on its rate per second)"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Percent') == has(self.rate)",message="rate is set exactly when metric is Percent (a custom Rate's share of non-zero values)"
 // +kubebuilder:validation:XValidation:rule="(self.metric == 'Query') == has(self.query)",message="query is set exactly when metric is Query"
-// +kubebuilder:validation:XValidation:rule="(self.metric in ['CPU', 'CPUPercentOfRequest', 'Memory']) == has(self.workload)",message="workload is set exactly when metric is CPU, CPUPercentOfRequest or Memory"
+// +kubebuilder:validation:XValidation:rule="has(self.route) || (self.metric in ['CPU', 'CPUPercentOfRequest', 'Memory']) == has(self.workload)",message="workload is set exactly when metric is CPU, CPUPercentOfRequest or Memory, or with route"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || (has(self.workload) && self.metric in ['Avg', 'P95', 'ErrorRate'])",message="route needs workload (the service whose own histogram analysis.observe[].routes reads) and metric Avg, P95 or ErrorRate"
 // +kubebuilder:validation:XValidation:rule="!(has(self.counter) || has(self.rate) || has(self.query)) || has(self.direction)",message="a counter, rate or query primary metric needs a direction (LowerIsBetter, HigherIsBetter or TwoSided): whether more is better is the script's or the query's to say"
 type PrimaryMetric struct {
 	// metric is the statistic: Avg, P50, P75, P90, P95, P99, ErrorRate or Rate (requests per
@@ -70,6 +71,14 @@ type PrimaryMetric struct {
 	// one of analysis.observe, or one of the target namespace.
 	// +optional
 	Workload *MetricWorkload `json:"workload,omitempty"`
+
+	// route names one route of the workload's own request histogram (an observe entry with
+	// routes reads it), with metric Avg, P95 or ErrorRate: the service-side latency or error
+	// share of that API decides the headline.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Route string `json:"route,omitempty"`
 
 	// direction says which way a change is worse: LowerIsBetter, HigherIsBetter, or TwoSided
 	// (any change beyond the minimum meaningful change matters, and is reported as Regressed

@@ -31,6 +31,9 @@ type Input struct {
 	Analysis perfexpv1alpha1.Analysis
 	// Workloads are the touched and observed workloads with their containers' resources.
 	Workloads []Workload
+	// Routes are the workloads whose own request histogram is read per route
+	// (analysis.observe[].routes).
+	Routes []RouteSource
 	// Baseline is the baseline run, nil when none is set.
 	Baseline *judge.Baseline
 	// Inventory is what the touched and observed workloads ran with, recorded when the
@@ -121,6 +124,7 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 		return nil, err
 	}
 	cur.Workloads = d.wd.intervals(w.ms, w.step, int(in.End.Sub(w.ms)/w.step))
+	cur.Routes = d.routes.intervals
 	r.Timeline = timeline(cur, w.ms, in.Scenarios)
 	r.Intervals = stored(cur, r)
 	if in.Baseline != nil {

@@ -36,6 +36,7 @@ func compareWithBaseline(ctx context.Context, q Querier, in Input, r *result.Res
 				return nil, err
 			}
 			compared.Workloads = cur.Workloads
+			compared.Routes = cur.Routes
 		}
 	}
 	c := judge.Compare(r, compared, b, base, opts)

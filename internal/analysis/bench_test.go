@@ -19,7 +19,7 @@ import (
 // a flush every `every`, an iterations counter per runner as k6 writes it) and workloads (two
 // pods each, scraped every `every`, with cAdvisor's limit series) into a real Prometheus, and
 // returns the input that analyses it.
-func benchData(b *testing.B, prom *promtest.Server, testID string, names, workloads int, start time.Time, length, every time.Duration) Input {
+func benchData(b *testing.B, prom *promtest.Server, testID string, names, workloads int, start time.Time, length, every time.Duration, routes bool) Input {
 	b.Helper()
 	end := start.Add(length)
 	var series []promtest.Series
@@ -45,6 +45,18 @@ func benchData(b *testing.B, prom *promtest.Server, testID string, names, worklo
 				from: start, to: end, cpuCores: 0.1 * float64(p+1), mem: constant(float64(100+w) * mib), periodsPerSec: 10, throttledPerSec: 1,
 				limits: true, cpuLimit: 1, memLimit: 512 * mib, every: every}
 			series = append(series, c.series()...)
+			// The service's own request histogram, four routes, read by analysis.observe's routes.
+			for route := range 4 * boolInt(routes) {
+				h := newRouteHist(true, map[string]string{"namespace": testID, "pod": c.pod, "route": fmt.Sprintf("route-%d", route), "code": "200"})
+				for at := start; !at.After(end); at = at.Add(every) {
+					h.scrape(at, "bench_http_request_duration_seconds", latencies(5, 0.002, 0.05, route+int(at.Unix()))...)
+				}
+				series = append(series, h.out...)
+			}
+		}
+		if routes {
+			in.Routes = append(in.Routes, RouteSource{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: testID, Name: name,
+				Spec: perfexpv1alpha1.RouteHistogram{Metric: "bench_http_request_duration_seconds"}})
 		}
 		in.Workloads = append(in.Workloads, Workload{Kind: perfexpv1alpha1.WorkloadKindDeployment, Namespace: testID, Name: name,
 			Containers: []Container{{Name: "app", CPULimit: ptr(1), MemoryLimit: ptr(512 * mib)}}})
@@ -53,14 +65,21 @@ func benchData(b *testing.B, prom *promtest.Server, testID string, names, worklo
 	return in
 }
 
-// BenchmarkAnalyze analyses one hour of 200 request names and 50 workloads, and a run of 20
-// names and 5 workloads, and reports the number of Prometheus queries each needs: the same.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkAnalyze analyses one hour of 200 request names and 50 workloads (each with four
+// routes of its own request histogram), and a run of 20 names and 5 workloads, and reports the number of Prometheus queries each needs: the same.
 func BenchmarkAnalyze(b *testing.B) {
 	prom := promtest.Start(b)
 	api := prom.API(b)
 	start := time.Now().Add(-62 * time.Minute).Truncate(time.Minute)
-	big := benchData(b, prom, "bench-big", 200, 50, start, time.Hour, 15*time.Second)
-	small := benchData(b, prom, "bench-small", 20, 5, start, time.Hour, 15*time.Second)
+	big := benchData(b, prom, "bench-big", 200, 50, start, time.Hour, 15*time.Second, true)
+	small := benchData(b, prom, "bench-small", 20, 5, start, time.Hour, 15*time.Second, true)
 	for _, tc := range []struct {
 		name string
 		in   Input
@@ -85,6 +104,9 @@ func BenchmarkAnalyze(b *testing.B) {
 			if len(r.Workloads) != len(tc.in.Workloads) || r.Workloads[0].CPUAvg == nil {
 				b.Fatalf("workloads %+v", r.Workloads)
 			}
+			if len(r.Routes) != 4*len(tc.in.Routes) || r.Routes[0].P95 == nil {
+				b.Fatalf("%d routes, want %d", len(r.Routes), 4*len(tc.in.Routes))
+			}
 			status, _ := r.Status()
 			js, err := json.Marshal(status)
 			if err != nil {
@@ -105,7 +127,7 @@ func BenchmarkAnalyzeSoak(b *testing.B) {
 	prom := promtest.Start(b)
 	api := prom.API(b)
 	start := time.Now().Add(-24*time.Hour - 10*time.Minute).Truncate(time.Minute)
-	soak := benchData(b, prom, "soak", 20, 50, start, 24*time.Hour, 30*time.Second)
+	soak := benchData(b, prom, "soak", 20, 50, start, 24*time.Hour, 30*time.Second, false)
 	h := func(n int) *metav1.Duration { return &metav1.Duration{Duration: time.Duration(n) * time.Hour} }
 	soak.Analysis.Slices = []perfexpv1alpha1.TimeSlice{{Name: "first-2h", From: h(0), To: h(2)}, {Name: "last-6h", Last: h(6)}}
 	shorter := soak

@@ -410,7 +410,7 @@ func stored(d *result.IntervalData, r *result.Result) *result.IntervalData {
 			keep[k] = true
 		}
 	}
-	out := &result.IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads}
+	out := &result.IntervalData{StepSeconds: d.StepSeconds, SuccessfulOnly: d.SuccessfulOnly, Workloads: d.Workloads, Routes: d.Routes}
 	for _, s := range d.Series {
 		if keep[s.Key()] {
 			out.Series = append(out.Series, s)

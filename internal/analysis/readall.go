@@ -39,6 +39,7 @@ type reads struct {
 	nlNote   string
 	runners  []result.RunnerUse
 	queries  []result.QueryResult
+	routes   *routeData
 	sliceQs  [][]result.QueryResult
 }
 
@@ -65,6 +66,7 @@ func readAll(ctx context.Context, q Querier, in Input, w *window) (*reads, error
 		func() (err error) { d.wd, d.wdNotes, err = readListedWorkloads(ctx, q, in, w.ms); return err },
 		func() (err error) { d.nodeLoad, d.nlNote, err = readNodeLoad(ctx, q, in, w.ms, in.End); return err },
 		func() (err error) { d.runners, err = readRunners(ctx, q, in, w.ms, in.End); return err },
+		func() (err error) { d.routes, err = readRoutes(ctx, q, in.Routes, w.ms, in.End, w.step); return err },
 		func() (err error) {
 			d.queries, err = runQueries(ctx, q, in.Analysis.Queries, templateData(in.TargetNamespace, in.TestID, in.Start, w.ms, in.End), in.queryScope(), in.End)
 			return err
@@ -162,6 +164,8 @@ func fillResources(in Input, w *window, d *reads, r *result.Result) {
 	r.Notes = append(r.Notes, saturationNotes(d.runners, d.nodeLoad)...)
 	r.Workloads = d.wd.results(w.ms, in.End, true)
 	r.Queries = d.queries
+	r.Routes = d.routes.results
+	r.Notes = append(r.Notes, d.routes.notes...)
 }
 
 // fillSlices folds the reads into each time slice's results.

@@ -339,6 +339,8 @@ type workloadQuery struct {
 	ns       string
 	selector perfexpv1alpha1.WorkloadSelector
 	listed   bool
+	// routes is the observe entry's route histogram, nil when it reads none.
+	routes *perfexpv1alpha1.RouteHistogram
 }
 
 // workloadQueries are the lists to read besides the touched workloads: each observe entry
@@ -349,7 +351,7 @@ func workloadQueries(exp *perfexpv1alpha1.PerfExperiment) []workloadQuery {
 	var out []workloadQuery
 	if exp.Spec.Analysis != nil {
 		for _, o := range exp.Spec.Analysis.Observe {
-			q := workloadQuery{kind: o.Kind, ns: o.Namespace, selector: o.WorkloadSelector}
+			q := workloadQuery{kind: o.Kind, ns: o.Namespace, selector: o.WorkloadSelector, routes: o.Routes}
 			if q.ns == "" {
 				q.ns = target
 			}
@@ -384,6 +386,27 @@ func mergeWorkloads(touched []analysis.Workload, queries []workloadQuery, found 
 			seen[k] = true
 			wl.Listed = q.listed
 			out = append(out, wl)
+		}
+	}
+	return out
+}
+
+// routeSources are the workloads whose routes are read: each one an observe entry with routes
+// found, once (the first entry naming it decides its histogram).
+func routeSources(queries []workloadQuery, found [][]analysis.Workload) []analysis.RouteSource {
+	seen := map[workloadKey]bool{}
+	var out []analysis.RouteSource
+	for i, q := range queries {
+		if q.routes == nil {
+			continue
+		}
+		for _, wl := range found[i] {
+			k := workloadKey{q.kind, q.ns, wl.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, analysis.RouteSource{Kind: q.kind, Namespace: q.ns, Name: wl.Name, Spec: *q.routes})
 		}
 	}
 	return out

@@ -550,3 +550,29 @@ func TestRecordResults(t *testing.T) {
 		t.Errorf("message of %d bytes, valid UTF-8 %v: %q", len(c.Message), utf8.ValidString(c.Message), c.Message[len(c.Message)-10:])
 	}
 }
+
+// An observe entry with routes reads the routes of every workload it finds, including a
+// touched one (whose CPU row comes from the variant's list), each once; entries without routes
+// and the target namespace's listed workloads read none.
+func TestRouteSourcesComeFromObserveEntriesWithRoutes(t *testing.T) {
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "e"}}
+	exp.Spec.TargetNamespace = "library"
+	routes := &perfexpv1alpha1.RouteHistogram{Metric: "demo_http_request_duration_seconds"}
+	exp.Spec.Analysis = &perfexpv1alpha1.Analysis{Observe: []perfexpv1alpha1.ObservedWorkloads{
+		{WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"circulation", "inventory"}}, Routes: routes},
+		{WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Kind: perfexpv1alpha1.WorkloadKindStatefulSet, Names: []string{"postgres"}}},
+		{WorkloadSelector: perfexpv1alpha1.WorkloadSelector{Names: []string{"circulation"}}, Namespace: "library", Routes: &perfexpv1alpha1.RouteHistogram{Metric: "other"}},
+	}}
+	queries := workloadQueries(exp)
+	wl := func(name string) analysis.Workload { return analysis.Workload{Name: name} }
+	found := [][]analysis.Workload{{wl("circulation"), wl("inventory")}, {wl("postgres")}, {wl("circulation")}, {wl("circulation"), wl("cache")}, nil}
+	got := routeSources(queries, found)
+	var names []string
+	for _, s := range got {
+		names = append(names, fmt.Sprintf("%s/%s/%s %s", s.Kind, s.Namespace, s.Name, s.Spec.Metric))
+	}
+	want := "Deployment/library/circulation demo_http_request_duration_seconds; Deployment/library/inventory demo_http_request_duration_seconds"
+	if strings.Join(names, "; ") != want {
+		t.Errorf("route sources\n %s\nwant\n %s", strings.Join(names, "; "), want)
+	}
+}

@@ -37,7 +37,7 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 		return in, err
 	}
 	in.LoadShape = result.LoadShape(exp.Spec.Load, scripts)
-	if in.Workloads, err = a.workloads(ctx, exp); err != nil {
+	if in.Workloads, in.Routes, err = a.workloads(ctx, exp); err != nil {
 		return in, err
 	}
 	if exp.Spec.Baseline != nil {
@@ -70,7 +70,8 @@ func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *pe
 
 // workloads lists the touched workloads with the resources in force during the run, the
 // observed ones with their specs' resources, and the target namespace's other workloads.
-func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]analysis.Workload, error) {
+// The observe entries with routes also name the workloads whose routes are read.
+func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) ([]analysis.Workload, []analysis.RouteSource, error) {
 	touched := touchedWorkloads(exp.Status.Environment)
 	for i := range touched {
 		if touched[i].Containers != nil {
@@ -78,7 +79,7 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 		}
 		spec, err := a.podSpec(ctx, touched[i].Kind, touched[i].Namespace, touched[i].Name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		touched[i].Containers = containersOf(spec)
 	}
@@ -87,10 +88,10 @@ func (a *PrometheusAnalyzer) workloads(ctx context.Context, exp *perfexpv1alpha1
 	for i, q := range queries {
 		var err error
 		if found[i], err = a.observed(ctx, q.kind, q.ns, q.selector); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return mergeWorkloads(touched, queries, found), nil
+	return mergeWorkloads(touched, queries, found), routeSources(queries, found), nil
 }
 
 // observed lists the workloads an observe entry chooses. A named workload that is gone is

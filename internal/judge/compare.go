@@ -205,6 +205,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 	c.Notes = append(c.Notes, notRunNotes(r, b.Result, o)...)
 	c.Notes = append(c.Notes, saturationCompareNotes([]*result.Result{r}, []*result.Result{b.Result})...)
 	c.Metrics = append(c.Metrics, workloadRows(r, b.Result, cur, base, o, wd.widen, r.TestID, baseID)...)
+	c.Metrics = append(c.Metrics, routeRows(r, b.Result, cur, base, o, wd.widen, r.TestID, baseID)...)
 	wd.done()
 	c.Metrics = append(c.Metrics, queryRows(r, b.Result, o)...)
 	compareCustom(c, r, b.Result, o)

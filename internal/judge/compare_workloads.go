@@ -104,7 +104,7 @@ func (o CompareOptions) orientWorkload(w *result.WorkloadResult, mc *result.Metr
 func missingWorkloadRows(out []result.MetricComparison, cur, base []*result.Result, o CompareOptions) []result.MetricComparison {
 	var missing []result.MetricComparison
 	for _, p := range o.Primary {
-		if p.Workload == nil {
+		if p.Workload == nil || p.Route != "" {
 			continue
 		}
 		pw := *p.Workload

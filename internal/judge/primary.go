@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	moremath "github.com/aclements/go-moremath/stats"
 
@@ -104,7 +105,19 @@ func (o CompareOptions) primaryQuery(name string) primaryMatch {
 // primaryWorkload is whether a workload's CPU or memory row is primary.
 func (o CompareOptions) primaryWorkload(kind, namespace, name string, m perfexpv1alpha1.ObjectiveMetric) primaryMatch {
 	return o.primaryIn(m, func(p perfexpv1alpha1.PrimaryMetric) bool {
-		return p.Workload != nil && namesWorkload(*p.Workload, kind, namespace, name)
+		return p.Workload != nil && p.Route == "" && namesWorkload(*p.Workload, kind, namespace, name)
+	})
+}
+
+// primaryRoute is whether a route's row (its workload named as "Deployment/shop/api") is
+// primary.
+func (o CompareOptions) primaryRoute(workload, route string, m perfexpv1alpha1.ObjectiveMetric) primaryMatch {
+	parts := strings.SplitN(workload, "/", 3)
+	if len(parts) != 3 {
+		return primaryMatch{}
+	}
+	return o.primaryIn(m, func(p perfexpv1alpha1.PrimaryMetric) bool {
+		return p.Route == route && p.Workload != nil && namesWorkload(*p.Workload, parts[0], parts[1], parts[2])
 	})
 }
 

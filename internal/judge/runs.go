@@ -103,6 +103,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 		c.Metrics = append(c.Metrics, mc)
 	}
 	c.Metrics = append(c.Metrics, workloadRunRows(cur, base, o, &paired, &unpaired)...)
+	c.Metrics = append(c.Metrics, routeRunRows(cur, base, o)...)
 	c.Metrics = append(c.Metrics, queryRunRows(cur, base, o, &paired, &unpaired)...)
 	notes, cal := designNotes(o.Design, ref, paired, unpaired)
 	c.Notes, c.Calibration = append(c.Notes, notes...), cal

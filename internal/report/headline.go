@@ -83,12 +83,12 @@ func (m *markdown) comparisonTable(c *result.Comparison, rows []int) {
 }
 
 // comparisonRows are the indexes of c's metric rows (the workloads' are in the Services
-// tables): the headline's, primary metrics, and the others; every row is the headline's when
+// tables, the routes' in Slowest APIs): the headline's, primary metrics, and the others; every row is the headline's when
 // none is primary.
 func comparisonRows(c *result.Comparison) (head, other []int) {
 	for i, mc := range c.Metrics {
 		switch {
-		case mc.Workload != "":
+		case mc.Workload != "", mc.Route != "" && !mc.Primary:
 		case mc.Primary:
 			head = append(head, i)
 		default:

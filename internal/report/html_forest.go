@@ -214,8 +214,8 @@ func comparisonCharts(c *result.Comparison) string {
 	uncharted := map[string][]string{} // metrics without an interval, by reason
 	var reasons []string
 	for _, m := range c.Metrics {
-		if m.Workload != "" {
-			continue // the Services tables show workloads' changes
+		if m.Workload != "" || m.Route != "" {
+			continue // the Services and Slowest APIs tables show workloads' and routes' changes
 		}
 		row, ok := metricRow(m)
 		switch {

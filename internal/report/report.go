@@ -36,7 +36,7 @@ func ParseJSON(b []byte) (*result.Result, error) {
 // Markdown renders the report, the answer first: the overview with the verdict, the findings, the change
 // against the baseline with the primary metrics it rests on, the objectives and thresholds; then
 // the detail tables (summary, response times, iterations and checks, the other compared metrics,
-// per-service CPU and memory, load generators, the environment, custom queries, slices, the timeline of phases);
+// per-service CPU and memory, the slowest APIs, load generators, the environment, custom queries, slices, the timeline of phases);
 // then, once, how it was decided.
 func Markdown(r *result.Result) string {
 	m := &markdown{notes: rowNotes(r)}
@@ -51,6 +51,7 @@ func Markdown(r *result.Result) string {
 	m.checksAndCounters(r.Scenarios)
 	m.otherMetrics(r.Comparison)
 	m.workloads(r.Workloads, r.Comparison)
+	m.routes(r.Routes, r.Comparison)
 	m.runners(r.Runners, r.NodeLoad)
 	m.environment(r)
 	m.queries(r.Queries)

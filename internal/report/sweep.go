@@ -57,6 +57,8 @@ type SweepArmResult struct {
 	Transactions []SweepTransactionStats `json:"transactions,omitempty"`
 	Workloads    []SweepWorkloadStats    `json:"workloads,omitempty"`
 	Queries      []SweepQueryStats       `json:"queries,omitempty"`
+	// Routes are the observed services' routes (server-side latency), means over the arm's runs.
+	Routes []SweepRouteStats `json:"routes,omitempty"`
 	// Comparison of the arm's runs with the baseline's runs; absent for the baseline.
 	Comparison *result.Comparison `json:"comparison,omitempty"`
 	// Decision is how a sequential sweep decided the arm; absent for a fixed sweep.

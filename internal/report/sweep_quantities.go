@@ -142,7 +142,7 @@ func transactionColumn(k transactionKey, m perfexpv1alpha1.ObjectiveMetric, labe
 		name = k.scenario + " " + stat
 	case TransactionRequest:
 		col.metric = func(mc result.MetricComparison) bool {
-			return mc.Scenario == k.scenario && mc.Request == k.name && mc.Kind == m && mc.Workload == ""
+			return mc.Scenario == k.scenario && mc.Request == k.name && mc.Kind == m && mc.Workload == "" && mc.Route == ""
 		}
 		return col
 	case TransactionGroup:
@@ -158,9 +158,9 @@ func transactionColumn(k transactionKey, m perfexpv1alpha1.ObjectiveMetric, labe
 		if k.kind == TransactionScenario && mc.Metric == "" {
 			// Rows of an older perfexp's results may name no metric: the scenario's own are
 			// the ones of its kind without a request.
-			return mc.Scenario == k.scenario && mc.Request == "" && mc.Kind == m && mc.Workload == ""
+			return mc.Scenario == k.scenario && mc.Request == "" && mc.Kind == m && mc.Workload == "" && mc.Route == ""
 		}
-		return mc.Metric == name && mc.Workload == ""
+		return mc.Metric == name && mc.Workload == "" && mc.Route == ""
 	}
 	return col
 }

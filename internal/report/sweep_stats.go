@@ -111,3 +111,20 @@ type SweepQuerySeries struct {
 	Labels map[string]string `json:"labels"`
 	Value  *float64          `json:"value,omitempty"`
 }
+
+// SweepRouteStats is one route of an observed service in one arm, from the service's own
+// request histogram: geometric means of its latencies (ms) and rate, arithmetic of its error
+// share, over the arm's runs that had it.
+type SweepRouteStats struct {
+	// Workload names the service as comparisons do ("Deployment/shop/api").
+	Workload     string   `json:"workload"`
+	Route        string   `json:"route"`
+	Runs         int      `json:"runs"`
+	Rate         *float64 `json:"rate,omitempty"`
+	ErrorPercent *float64 `json:"errorPercent,omitempty"`
+	Avg          *float64 `json:"avg,omitempty"`
+	P50          *float64 `json:"p50,omitempty"`
+	P75          *float64 `json:"p75,omitempty"`
+	P95          *float64 `json:"p95,omitempty"`
+	P99          *float64 `json:"p99,omitempty"`
+}

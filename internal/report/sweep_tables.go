@@ -92,7 +92,8 @@ func cellOf(col sweepColumn, a, base *SweepArmResult) sweepCell {
 
 // sections are the sections the sweep's report shows, in the report's order.
 func (r *SweepResult) sections() []perfexpv1alpha1.SweepReportSection {
-	all := []perfexpv1alpha1.SweepReportSection{perfexpv1alpha1.SweepSectionTransactions, perfexpv1alpha1.SweepSectionServices, perfexpv1alpha1.SweepSectionQueries}
+	all := []perfexpv1alpha1.SweepReportSection{perfexpv1alpha1.SweepSectionTransactions, perfexpv1alpha1.SweepSectionServices,
+		perfexpv1alpha1.SweepSectionRoutes, perfexpv1alpha1.SweepSectionQueries}
 	if r.Report == nil || len(r.Report.Sections) == 0 {
 		return all
 	}
@@ -138,6 +139,8 @@ func sweepQuantities(r *SweepResult) []sweepQuantity {
 			out = append(out, transactionQuantities(r)...)
 		case perfexpv1alpha1.SweepSectionServices:
 			out = append(out, workloadQuantities(r)...)
+		case perfexpv1alpha1.SweepSectionRoutes:
+			out = append(out, routeQuantities(r)...)
 		case perfexpv1alpha1.SweepSectionQueries:
 			out = append(out, queryQuantities(r)...)
 		}
@@ -349,6 +352,8 @@ func sectionTitle(s perfexpv1alpha1.SweepReportSection) string {
 		return "Services: CPU and memory"
 	case perfexpv1alpha1.SweepSectionQueries:
 		return "Queries"
+	case perfexpv1alpha1.SweepSectionRoutes:
+		return "Slowest APIs"
 	}
 	return "Transactions"
 }
@@ -362,6 +367,8 @@ func sectionIntro(r *SweepResult, s perfexpv1alpha1.SweepReportSection, tables i
 			"%% of request / limit (the busiest pod's) and throttled are as in the run reports. The Δ columns are the change against the baseline with its 95 %% interval and verdict, "+
 			"judged by the rule of the table of arms (±%g %%); they are secondary rows (Benjamini-Hochberg across them in each arm's comparison) and never decide an arm.",
 			tables, r.MinMeaningfulChangePercent)
+	case perfexpv1alpha1.SweepSectionRoutes:
+		return routeSectionIntro(r, tables)
 	case perfexpv1alpha1.SweepSectionQueries:
 		return "One table per custom query, a row per arm: the mean of its value over the arm's runs (a column per series for a query that returned several, " +
 			"the largest in the baseline first). A query has one value per run; its change reads `not compared` where the comparison has no row for it, " +

@@ -46,10 +46,10 @@ func trimSweep(r *SweepResult, keep int) *SweepResult {
 	c.Notes = slices.Clone(r.Notes)
 	if keep == 0 {
 		for i := range c.Arms {
-			c.Arms[i].Transactions, c.Arms[i].Workloads, c.Arms[i].Queries = nil, nil, nil
+			c.Arms[i].Transactions, c.Arms[i].Workloads, c.Arms[i].Queries, c.Arms[i].Routes = nil, nil, nil, nil
 		}
 		c.Report = &perfexpv1alpha1.SweepReport{}
-		c.Notes = append(c.Notes, "the report was too large for a ConfigMap: its per-arm tables (transactions, services, queries) are left out; each arm's comparison in results.json still holds their changes and verdicts")
+		c.Notes = append(c.Notes, "the report was too large for a ConfigMap: its per-arm tables (transactions, services, routes, queries) are left out; each arm's comparison in results.json still holds their changes and verdicts")
 		return &c
 	}
 	qs := workloadQuantities(r)

@@ -63,6 +63,8 @@ type IntervalData struct {
 	// Workloads are each reported workload's CPU and memory on the same intervals; absent in
 	// results analysed before perfexp kept them.
 	Workloads []WorkloadIntervals `json:"workloads,omitempty"`
+	// Routes are the observed services' routes on the same intervals.
+	Routes []RouteIntervals `json:"routes,omitempty"`
 }
 
 // IntervalSeries is one scenario's (or request name's) per-interval data. Interval i of every

@@ -48,6 +48,9 @@ type Result struct {
 	// Inventory is what each touched and observed workload ran with (inventory.go); nil when
 	// the run recorded none.
 	Inventory []WorkloadInventory `json:"inventory,omitempty"`
+	// Routes are the observed services' routes from their own request histograms
+	// (analysis.observe[].routes), the slowest by p95 first within each service.
+	Routes []RouteResult `json:"routes,omitempty"`
 	// NodeLoad is the CPU the run's nodes spent outside the experiment, nil when unknown.
 	NodeLoad *NodeLoad `json:"nodeLoad,omitempty"`
 	// Runners is what the k6 pods used during the measured window (the busiest first).
@@ -367,11 +370,15 @@ type MetricComparison struct {
 	// Workload names the workload of a CPU or memory row ("Deployment/shop/api"); Pods and
 	// BaselinePods are its pods in each run (the most of any run, for repeats), so a variant
 	// that scaled it shows beside a change of its totals.
-	Workload     string                          `json:"workload,omitempty"`
-	Pods         int                             `json:"pods,omitempty"`
-	BaselinePods int                             `json:"baselinePods,omitempty"`
-	Kind         perfexpv1alpha1.ObjectiveMetric `json:"kind"`
-	Unit         string                          `json:"unit"`
+	Workload string `json:"workload,omitempty"`
+	// Route names the route of a server-side latency row (its service is RouteWorkload); such
+	// rows are the report's "Slowest APIs" table.
+	Route         string                          `json:"route,omitempty"`
+	RouteWorkload string                          `json:"routeWorkload,omitempty"`
+	Pods          int                             `json:"pods,omitempty"`
+	BaselinePods  int                             `json:"baselinePods,omitempty"`
+	Kind          perfexpv1alpha1.ObjectiveMetric `json:"kind"`
+	Unit          string                          `json:"unit"`
 	// Primary metrics decide the headline.
 	Primary  bool     `json:"primary,omitempty"`
 	Baseline *float64 `json:"baseline,omitempty"`

@@ -143,6 +143,8 @@ func (cmp *Comparison) Status() *perfexpv1alpha1.Comparison {
 		switch {
 		case m.Primary:
 			return 0
+		case m.Route != "":
+			return 3
 		case m.Request == "" && m.Kind != perfexpv1alpha1.MetricQuery && (m.Kind == perfexpv1alpha1.MetricP95 || m.Kind == perfexpv1alpha1.MetricAvg ||
 			m.Kind == perfexpv1alpha1.MetricErrorRate || m.Kind == perfexpv1alpha1.MetricRate):
 			return 1

@@ -106,6 +106,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		}
 		a.Scenarios = scenarioMeans(valid)
 		a.Transactions, a.Workloads, a.Queries = transactionMeans(valid), workloadMeans(valid), queryMeans(valid)
+		a.Routes = routeMeans(valid)
 		out.Arms = append(out.Arms, a)
 	}
 

@@ -195,3 +195,39 @@ func appendFinite(dst *[]float64, v *float64) {
 		*dst = append(*dst, *v)
 	}
 }
+
+// routeMeans are each observed service's routes over the runs that read them, for the report's
+// Slowest APIs tables: geometric means of latencies and rates, arithmetic of error shares, as
+// the transactions'.
+func routeMeans(runs []*result.Result) []report.SweepRouteStats {
+	type sums struct{ rate, errs, avg, p50, p75, p95, p99 []float64 }
+	var out []report.SweepRouteStats
+	var acc []*sums
+	index := map[[2]string]int{}
+	for _, r := range runs {
+		for _, rr := range r.Routes {
+			k := [2]string{rr.Workload, rr.Route}
+			i, ok := index[k]
+			if !ok {
+				i = len(out)
+				index[k] = i
+				out = append(out, report.SweepRouteStats{Workload: rr.Workload, Route: rr.Route})
+				acc = append(acc, &sums{})
+			}
+			out[i].Runs++
+			a := acc[i]
+			for _, f := range []struct {
+				dst *[]float64
+				v   *float64
+			}{{&a.rate, rr.Rate}, {&a.errs, rr.ErrorPercent}, {&a.avg, rr.Avg}, {&a.p50, rr.P50}, {&a.p75, rr.P75}, {&a.p95, rr.P95}, {&a.p99, rr.P99}} {
+				appendFinite(f.dst, f.v)
+			}
+		}
+	}
+	for i := range out {
+		a, s := acc[i], &out[i]
+		s.Rate, s.ErrorPercent = geomean(a.rate), mean(a.errs)
+		s.Avg, s.P50, s.P75, s.P95, s.P99 = geomean(a.avg), geomean(a.p50), geomean(a.p75), geomean(a.p95), geomean(a.p99)
+	}
+	return out
+}
