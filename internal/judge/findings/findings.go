@@ -22,6 +22,9 @@ const (
 	// UnevenRatio is how far the busiest pod's share of its limit may exceed the workload's mean
 	// share before its load is called uneven.
 	UnevenRatio = 1.5
+	// HotSpotsNamed is how many hot spots are named with their figures, the most severe first
+	// (the largest multiple of its bound); the others are listed in one line.
+	HotSpotsNamed = 3
 	// MoversPerKind is how many rows of each kind (CPU, memory, latency) the movers name.
 	MoversPerKind = 2
 )
@@ -99,35 +102,66 @@ func workloadShort(ref string) string {
 
 func workloadRef(w result.WorkloadResult) string { return w.Kind + "/" + w.Namespace + "/" + w.Name }
 
-// hotSpots names the workloads above HotPercent of their CPU request, their busiest pod's limit
-// or their memory limit, throttled above ThrottledPercent, or restarted.
-func hotSpots(ws []result.WorkloadResult) []result.Finding {
-	var out []result.Finding
+// hotSpot is one workload above a hot-spot bound: why, and how far (the largest multiple of a
+// bound it exceeds; a restart or an OOM kill is the most severe).
+type hotSpot struct {
+	name, why string
+	severity  float64
+}
+
+// rankHotSpots finds the workloads above HotPercent of their CPU request, their busiest pod's
+// limit or their memory limit, throttled above ThrottledPercent, or restarted, the most
+// severe first.
+func rankHotSpots(ws []result.WorkloadResult) []hotSpot {
+	var all []hotSpot
 	for _, w := range ws {
-		name := w.Namespace + "/" + w.Name
 		var why []string
-		if over(w.CPUPercentOfRequest, HotPercent) {
-			why = append(why, fmt.Sprintf("its CPU at %.0f %% of its request", *w.CPUPercentOfRequest))
+		severity := 0.0
+		add := func(p *float64, bound float64, format string) {
+			if over(p, bound) {
+				why = append(why, fmt.Sprintf(format, *p))
+				severity = math.Max(severity, *p/bound)
+			}
 		}
-		if over(w.CPUPercentOfLimit, HotPercent) {
-			why = append(why, fmt.Sprintf("its busiest pod at %.0f %% of its CPU limit", *w.CPUPercentOfLimit))
-		}
-		if over(w.CPUThrottledPercent, ThrottledPercent) {
-			why = append(why, fmt.Sprintf("%.1f %% of its CPU periods throttled", *w.CPUThrottledPercent))
-		}
-		if over(w.MemoryPercentOfLimit, HotPercent) {
-			why = append(why, fmt.Sprintf("its memory peaking at %.0f %% of its limit", *w.MemoryPercentOfLimit))
-		}
+		add(w.CPUPercentOfRequest, HotPercent, "its CPU at %.0f %% of its request")
+		add(w.CPUPercentOfLimit, HotPercent, "its busiest pod at %.0f %% of its CPU limit")
+		add(w.CPUThrottledPercent, ThrottledPercent, "%.1f %% of its CPU periods throttled")
+		add(w.MemoryPercentOfLimit, HotPercent, "its memory peaking at %.0f %% of its limit")
 		if w.Restarts != nil && *w.Restarts > 0 {
 			why = append(why, fmt.Sprintf("%d container restart(s)", *w.Restarts))
+			severity = math.Inf(1)
 		}
 		if w.OOMKills != nil && *w.OOMKills > 0 {
 			why = append(why, fmt.Sprintf("%d OOM kill(s)", *w.OOMKills))
+			severity = math.Inf(1)
 		}
 		if len(why) > 0 {
-			out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services: CPU / " + name,
-				Text: fmt.Sprintf("Hot spot: %s ran with %s.", name, join(why))})
+			all = append(all, hotSpot{name: w.Namespace + "/" + w.Name, why: join(why), severity: severity})
 		}
+	}
+	slices.SortStableFunc(all, func(a, b hotSpot) int { return cmp.Compare(b.severity, a.severity) })
+	return all
+}
+
+// hotSpots names the HotSpotsNamed most severe hot spots with their figures and the others in
+// one line. A platform whose services all run far above tiny requests (CPU units of a few
+// millicores) would otherwise fill the section with a line per service; a report's own reading
+// is "X at 138 %, the rest under 50 %".
+func hotSpots(ws []result.WorkloadResult) []result.Finding {
+	all := rankHotSpots(ws)
+	out := make([]result.Finding, 0, min(len(all), HotSpotsNamed+1))
+	var rest []string
+	for i, h := range all {
+		if i >= HotSpotsNamed {
+			rest = append(rest, h.name)
+			continue
+		}
+		out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services: CPU / " + h.name,
+			Text: fmt.Sprintf("Hot spot: %s ran with %s.", h.name, h.why)})
+	}
+	if len(rest) > 0 {
+		out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services: CPU",
+			Text: fmt.Sprintf("Also above the hot-spot bounds, less so: %s.", join(rest))})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,8 +137,9 @@ func TestHotSpotsUnevenAndCost(t *testing.T) {
 	for _, x := range fs {
 		kinds[x.Kind] = append(kinds[x.Kind], x.Text)
 	}
-	if len(kinds[result.FindingHotSpot]) != 2 || !strings.Contains(kinds[result.FindingHotSpot][0], "138 % of its request") ||
-		!strings.Contains(kinds[result.FindingHotSpot][0], "12.0 % of its CPU periods throttled") || !strings.Contains(kinds[result.FindingHotSpot][1], "2 container restart(s)") {
+	// The most severe first: a restart before anything a bound measures.
+	if len(kinds[result.FindingHotSpot]) != 2 || !strings.Contains(kinds[result.FindingHotSpot][1], "138 % of its request") ||
+		!strings.Contains(kinds[result.FindingHotSpot][1], "12.0 % of its CPU periods throttled") || !strings.Contains(kinds[result.FindingHotSpot][0], "2 container restart(s)") {
 		t.Errorf("hot spots = %q", kinds[result.FindingHotSpot])
 	}
 	// api: 1.5 cores x 600 s / 60,000 requests = 15 ms per request, 15 s per 1,000; the
@@ -155,5 +157,32 @@ func TestUnknownInventoryIsSaid(t *testing.T) {
 	fs := Run(&result.Result{Comparison: &result.Comparison{ConfoundsUnknown: "the baseline recorded no inventory"}}, nil)
 	if len(fs) != 1 || !strings.Contains(fs[0].Text, "could not be compared") {
 		t.Fatalf("findings = %+v", fs)
+	}
+}
+
+// TestHotSpotsNameTheWorstAndListTheRest: eleven services all far above tiny CPU requests (the
+// platform's, whose requests stand for CPU units): the three most severe are named with their
+// figures, the rest in one line; a sweep names each of those three once with its arms.
+func TestHotSpotsNameTheWorstAndListTheRest(t *testing.T) {
+	var ws []result.WorkloadResult
+	for i, pct := range []float64{699, 418, 154, 678, 225, 436, 170, 609, 97, 129, 336} {
+		ws = append(ws, result.WorkloadResult{Kind: "Deployment", Namespace: "p", Name: fmt.Sprintf("s%02d", i), CPUPercentOfRequest: f(pct)})
+	}
+	fs := hotSpots(ws)
+	if len(fs) != HotSpotsNamed+1 {
+		t.Fatalf("findings %q", fs)
+	}
+	for i, want := range []string{"p/s00 ran with its CPU at 699 %", "p/s03 ran with its CPU at 678 %", "p/s07 ran with its CPU at 609 %"} {
+		if !strings.Contains(fs[i].Text, want) {
+			t.Errorf("finding %d = %q, want %q", i, fs[i].Text, want)
+		}
+	}
+	if last := fs[HotSpotsNamed].Text; !strings.Contains(last, "p/s05") || strings.Contains(last, "p/s00") || !strings.Contains(last, " and ") {
+		t.Errorf("the rest = %q", last)
+	}
+	arms := []Arm{{Name: "baseline", Runs: []*result.Result{{Workloads: ws}}}, {Name: "kraft", Runs: []*result.Result{{Workloads: ws}}}}
+	sf := sweepHotSpots(arms)
+	if len(sf) != HotSpotsNamed+1 || !strings.Contains(sf[0].Text, "Hot spot in 2 of 2 arms (baseline, kraft); in baseline, p/s00 ran with its CPU at 699 %") {
+		t.Errorf("sweep findings %q", sf)
 	}
 }

@@ -88,26 +88,34 @@ func withinArm(a Arm) []result.Finding {
 	return out
 }
 
-// sweepHotSpots names each workload that was a hot spot in some arm's run, with those arms.
+// sweepHotSpots names each workload that was one of a run's HotSpotsNamed most severe hot
+// spots, with the arms it was hot in and its figures in the first of them, then the other
+// workloads above a bound in one line, so 12 arms of a platform whose services all exceed tiny
+// requests stay readable.
 func sweepHotSpots(arms []Arm) []result.Finding {
 	type hot struct {
-		arms []string
-		why  string
+		arms    []string
+		why, in string
 	}
 	byWorkload := map[string]*hot{}
-	var order []string
+	var order, also []string
 	for _, a := range arms {
 		for _, r := range a.Runs {
 			if r == nil {
 				continue
 			}
-			for _, f := range hotSpots(r.Workloads) {
-				name := strings.TrimPrefix(f.Row, "Services: CPU / ")
-				h := byWorkload[name]
+			for i, hs := range rankHotSpots(r.Workloads) {
+				if i >= HotSpotsNamed {
+					if !slices.Contains(also, hs.name) {
+						also = append(also, hs.name)
+					}
+					continue
+				}
+				h := byWorkload[hs.name]
 				if h == nil {
-					h = &hot{why: strings.TrimPrefix(f.Text, "Hot spot: ")}
-					byWorkload[name] = h
-					order = append(order, name)
+					h = &hot{why: hs.why, in: a.Name}
+					byWorkload[hs.name] = h
+					order = append(order, hs.name)
 				}
 				if !slices.Contains(h.arms, a.Name) {
 					h.arms = append(h.arms, a.Name)
@@ -115,11 +123,16 @@ func sweepHotSpots(arms []Arm) []result.Finding {
 			}
 		}
 	}
-	out := make([]result.Finding, 0, len(order))
+	out := make([]result.Finding, 0, len(order)+1)
 	for _, name := range order {
 		h := byWorkload[name]
 		out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services / " + name,
-			Text: fmt.Sprintf("Hot spot in %d of %d arms (%s): for one, %s", len(h.arms), len(arms), strings.Join(h.arms, ", "), h.why)})
+			Text: fmt.Sprintf("Hot spot in %d of %d arms (%s); in %s, %s ran with %s.", len(h.arms), len(arms), strings.Join(h.arms, ", "), h.in, name, h.why)})
+	}
+	also = slices.DeleteFunc(also, func(n string) bool { return byWorkload[n] != nil })
+	if len(also) > 0 {
+		out = append(out, result.Finding{Kind: result.FindingHotSpot, Row: "Services",
+			Text: fmt.Sprintf("Also above the hot-spot bounds in some arm, less so: %s.", join(also))})
 	}
 	return out
 }
