@@ -110,28 +110,35 @@ func driftsOf(ref objRef, u *unstructured.Unstructured, snap *Snapshot, ours str
 	return out
 }
 
-// managerOf names the field manager that owns the field at p, other than perfexp itself. A
-// field nobody owns was removed; the manager that wrote the object last (other than perfexp
-// and the status writers) is then the best guess, and is said to be one.
+// managerOf names the field manager that owns the value at p. Another manager's ownership
+// comes first; perfexp's own (a value it wrote itself) is said to be perfexp's. A field nobody
+// owns was removed; the manager that wrote the object last (other than perfexp and the status
+// writers) is then the best guess, and is said to be one.
 func managerOf(entries []metav1.ManagedFieldsEntry, p Path, ours string) string {
-	var last *metav1.ManagedFieldsEntry
+	var last, self *metav1.ManagedFieldsEntry
 	for i := range entries {
 		m := &entries[i]
-		if m.Manager == ours || m.Subresource == "status" || m.FieldsV1 == nil {
+		if m.Subresource == "status" || m.FieldsV1 == nil {
 			continue
 		}
-		var fields map[string]any
-		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
+		owns := ownsValue(m, p)
+		if m.Manager == ours {
+			if owns {
+				self = m
+			}
 			continue
 		}
-		if ownsPath(fields, p) {
+		if owns {
 			return describeManager(m)
 		}
 		if m.Time != nil && (last == nil || last.Time == nil || last.Time.Before(m.Time)) {
 			last = m
 		}
 	}
-	if last == nil {
+	switch {
+	case self != nil:
+		return describeManager(self) + " (perfexp itself)"
+	case last == nil:
 		return "unknown (no other field manager)"
 	}
 	return describeManager(last) + " (probably: it wrote the object last; nobody owns the field now)"
@@ -148,10 +155,18 @@ func describeManager(m *metav1.ManagedFieldsEntry) string {
 	return s + ")"
 }
 
-// ownsPath walks a managedFields field set (FieldsV1: "f:<field>" for map keys,
-// `k:{"name":"<name>"}` for list elements keyed by name) along p.
-func ownsPath(fields map[string]any, p Path) bool {
-	cur := fields
+// ownsValue reports whether a managedFields entry owns the value at p, not merely its place.
+// A field set (FieldsV1: "f:<field>" for map keys, `k:{"name":"<name>"}` for list elements
+// keyed by name) marks with "." that a manager set a map or list element at all, and lists
+// the key of an element ("f:name") because it is what identifies it: an env var written by
+// kubectl apply and changed since by someone else stays in kubectl's set as
+// {".":{},"f:name":{}} while its value belongs to the other writer. Only a leaf, or some field
+// inside besides those two, is the value.
+func ownsValue(m *metav1.ManagedFieldsEntry, p Path) bool {
+	var cur map[string]any
+	if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &cur); err != nil {
+		return false
+	}
 	for _, e := range p {
 		key := "f:" + e.Key
 		if e.Item {
@@ -167,7 +182,45 @@ func ownsPath(fields map[string]any, p Path) bool {
 		}
 		cur = next
 	}
-	return true
+	if len(cur) == 0 {
+		return true
+	}
+	for k := range cur {
+		if k == "." || (len(p) > 0 && p[len(p)-1].Item && k == "f:name") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// putBackBefore reports whether perfexp itself already put the changed field back to its
+// value before the variant: an earlier Restore call of this experiment wrote the object and
+// lost its status write (a conflict with another writer of the experiment), so the next call
+// finds the snapshot annotation gone and the old value in place. That is its own restore, not
+// drift. A value written by anyone else moves the field's ownership away from perfexp, so a
+// present value counts only when perfexp owns it. A field that was absent before is owned by
+// nobody once removed; it counts only when no other manager wrote the object (outside status
+// and scale) since the experiment was created, before which no variant existed.
+func putBackBefore(u *unstructured.Unstructured, c Change, ours string, since metav1.Time) bool {
+	v, found, _ := get(u.Object, c.Path)
+	if !sameValue(stripOurs(c.Path, v), found, c.Before) {
+		return false
+	}
+	entries := u.GetManagedFields()
+	for i := range entries {
+		m := &entries[i]
+		if m.Subresource == "status" || m.FieldsV1 == nil {
+			continue
+		}
+		switch {
+		case found && m.Manager == ours && ownsValue(m, c.Path):
+			return true
+		case !found && m.Manager != ours && m.Subresource == "" && (m.Time == nil || !m.Time.Before(&since)):
+			return false
+		}
+	}
+	return !found && !since.IsZero()
 }
 
 // setDrifted sets the Drifted condition with a bounded message.

@@ -26,6 +26,14 @@ func TestManagerOf(t *testing.T) {
 		entry("kube-controller-manager", "scale", 4, `{"f:spec":{"f:replicas":{}}}`),
 		entry("kube-controller-manager", "status", 9, `{"f:status":{"f:replicas":{}}}`),
 	}
+	bootstrap := podTemplatePath.item("app").key("env").item("KAFKA_BOOTSTRAP")
+	envValue := func(manager string, s int) metav1.ManagedFieldsEntry {
+		return entry(manager, "", s, `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{"f:env":{"k:{\"name\":\"KAFKA_BOOTSTRAP\"}":{"f:value":{}}}}}}}}}`)
+	}
+	envEntries := []metav1.ManagedFieldsEntry{
+		entry("kubectl-client-side-apply", "", 1, `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:env":{".":{},"k:{\"name\":\"KAFKA_BOOTSTRAP\"}":{".":{},"f:name":{}}}}}}}}}`),
+		envValue("perfexp", 2),
+	}
 	tests := []struct {
 		name    string
 		entries []metav1.ManagedFieldsEntry
@@ -35,7 +43,13 @@ func TestManagerOf(t *testing.T) {
 		{"the owner of the field, not perfexp", entries, image, `"argocd-application-controller" (Update at 03:04:03)`},
 		{"replicas through the scale subresource", entries, replicasPath, `"kube-controller-manager" (Update of scale at 03:04:04)`},
 		{"a removed field: the last writer, not the status writer", entries, limit, `"kube-controller-manager" (Update of scale at 03:04:04) (probably`},
-		{"only perfexp wrote", entries[1:2], image, "unknown"},
+		{"only perfexp wrote", entries[1:2], image, `"perfexp" (Update at 03:04:02) (perfexp itself)`},
+		{"nobody wrote", nil, image, "unknown"},
+		// kubectl apply keeps the env var's name after perfexp changed its value: the value
+		// is perfexp's, and a later writer of the value is named, not kubectl.
+		{"an env var whose value perfexp wrote", envEntries, bootstrap, `"perfexp" (Update at 03:04:02) (perfexp itself)`},
+		{"an env var whose value another writer wrote", append(envEntries, envValue("argocd-application-controller", 5)), bootstrap,
+			`"argocd-application-controller" (Update at 03:04:05)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

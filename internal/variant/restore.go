@@ -146,11 +146,13 @@ func (e *Environment) restoreObject(ctx context.Context, exp *perfexpv1alpha1.Pe
 			return nil
 		}
 	}
+	fromCopy := false
 	if snap == nil && theirs == "" && unreadable == nil && mayBeOurs(exp, ref, u) {
 		// The annotation is gone but nobody else's took its place (a tool pruned it, a person
 		// removed it): the variant may well still be in force, and the copy in status says
 		// what to put back. Putting back values that are already there changes nothing.
 		if snap = statusSnapshot(exp, ref); snap != nil {
+			fromCopy = true
 			log.FromContext(ctx).Info("Restoring from the status copy: the object's snapshot annotation is gone", "object", ref.String())
 		}
 	}
@@ -158,7 +160,7 @@ func (e *Environment) restoreObject(ctx context.Context, exp *perfexpv1alpha1.Pe
 		keepNotOurs(ctx, exp, ref, u, theirs, r)
 		return nil
 	}
-	return e.putBack(ctx, exp, ref, u, snap, r)
+	return e.putBack(ctx, exp, ref, u, snap, fromCopy, r)
 }
 
 // mayBeOurs reports whether an object may carry this experiment's patch: it has the
@@ -218,9 +220,21 @@ func keepNotOurs(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref o
 }
 
 // putBack writes the object back as its snapshot says it was, noting what others changed
-// meanwhile. A conflict is a wait: the next call reads the object again.
-func (e *Environment) putBack(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref objRef, u *unstructured.Unstructured, snap *Snapshot, r *restoration) error {
-	for _, d := range driftsOf(ref, u, snap, e.opts.FieldManager) {
+// meanwhile. A conflict is a wait: the next call reads the object again. fromCopy says the
+// snapshot is the status copy because the object's annotation is gone, which is also what an
+// earlier call that restored the object but lost its status write leaves behind: the fields
+// that call put back are not drift.
+func (e *Environment) putBack(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ref objRef, u *unstructured.Unstructured, snap *Snapshot, fromCopy bool, r *restoration) error {
+	check := snap
+	if fromCopy {
+		check = &Snapshot{}
+		for _, c := range snap.Changes {
+			if !putBackBefore(u, c, e.opts.FieldManager, exp.CreationTimestamp) {
+				check.Changes = append(check.Changes, c)
+			}
+		}
+	}
+	for _, d := range driftsOf(ref, u, check, e.opts.FieldManager) {
 		r.drifted = append(r.drifted, d.String())
 	}
 	restored := u.DeepCopy()

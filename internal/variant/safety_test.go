@@ -43,6 +43,7 @@ func TestSafetyStories(t *testing.T) {
 		{"a target perfexp may not read fails at once and never blocks restore", storyForbiddenTarget},
 		{"an unreadable snapshot blocks instead of counting as restored", storyCorruptedSnapshot},
 		{"a snapshot annotation removed mid-run is restored from the status", storyRemovedSnapshot},
+		{"a restore whose status write was lost is not drift; a real revert names its writer", storyLostRestoreStatus},
 		{"objects of an experiment gone without restoring are put back from their snapshot", storyOrphans},
 		{"the janitor writes nothing from a snapshot perfexp did not record", storyForgedSnapshots},
 		{"one object named under two API versions is one target", storyTwoVersions},
