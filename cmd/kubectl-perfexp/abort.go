@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 
-	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
 // The values of --dry-run, kubectl's.
