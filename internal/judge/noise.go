@@ -205,12 +205,18 @@ func (e *effect) noiseWhy() string {
 // (Noise and a note), once every row has been widened.
 func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOptions) *widening {
 	wd := &widening{c: c, o: o, fallback: o.betweenRun(), used: map[string]BetweenRun{}}
+	saturated := saturationProblem(r.NodeLoad, base.NodeLoad)
 	for _, g := range []func() (string, float64){
 		func() (string, float64) { return nodeLoadBias(r.NodeLoad, base.NodeLoad, o.MaxNodeLoadDifference) },
 		func() (string, float64) { return throttleBias(r, base) },
 	} {
 		if why, bound := g(); why != "" {
 			wd.biases = append(wd.biases, bias{why, bound})
+			if saturated != "" {
+				// No interval is widened when no claim is made at all: a widening of
+				// thousands of percent beside "no change is claimed" only confuses.
+				continue
+			}
 			c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 			c.Notes = append(c.Notes, why)
 		}
@@ -218,7 +224,7 @@ func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOp
 	// The single-run note says where the noise came from once every row is widened (done).
 	wd.note = len(c.Notes)
 	c.Notes = append(c.Notes, "")
-	if why := saturationProblem(r.NodeLoad, base.NodeLoad); why != "" {
+	if why := saturated; why != "" {
 		c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 		c.Notes = append([]string{why}, c.Notes...)
 		wd.note++
