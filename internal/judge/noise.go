@@ -210,13 +210,10 @@ func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOp
 		func() (string, float64) { return nodeLoadBias(r.NodeLoad, base.NodeLoad, o.MaxNodeLoadDifference) },
 		func() (string, float64) { return throttleBias(r, base) },
 	} {
-		if why, bound := g(); why != "" {
+		// No interval is widened when no claim is made at all: a widening of thousands of
+		// percent beside "no change is claimed" only confuses.
+		if why, bound := g(); why != "" && saturated == "" {
 			wd.biases = append(wd.biases, bias{why, bound})
-			if saturated != "" {
-				// No interval is widened when no claim is made at all: a widening of
-				// thousands of percent beside "no change is claimed" only confuses.
-				continue
-			}
 			c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
 			c.Notes = append(c.Notes, why)
 		}
@@ -224,11 +221,11 @@ func singleRunWidening(c *result.Comparison, r, base *result.Result, o CompareOp
 	// The single-run note says where the noise came from once every row is widened (done).
 	wd.note = len(c.Notes)
 	c.Notes = append(c.Notes, "")
-	if why := saturated; why != "" {
-		c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+why, "; ")
-		c.Notes = append([]string{why}, c.Notes...)
+	if saturated != "" {
+		c.Disturbed = strings.TrimPrefix(c.Disturbed+"; "+saturated, "; ")
+		c.Notes = append([]string{saturated}, c.Notes...)
 		wd.note++
-		wd.withdrawn = why
+		wd.withdrawn = saturated
 	}
 	return wd
 }
