@@ -239,7 +239,20 @@ func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructure
 			return rollout{}, err
 		}
 		r := deploymentRollout(d)
-		if r.done || r.failed != "" {
+		if r.done {
+			// The Deployment's status counts no terminating pod, so it reads rolled out while
+			// an old pod still runs its graceful shutdown: still using CPU and memory on the
+			// node, still answering the connections it had. Load started then measures both.
+			waiting, err := e.oldPodsTerminating(ctx, d)
+			if err != nil {
+				return rollout{}, err
+			}
+			if waiting != "" {
+				return rollout{waiting: waiting}, nil
+			}
+			return r, nil
+		}
+		if r.failed != "" {
 			return r, nil
 		}
 		pods, err := e.deploymentNewPods(ctx, d)
@@ -267,6 +280,64 @@ func (e *Environment) rolloutOf(ctx context.Context, u *unstructured.Unstructure
 		return e.judgePods(r, pods), nil
 	}
 	return rollout{done: true}, nil
+}
+
+// stuckTerminating is how long past its deletion deadline a terminating pod stops being waited
+// for: one on a lost node stays Terminating until the node comes back or someone force-deletes
+// it, and it runs nowhere meanwhile.
+const stuckTerminating = 2 * time.Minute
+
+// oldPodsTerminating says which of the Deployment's pods are still shutting down, or "" when
+// none is. The pods are listed by metadata only, and a ReplicaSet list follows only when one is
+// terminating, to check that the Deployment owns it.
+func (e *Environment) oldPodsTerminating(ctx context.Context, d *appsv1.Deployment) (string, error) {
+	if d.Spec.Selector == nil {
+		return "", nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return "", nil
+	}
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := e.reader.List(ctx, pods, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return "", fmt.Errorf("listing pods of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	now := time.Now()
+	if e.opts.Clock != nil {
+		now = e.opts.Clock.Now()
+	}
+	var terminating []metav1.PartialObjectMetadata
+	for _, p := range pods.Items {
+		if dt := p.DeletionTimestamp; dt != nil && now.Sub(dt.Time) <= stuckTerminating {
+			terminating = append(terminating, p)
+		}
+	}
+	if len(terminating) == 0 {
+		return "", nil
+	}
+	var rsList metav1.PartialObjectMetadataList
+	rsList.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
+	if err := e.reader.List(ctx, &rsList, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return "", fmt.Errorf("listing ReplicaSets of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	owned := map[types.UID]bool{}
+	for i := range rsList.Items {
+		if metav1.IsControlledBy(&rsList.Items[i], d) {
+			owned[rsList.Items[i].UID] = true
+		}
+	}
+	var names []string
+	for i := range terminating {
+		if ref := metav1.GetControllerOf(&terminating[i]); ref != nil && owned[ref.UID] {
+			names = append(names, terminating[i].Name)
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%d old pods still terminating (%s)", len(names), summarize(names)), nil
 }
 
 // deploymentNewPods finds the Deployment's new ReplicaSet (the one carrying the Deployment's

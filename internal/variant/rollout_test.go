@@ -8,8 +8,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestDeploymentRollout(t *testing.T) {
@@ -177,5 +180,65 @@ func TestRolloutToleratesPassingPodProblems(t *testing.T) {
 	d := New(nil, Options{Clock: clocktesting.NewFakeClock(created.Add(defaultPodProblemGrace - time.Second))})
 	if r := d.judgePods(slow, pullFailing); r.failed != "" {
 		t.Fatalf("failed before the default grace: %+v", r)
+	}
+}
+
+// TestDeploymentWaitsForItsOldPodsToTerminate: a Deployment's status counts no terminating
+// pod, so it reads rolled out while an old pod still shuts down. The rollout is done only when
+// the Deployment's own old pods are gone; another owner's terminating pod does not hold it, nor
+// does one stuck terminating long past its deadline (a lost node).
+func TestDeploymentWaitsForItsOldPodsToTerminate(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	labels := map[string]string{"app": "inventory"}
+	one := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "inventory", UID: "d-uid", Generation: 2},
+		Spec:       appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels}},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1},
+	}
+	isController := true
+	ownedBy := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &isController}}
+	}
+	rsOld := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "inventory-old", UID: "rs-old", Labels: labels,
+		OwnerReferences: ownedBy("Deployment", "inventory", "d-uid")}}
+	rsOther := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "other-1", UID: "rs-other", Labels: labels,
+		OwnerReferences: ownedBy("Deployment", "other", "other-uid")}}
+	terminatingPod := func(name string, rs *appsv1.ReplicaSet, deadline time.Time) *corev1.Pod {
+		dt := metav1.NewTime(deadline)
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: labels, DeletionTimestamp: &dt,
+			Finalizers: []string{"test.perfexp.dev/hold"}, OwnerReferences: ownedBy("ReplicaSet", rs.Name, rs.UID)}}
+	}
+	u, err := runtimeToUnstructured(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.SetKind("Deployment")
+
+	for _, c := range []struct {
+		name string
+		objs []client.Object
+		want string
+	}{
+		{"no pod terminating", []client.Object{rsOld}, ""},
+		{"its old pod shutting down", []client.Object{rsOld, terminatingPod("inventory-old-abc", rsOld, now.Add(20*time.Second))}, "1 old pods still terminating (inventory-old-abc)"},
+		{"another owner's pod", []client.Object{rsOld, rsOther, terminatingPod("other-1-abc", rsOther, now.Add(20*time.Second))}, ""},
+		{"stuck past its deadline", []client.Object{rsOld, terminatingPod("inventory-old-abc", rsOld, now.Add(-stuckTerminating-time.Second))}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reader := fake.NewClientBuilder().WithObjects(c.objs...).Build()
+			e := New(reader, Options{Clock: clk})
+			r, err := e.rolloutOf(t.Context(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" && !r.done {
+				t.Fatalf("want done, got %+v", r)
+			}
+			if c.want != "" && (r.done || r.waiting != c.want) {
+				t.Fatalf("want waiting %q, got %+v", c.want, r)
+			}
+		})
 	}
 }
