@@ -258,7 +258,7 @@ func setUnknown(mc *result.MetricComparison, why string) {
 func fill(mc *result.MetricComparison, e *effect, method, sampleUnit string) {
 	mc.Method, mc.SampleUnit, mc.Samples, mc.BaselineSamples = method, sampleUnit, e.n, e.baseN
 	mc.Scale = result.ScalePercent
-	if !e.logScale {
+	if !e.logScale && !e.relative {
 		mc.Scale = result.ScalePoints
 	}
 	mc.Threshold = result.Num(e.toDisplay(e.up))

@@ -34,6 +34,9 @@ type effect struct {
 	point, low, high float64
 	// logScale is true when point/low/high are natural logs of the ratio cur/base.
 	logScale bool
+	// relative is true when point/low/high are the change as a fraction of the baseline's mean
+	// (cur/base - 1) on the linear scale: counts of which some run saw none (runEffect).
+	relative bool
 	// up and down are +δ and -δ on the decision scale: log(1+δ) and log(1-δ) for ratios.
 	up, down float64
 	// pNoChange is the two-sided p-value of "no change", a detail for the report.
@@ -109,8 +112,11 @@ func thresholds(kind perfexpv1alpha1.ObjectiveMetric, minChangePercent, baseErro
 // toDisplay turns a value on the decision scale into the reported one: percent of the
 // baseline for ratios, points for error rates.
 func (e *effect) toDisplay(v float64) float64 {
-	if e.logScale {
+	switch {
+	case e.logScale:
 		return 100 * math.Expm1(v)
+	case e.relative:
+		return 100 * v
 	}
 	return v
 }
@@ -138,7 +144,7 @@ func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) 
 		return perfexpv1alpha1.ChangeNoMeaningfulChange, ""
 	}
 	unit := "%"
-	if !e.logScale {
+	if !e.logScale && !e.relative {
 		unit = " points"
 	}
 	lo, hi := e.toDisplay(e.low), e.toDisplay(e.high)

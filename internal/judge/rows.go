@@ -30,6 +30,11 @@ type row struct {
 	iteration bool
 	// counter names a custom k6 Counter of the scenario (kind Count; see compare_script.go).
 	counter string
+	// zeroIfAbsent reads the Counter as 0 in a run of the scenario that lacks it: k6 sends no
+	// series of a Counter never incremented, so a run without a failure has no failure counter.
+	// Set only where another run of the comparison has the Counter (a name no run has stays
+	// missing: a typo is not a zero).
+	zeroIfAbsent bool
 	// query names a custom query (kind Query), a row of repeated runs only: one value per run.
 	query string
 	// workload is a workload's CPU or memory across repeated runs (kind CPU,
@@ -126,7 +131,13 @@ func (w row) stats(r *result.Result) *result.RequestStats {
 		return nil
 	}
 	if w.counter != "" {
-		return r.CounterStats(w.scenario, w.counter)
+		if st := r.CounterStats(w.scenario, w.counter); st != nil || !w.zeroIfAbsent {
+			return st
+		}
+		if sc, _ := r.ScenarioNamed(w.scenario); sc != nil && ((sc.RequestStats.Requests != nil && *sc.RequestStats.Requests > 0) || (sc.Iterations != nil && *sc.Iterations > 0)) {
+			return &result.RequestStats{Rate: result.Num(0)}
+		}
+		return nil
 	}
 	if w.iteration {
 		s, _ := r.IterationStats(w.scenario)

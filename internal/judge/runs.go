@@ -74,6 +74,7 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 	paired, unpaired := 0, ""
 	var noiseNotes []string
 	for _, w := range rows(ref, base[0], o) {
+		w.zeroIfAbsent = w.counter != "" && counterSeen(append(slices.Clone(cur), base...), w)
 		mc := newMetricComparison(w, o)
 		vc, vb := runValues(cur, w), runValues(base, w)
 		mc.Unit = w.unit(ref)
@@ -158,6 +159,56 @@ func runValues(rs []*result.Result, w row) []float64 {
 	return out
 }
 
+// counterSeen is whether any of the runs has the row's Counter.
+func counterSeen(rs []*result.Result, w row) bool {
+	for _, r := range rs {
+		if r.CounterStats(w.scenario, w.counter) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// relativeEffect compares counts of which some run saw none (a k6 Counter never incremented,
+// a query counting failures that did not happen), where the ratio of geometric means has no
+// logarithm: the change is the ratio of the arithmetic means less one, its standard error by the
+// delta method, sqrt(Vc/nc + R²·Vb/nb)/mb with R = mc/mb, and its degrees of freedom
+// Welch-Satterthwaite's over the two terms. The rule's thresholds are ±δ on that scale.
+func relativeEffect(cur, base []float64, minChange float64) *effect {
+	e := &effect{relative: true, up: minChange / 100, down: -minChange / 100, n: len(cur), baseN: len(base)}
+	if len(cur)+len(base) < 3 {
+		e.few = fmtFew(len(cur), len(base), 2, "runs")
+		return e
+	}
+	mc, mb := *mean(cur), *mean(base)
+	ratio := mc / mb
+	e.point = ratio - 1
+	nc, nb := float64(len(cur)), float64(len(base))
+	vc, vb := stats.Variance(cur, mc), stats.Variance(base, mb)
+	if len(cur) < 2 || len(base) < 2 {
+		// One run on a side: its variance is the other side's, as for the pooled t.
+		pooled := ((nc-1)*vc + (nb-1)*vb) / (nc + nb - 2)
+		vc, vb = pooled, pooled
+	}
+	a, b := vc/nc/(mb*mb), ratio*ratio*vb/nb/(mb*mb)
+	se := math.Sqrt(a + b)
+	df := nc + nb - 2
+	if len(cur) >= 2 && len(base) >= 2 && a+b > 0 {
+		df = (a + b) * (a + b) / (a*a/(nc-1) + b*b/(nb-1))
+	}
+	e.tInterval(se, df)
+	return e
+}
+
+func nonNegative(vs []float64) bool {
+	for _, v := range vs {
+		if v < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func mean(vs []float64) *float64 {
 	if len(vs) == 0 {
 		return nil
@@ -181,7 +232,13 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 	if logScale {
 		xc, xb = stats.Logs(cur), stats.Logs(base)
 		if xc == nil || xb == nil {
+			if nonNegative(cur) && nonNegative(base) && bm > 0 {
+				return relativeEffect(cur, base, minChange)
+			}
 			e.few = "a run has a zero value: no ratio"
+			if bm == 0 {
+				e.few = "every baseline run has 0 of it: a change relative to the baseline is not defined"
+			}
 			return e
 		}
 	}
