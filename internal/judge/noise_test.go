@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
@@ -99,5 +100,52 @@ func TestSaturatedArmIsCompared(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// A single-run comparison's note says what an explicit calibration was taken for: a floor under
+// the history (which rows the history overruled, or that the history was set aside for
+// measuring less), and that it describes one configuration's runs, so a claim holds its error
+// rate only if the other side varies no more.
+func TestSingleRunCalibrationNote(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	base, cur := syntheticRun(1, "base", 1, within), syntheticRun(2, "cur", 1, within)
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	history := func(sd float64) *HistoryNoise {
+		return &HistoryNoise{Histories: []string{"runs-0123456789abcdef"}, Now: now,
+			Series: map[string]SegmentNoise{NoiseKey("s", "", perfexpv1alpha1.MetricP95): {SS: 7 * sd * sd, DF: 7, Oldest: now.Add(-48 * time.Hour), Newest: now.Add(-time.Hour)}}}
+	}
+	cal := &BetweenRun{SDPercent: 3, Runs: 10, Source: "spec.analysis.betweenRun"}
+	note := func(h *HistoryNoise) string {
+		c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{History: h, BetweenRun: cal})
+		for _, n := range c.Notes {
+			if strings.HasPrefix(n, "one run per side") {
+				return n
+			}
+		}
+		t.Fatalf("no single-run note: %q", c.Notes)
+		return ""
+	}
+	const scope = "the calibration measured the runs of one configuration: a claim is error-controlled only if the other side varies no more between runs than they did"
+	for _, tc := range []struct {
+		name string
+		h    *HistoryNoise
+		want string
+	}{
+		{"the history varies more: it overrules the calibration for its row", history(0.05), "the calibration (sd 3 %) is a floor, not an override: 1 row whose PerfHistory varies more took the history's sd"},
+		{"the history varies less: the calibration is kept", history(0.01), "the runs' PerfHistory varies less than the calibration (sd 3 %), which is a floor: the calibration was kept"},
+		{"no history", nil, scope},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := note(tc.h)
+			if !strings.Contains(n, tc.want) || !strings.Contains(n, scope) {
+				t.Errorf("note %q lacks %q", n, tc.want)
+			}
+		})
+	}
+	def := DefaultBetweenRun()
+	if c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: &def}); strings.Contains(strings.Join(c.Notes, " "), "the calibration") {
+		t.Errorf("the default is no calibration: %q", c.Notes)
 	}
 }
