@@ -20,7 +20,7 @@ import (
 // and any share of runs on a node up to 40 % slower beside 3 % noise. The normal at 10 % held
 // none of the bad node pools: with 20 % of runs 40 % slower one run per side claimed a change of
 // exactly δ in 11 %. With it, one run against one run claims a change only when it is far
-// larger than run-to-run noise can be (a 120x slowdown, or −45 %), never "+8 %", and never
+// larger than run-to-run noise can be (beyond about +65 % or −39 %: a 120x slowdown), never "+8 %", and never
 // "no meaningful change".
 const (
 	DefaultBetweenRunSDPercent = 10.0
@@ -55,7 +55,7 @@ type BetweenRun struct {
 // DefaultBetweenRun is the assumption when the environment was never calibrated.
 func DefaultBetweenRun() BetweenRun {
 	return BetweenRun{SDPercent: DefaultBetweenRunSDPercent, AssumedDF: DefaultBetweenRunDF,
-		Source: "assumed: no calibration for this environment; Student's t on 3 degrees of freedom, which holds a run-to-run sd up to 16 %, heavy tails, or a node 40 % slower"}
+		Source: "assumed: no calibration for this environment, with Student's t on 3 degrees of freedom"}
 }
 
 // assumed reports whether the noise is the default assumption rather than a measurement.

@@ -32,7 +32,7 @@ func TestSingleRunDefaultNoise(t *testing.T) {
 		if c.Change != perfexpv1alpha1.ChangeInconclusive || p95.Change != perfexpv1alpha1.ChangeInconclusive {
 			t.Fatalf("headline %s, p95 %s %s", c.Change, p95.Change, p95.Why)
 		}
-		for _, want := range []string{"one run per side cannot separate", "between-run sd 10 % (assumed: no calibration for this environment)", "a calibration"} {
+		for _, want := range []string{"one run per side cannot separate", "between-run sd 10 % (assumed: no calibration for this environment, with Student's t on 3 degrees of freedom)", "a calibration"} {
 			if !strings.Contains(p95.Why, want) {
 				t.Errorf("p95's reason lacks %q: %s", want, p95.Why)
 			}
