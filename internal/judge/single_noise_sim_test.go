@@ -112,6 +112,7 @@ var singleNoiseBeyond = map[string]string{
 	"sd 3 %, variant's sd 3x|1v1 calibrated":                  "a calibration of the baseline's runs cannot see a variant that varies more between runs; one run per side measures nothing of it",
 	"sd 5 %, calibration says 3 %|1v1 calibrated":             "with no history nothing in two runs can tell an under-stated calibration",
 	"sd 5 %, calibration says 3 %, AR(1) 0.95|1v1 calibrated": "with no history nothing in two runs can tell an under-stated calibration",
+	"sd 0, AR(1) 0.6|1v1 bootstrap alone":                     "the bootstrap's own interval, which no comparison uses alone: every single-run comparison adds between-run noise",
 	"sd 0, AR(1) 0.95|1v1 bootstrap alone":                    "20 intervals cannot show a wander that slow; the between-run noise every comparison adds holds it",
 }
 
