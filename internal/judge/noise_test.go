@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	moremath "github.com/aclements/go-moremath/stats"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
 )
@@ -147,5 +149,24 @@ func TestSingleRunCalibrationNote(t *testing.T) {
 	def := DefaultBetweenRun()
 	if c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: &def}); strings.Contains(strings.Join(c.Notes, " "), "the calibration") {
 		t.Errorf("the default is no calibration: %q", c.Notes)
+	}
+}
+
+// The assumed default is 10 % drawn with Student's t on 3 degrees of freedom (Welch-Satterthwaite
+// with the bootstrap's own variance): 1.62 times the normal interval at 10 %, so the one at
+// 16.2 %, which holds a bad node pool and heavy tails (TestSingleRunNoiseTable).
+func TestDefaultBetweenRunIsStudentT3(t *testing.T) {
+	e := &effect{logScale: true, point: 0.1, low: 0.1 - 0.02, high: 0.1 + 0.02}
+	e.up, e.down, _ = thresholds(perfexpv1alpha1.MetricP95, 5, 0)
+	vw := (0.02 / zNormal) * (0.02 / zNormal)
+	e.addBetweenRun(DefaultBetweenRun())
+	vb := 2 * 0.1 * 0.1
+	df := (vw + vb) * (vw + vb) / (vb * vb / 3)
+	want := moremath.InvCDF(moremath.TDist{V: df})(0.975) * math.Sqrt(vw+vb)
+	if math.Abs((e.high-e.point)-want) > 1e-9 || math.Abs((e.point-e.low)-want) > 1e-9 {
+		t.Errorf("half-widths %v %v, want %v (t on %.2f degrees of freedom)", e.high-e.point, e.point-e.low, want, df)
+	}
+	if normal := zNormal * math.Sqrt(vw+vb); want < 1.6*normal {
+		t.Errorf("half-width %v is not 1.6 times the normal's %v", want, normal)
 	}
 }
