@@ -14,13 +14,14 @@ import (
 // single-run comparison assumes when nothing better is known about the environment, and
 // DefaultBetweenRunDF the degrees of freedom of Student's t its intervals are drawn with: the
 // assumption is taken as uncertain, as if 4 runs had measured 10 %. Together they hold what a
-// shared cluster does to runs of one configuration (docs/comparison.md, "The assumed default"):
-// a normal run-to-run sd up to 16 % (t with 3 degrees of freedom is 1.62 times the normal
-// quantile, so the interval is the normal's at 16.2 %), heavy tails (t3) up to an sd of 10 %,
-// and any share of runs on a node up to 40 % slower beside 3 % noise. The normal at 10 % held
-// none of the bad node pools: with 20 % of runs 40 % slower one run per side claimed a change of
-// exactly δ in 11 %. With it, one run against one run claims a change only when it is far
-// larger than run-to-run noise can be (beyond about +65 % or −39 %: a 120x slowdown), never "+8 %", and never
+// shared cluster does to runs of one configuration (docs/comparison.md, "One run per side under
+// the noise of real environments"): a normal run-to-run sd up to 16 % (t with 3 degrees of
+// freedom is 1.62 times the normal quantile, so the interval is the normal's at 16.2 %), heavy
+// tails (t3) up to an sd of 10 %, and any share of runs on a node up to 40 % slower beside 3 %
+// noise. The normal at 10 % held none of the bad node pools: with 20 % of runs 40 % slower one
+// run per side claimed a change of exactly δ in 11 %. With it, one run against one run claims a
+// change only when it is far larger than run-to-run noise can be (about +85 % or −50 % and
+// beyond, a 120x slowdown; the normal at 10 % claimed +44 % or −34 %), never "+8 %", and never
 // "no meaningful change".
 const (
 	DefaultBetweenRunSDPercent = 10.0
@@ -263,6 +264,9 @@ type widening struct {
 	// the fallback.
 	used   map[string]BetweenRun
 	others bool
+	// kept counts the rows whose history estimate added less noise than the explicit value,
+	// which they kept (a floor).
+	kept int
 	// note is the index of the single-run note in the comparison's notes.
 	note int
 }
@@ -280,6 +284,7 @@ func (wd *widening) noiseFor(key string, vw float64) BetweenRun {
 			wd.used[key] = b
 			return b
 		}
+		wd.kept++
 	}
 	wd.others = true
 	return wd.fallback
@@ -332,7 +337,7 @@ func (wd *widening) calibrationNote() string {
 	case len(wd.used) > 0:
 		why = fmt.Sprintf("; the calibration (sd %.3g %%) is a floor, not an override: %d %s whose PerfHistory varies more took the history's sd",
 			cal, len(wd.used), plural(len(wd.used), "row", "rows"))
-	case wd.o.History != nil && len(wd.o.History.Series) > 0:
+	case wd.kept > 0:
 		why = fmt.Sprintf("; the runs' PerfHistory varies less than the calibration (sd %.3g %%), which is a floor: the calibration was kept", cal)
 	}
 	return why + "; the calibration measured the runs of one configuration: a claim is error-controlled only if the other side varies no more between runs than they did (one run per side cannot show it; repeats, a PerfSweep, measure each side's own noise)"

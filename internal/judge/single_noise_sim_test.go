@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ var singleNoiseCells = []singleNoiseCell{
 	{simCell{name: "sd 0, AR(1) 0.95", phi: 0.95}, []string{"1v1 default", "1v1 calibrated", "1v1 bootstrap alone"}},
 	{simCell{name: "sd 0, AR(1) 0.6", phi: 0.6}, []string{"1v1 bootstrap alone"}},
 	{simCell{name: "sd 3 %, variant's sd 3x", sd: 0.03, phi: 0.6, armSD: 3}, []string{"1v1 default", "1v1 calibrated"}},
+	{simCell{name: "sd 16 %", sd: 0.16, phi: 0.6}, []string{"1v1 default"}},
 }
 
 // historyOf is the PerfHistory noise of the baseline's configuration: its p95, p50, p99 and mean
@@ -119,7 +121,7 @@ var singleNoiseBeyond = map[string]string{
 // TestSingleRunNoiseTable checks the single-run rows: with PERFEXP_SINGLENOISE_TABLE=<file> it
 // writes the whole table (PERFEXP_SIM_N comparisons per row, default 400); without, a short
 // form runs the cells of the assumed default under a bad node pool and heavy tails with 100
-// comparisons each.
+// comparisons each. PERFEXP_SINGLENOISE_CELLS (names separated by ";") runs only those cells.
 func TestSingleRunNoiseTable(t *testing.T) {
 	out := os.Getenv("PERFEXP_SINGLENOISE_TABLE")
 	n := 100
@@ -134,6 +136,10 @@ func TestSingleRunNoiseTable(t *testing.T) {
 		}
 	} else if testing.Short() {
 		t.Skip("simulation")
+	}
+	if v := os.Getenv("PERFEXP_SINGLENOISE_CELLS"); v != "" {
+		// Only these cells (their names, separated by ";"), seeded as in the whole table.
+		cells = slices.DeleteFunc(slices.Clone(singleNoiseCells), func(c singleNoiseCell) bool { return !slices.Contains(strings.Split(v, ";"), c.cell.name) })
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| cell | design | claims at 0 | claims at +δ | \"no change\" at +δ | power at +15 %% | p95 interval holds 0 |\n|---|---|---:|---:|---:|---:|---:|\n")
