@@ -81,10 +81,12 @@ type Analysis struct {
 	// betweenRun is this environment's run-to-run noise, as measured by a calibration (an A/A
 	// PerfSweep: its report prints the value to put here). A comparison of one run with one
 	// run cannot see it and adds it to every latency, throughput, CPU and memory interval.
-	// Without it the spread of the latest segment of the baseline's and this run's PerfHistory
-	// is used (at least 3 runs after the last change point, none older than 30 days), and
-	// without such a history a conservative 10 % is assumed, so one run against one run claims
-	// only changes far larger than run-to-run noise and never NoMeaningfulChange.
+	// It is a floor: a metric whose spread in the latest segment of the baseline's and this
+	// run's PerfHistory (at least 3 runs after the last change point, none older than 30 days)
+	// is larger takes the history's. Without it the history's spread is used, and without such
+	// a history a conservative 10 % is assumed (with Student's t on 3 degrees of freedom), so
+	// one run against one run claims only changes far larger than run-to-run noise and never
+	// NoMeaningfulChange.
 	// +optional
 	BetweenRun *BetweenRunNoise `json:"betweenRun,omitempty"`
 

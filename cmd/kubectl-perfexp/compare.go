@@ -114,20 +114,18 @@ func experimentResult(ctx context.Context, conn *connection, name string) (*perf
 }
 
 // oneRunOptions are the options of a comparison computed here, with the between-run noise the
-// analysis of the experiment against that baseline would hold: its spec.analysis.betweenRun
-// when set, else the noise learned from the PerfHistory of the two runs' configurations
-// (history.ReadNoise, the operator's own lookup), else the default. A user who may not read
-// the histories gets the default and a note that says why.
+// analysis of the experiment against that baseline would hold: the noise learned from the
+// PerfHistory of the two runs' configurations (history.ReadNoise, the operator's own lookup)
+// beside its spec.analysis.betweenRun, a floor under it, else the default. A user who may not
+// read the histories gets the calibration or the default and a note that says why.
 func oneRunOptions(ctx context.Context, conn *connection, base, cur *perfexpv1alpha1.PerfExperiment, minChange float64, now time.Time) (judge.CompareOptions, string, error) {
 	o := judge.CompareOptions{MinChangePercent: minChange}
 	if a := cur.Spec.Analysis; a != nil {
 		fromSpec, _ := judge.OptionsFor(*a)
 		// The headline is decided on the experiment's own primary metrics, as its analysis did.
 		o.Primary = fromSpec.Primary
-		if fromSpec.BetweenRun != nil {
-			o.BetweenRun = fromSpec.BetweenRun
-			return o, "", nil
-		}
+		// A calibration is a floor under the history, which is read beside it.
+		o.BetweenRun = fromSpec.BetweenRun
 	}
 	scripts, err := load.ScenarioScripts(ctx, conn.client, cur)
 	if err == nil {

@@ -339,6 +339,18 @@ func TestPrometheusAnalyzer(t *testing.T) {
 		if c := explicit.Status.Comparison; c == nil || c.Noise != "between-run sd 4 % (spec.analysis.betweenRun)" {
 			t.Errorf("explicit betweenRun: noise %+v", c)
 		}
+		// A calibration is a floor, not an override: one below the history's spread leaves the
+		// rows the history knows to the history.
+		under := newExperiment("story-under", testID)
+		under.Spec.Baseline.Name = "story"
+		tiny := resource.MustParse("0.1")
+		under.Spec.Analysis.BetweenRun = &perfexpv1alpha1.BetweenRunNoise{SDPercent: &tiny, Runs: 10}
+		if _, err := an.Analyze(ctx, under, base); err != nil {
+			t.Fatal(err)
+		}
+		if c := under.Status.Comparison; c == nil || !strings.Contains(c.Noise, want) || !strings.Contains(c.Noise, "other rows: between-run sd 0.1 % (spec.analysis.betweenRun, 10 runs)") {
+			t.Errorf("a calibration under the history: %+v", c)
+		}
 	})
 
 	t.Run("a crossed k6 threshold fails the verdict and is named in the condition and the report", func(t *testing.T) {

@@ -53,10 +53,11 @@ func (a *PrometheusAnalyzer) input(ctx context.Context, exp, baseline *perfexpv1
 
 // historyNoise reads the PerfHistory of the baseline's configuration and of the experiment's
 // own (same namespace, history.Key) and estimates the between-run noise from their latest
-// segments. Only when spec.analysis.betweenRun is unset: an explicit value wins. A history
-// that does not exist yet gives nothing.
+// segments. Also beside spec.analysis.betweenRun: a calibration is a floor, and a row whose
+// history varies more takes the history's (judge's noiseFor). A history that does not exist
+// yet gives nothing.
 func (a *PrometheusAnalyzer) historyNoise(ctx context.Context, exp, baseline *perfexpv1alpha1.PerfExperiment, scripts map[string]string) (*judge.HistoryNoise, error) {
-	if baseline == nil || exp.Spec.Analysis != nil && exp.Spec.Analysis.BetweenRun != nil {
+	if baseline == nil {
 		return nil, nil
 	}
 	var reader client.Reader = a.Client

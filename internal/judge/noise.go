@@ -11,12 +11,22 @@ import (
 )
 
 // DefaultBetweenRunSDPercent is the run-to-run standard deviation (log scale, in percent) a
-// single-run comparison assumes when nothing better is known about the environment. It is
-// deliberately conservative: shared clusters see 3-10 % between runs of one configuration, and
-// a run on a bad node 20 % more (docs/comparison.md). With it, one run against one run claims a
-// change only when it is far larger than run-to-run noise can be (a 120x slowdown, or -40 %),
-// never "+8 %", and never "no meaningful change".
-const DefaultBetweenRunSDPercent = 10.0
+// single-run comparison assumes when nothing better is known about the environment, and
+// DefaultBetweenRunDF the degrees of freedom of Student's t its intervals are drawn with: the
+// assumption is taken as uncertain, as if 4 runs had measured 10 %. Together they hold what a
+// shared cluster does to runs of one configuration (docs/comparison.md, "One run per side under
+// the noise of real environments"): a normal run-to-run sd up to 16 % (t with 3 degrees of
+// freedom is 1.62 times the normal quantile, so the interval is the normal's at 16.2 %), heavy
+// tails (t3) up to an sd of 10 %, and any share of runs on a node up to 40 % slower beside 3 %
+// noise. The normal at 10 % held none of the bad node pools: with 20 % of runs 40 % slower one
+// run per side claimed a change of exactly δ in 11 %. With it, one run against one run claims a
+// change only when it is far larger than run-to-run noise can be (about +85 % or −50 % and
+// beyond, a 120x slowdown; the normal at 10 % claimed +44 % or −34 %), never "+8 %", and never
+// "no meaningful change".
+const (
+	DefaultBetweenRunSDPercent = 10.0
+	DefaultBetweenRunDF        = 3
+)
 
 // zNormal is the standard normal's 97.5 % quantile: a bootstrap interval's half-width divided
 // by it is the within-run standard error it stands for.
@@ -28,9 +38,12 @@ const zNormal = 1.959963984540054
 type BetweenRun struct {
 	// SDPercent is the standard deviation of a run's level on the log scale, in percent.
 	SDPercent float64
-	// Runs is how many runs it was estimated from; 0 when it is an assumption (the default),
-	// which is then taken as known.
+	// Runs is how many runs it was estimated from; 0 when it is an assumption (the default).
 	Runs int
+	// AssumedDF, for an assumption (Runs 0), is the degrees of freedom of Student's t its
+	// intervals are drawn with (the default's DefaultBetweenRunDF: heavy tails); 0 takes it as
+	// known, normal.
+	AssumedDF float64
 	// Source says where it came from, for the report.
 	Source string
 	// WithinIncluded says SDPercent is the spread of whole runs' values, their within-run
@@ -42,7 +55,8 @@ type BetweenRun struct {
 
 // DefaultBetweenRun is the assumption when the environment was never calibrated.
 func DefaultBetweenRun() BetweenRun {
-	return BetweenRun{SDPercent: DefaultBetweenRunSDPercent, Source: "assumed: no calibration for this environment"}
+	return BetweenRun{SDPercent: DefaultBetweenRunSDPercent, AssumedDF: DefaultBetweenRunDF,
+		Source: "assumed: no calibration for this environment, with Student's t on 3 degrees of freedom"}
 }
 
 // assumed reports whether the noise is the default assumption rather than a measurement.
@@ -77,9 +91,13 @@ func (b BetweenRun) addedVariance(vw float64) float64 {
 	return b.diffVariance()
 }
 
-// df is the degrees of freedom of the estimate: infinite for an assumption.
+// df is the degrees of freedom of the estimate: an assumption's AssumedDF, infinite when it
+// has none.
 func (b BetweenRun) df() float64 {
 	if b.Runs < 2 {
+		if b.Runs == 0 && b.AssumedDF > 0 {
+			return b.AssumedDF
+		}
 		return math.Inf(1)
 	}
 	return float64(b.Runs - 1)
@@ -246,6 +264,9 @@ type widening struct {
 	// the fallback.
 	used   map[string]BetweenRun
 	others bool
+	// kept counts the rows whose history estimate added less noise than the explicit value,
+	// which they kept (a floor).
+	kept int
 	// note is the index of the single-run note in the comparison's notes.
 	note int
 }
@@ -263,6 +284,7 @@ func (wd *widening) noiseFor(key string, vw float64) BetweenRun {
 			wd.used[key] = b
 			return b
 		}
+		wd.kept++
 	}
 	wd.others = true
 	return wd.fallback
@@ -297,7 +319,28 @@ func (wd *widening) done() {
 	} else {
 		wd.c.Noise = wd.o.History.summary(wd.used, wd.fallback, wd.others, noiseMax)
 	}
-	wd.c.Notes[wd.note] = singleRunNote(wd.c.Noise)
+	wd.c.Notes[wd.note] = singleRunNote(wd.c.Noise) + wd.calibrationNote()
+}
+
+// calibrationNote says, after the single-run note, what an explicit calibration was taken for:
+// a floor under the history's estimate (which rows the history overruled, or that it measured
+// less and was set aside), and that it measured one configuration's runs, so a variant varying
+// more between runs than they did is outside what the claim controls. "" without one.
+func (wd *widening) calibrationNote() string {
+	if wd.o.BetweenRun == nil || wd.o.BetweenRun.SDPercent <= 0 || wd.o.BetweenRun.AssumedDF > 0 {
+		// None, or the default given explicitly.
+		return ""
+	}
+	cal := wd.o.BetweenRun.SDPercent
+	var why string
+	switch {
+	case len(wd.used) > 0:
+		why = fmt.Sprintf("; the calibration (sd %.3g %%) is a floor, not an override: %d %s whose PerfHistory varies more took the history's sd",
+			cal, len(wd.used), plural(len(wd.used), "row", "rows"))
+	case wd.kept > 0:
+		why = fmt.Sprintf("; the runs' PerfHistory varies less than the calibration (sd %.3g %%), which is a floor: the calibration was kept", cal)
+	}
+	return why + "; the calibration measured the runs of one configuration: a claim is error-controlled only if the other side varies no more between runs than they did (one run per side cannot show it; repeats, a PerfSweep, measure each side's own noise)"
 }
 
 // noiseMax is the length of status.comparison.noise.

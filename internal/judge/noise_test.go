@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	moremath "github.com/aclements/go-moremath/stats"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
@@ -31,7 +34,7 @@ func TestSingleRunDefaultNoise(t *testing.T) {
 		if c.Change != perfexpv1alpha1.ChangeInconclusive || p95.Change != perfexpv1alpha1.ChangeInconclusive {
 			t.Fatalf("headline %s, p95 %s %s", c.Change, p95.Change, p95.Why)
 		}
-		for _, want := range []string{"one run per side cannot separate", "between-run sd 10 % (assumed: no calibration for this environment)", "a calibration"} {
+		for _, want := range []string{"one run per side cannot separate", "between-run sd 10 % (assumed: no calibration for this environment, with Student's t on 3 degrees of freedom)", "a calibration"} {
 			if !strings.Contains(p95.Why, want) {
 				t.Errorf("p95's reason lacks %q: %s", want, p95.Why)
 			}
@@ -99,5 +102,71 @@ func TestSaturatedArmIsCompared(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// A single-run comparison's note says what an explicit calibration was taken for: a floor under
+// the history (which rows the history overruled, or that the history was set aside for
+// measuring less), and that it describes one configuration's runs, so a claim holds its error
+// rate only if the other side varies no more.
+func TestSingleRunCalibrationNote(t *testing.T) {
+	within := defaultSim
+	within.betweenCV = 0
+	base, cur := syntheticRun(1, "base", 1, within), syntheticRun(2, "cur", 1, within)
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	history := func(sd float64) *HistoryNoise {
+		return &HistoryNoise{Histories: []string{"runs-0123456789abcdef"}, Now: now,
+			Series: map[string]SegmentNoise{NoiseKey("s", "", perfexpv1alpha1.MetricP95): {SS: 7 * sd * sd, DF: 7, Oldest: now.Add(-48 * time.Hour), Newest: now.Add(-time.Hour)}}}
+	}
+	cal := &BetweenRun{SDPercent: 3, Runs: 10, Source: "spec.analysis.betweenRun"}
+	note := func(h *HistoryNoise) string {
+		c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{History: h, BetweenRun: cal})
+		for _, n := range c.Notes {
+			if strings.HasPrefix(n, "one run per side") {
+				return n
+			}
+		}
+		t.Fatalf("no single-run note: %q", c.Notes)
+		return ""
+	}
+	const scope = "the calibration measured the runs of one configuration: a claim is error-controlled only if the other side varies no more between runs than they did"
+	for _, tc := range []struct {
+		name string
+		h    *HistoryNoise
+		want string
+	}{
+		{"the history varies more: it overrules the calibration for its row", history(0.05), "the calibration (sd 3 %) is a floor, not an override: 1 row whose PerfHistory varies more took the history's sd"},
+		{"the history varies less: the calibration is kept", history(0.01), "the runs' PerfHistory varies less than the calibration (sd 3 %), which is a floor: the calibration was kept"},
+		{"no history", nil, scope},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := note(tc.h)
+			if !strings.Contains(n, tc.want) || !strings.Contains(n, scope) {
+				t.Errorf("note %q lacks %q", n, tc.want)
+			}
+		})
+	}
+	def := DefaultBetweenRun()
+	if c := CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: &def}); strings.Contains(strings.Join(c.Notes, " "), "the calibration") {
+		t.Errorf("the default is no calibration: %q", c.Notes)
+	}
+}
+
+// The assumed default is 10 % drawn with Student's t on 3 degrees of freedom (Welch-Satterthwaite
+// with the bootstrap's own variance): 1.62 times the normal interval at 10 %, so the one at
+// 16.2 %, which holds a bad node pool and heavy tails (TestSingleRunNoiseTable).
+func TestDefaultBetweenRunIsStudentT3(t *testing.T) {
+	e := &effect{logScale: true, point: 0.1, low: 0.1 - 0.02, high: 0.1 + 0.02}
+	e.up, e.down, _ = thresholds(perfexpv1alpha1.MetricP95, 5, 0)
+	vw := (0.02 / zNormal) * (0.02 / zNormal)
+	e.addBetweenRun(DefaultBetweenRun())
+	vb := 2 * 0.1 * 0.1
+	df := (vw + vb) * (vw + vb) / (vb * vb / 3)
+	want := moremath.InvCDF(moremath.TDist{V: df})(0.975) * math.Sqrt(vw+vb)
+	if math.Abs((e.high-e.point)-want) > 1e-9 || math.Abs((e.point-e.low)-want) > 1e-9 {
+		t.Errorf("half-widths %v %v, want %v (t on %.2f degrees of freedom)", e.high-e.point, e.point-e.low, want, df)
+	}
+	if normal := zNormal * math.Sqrt(vw+vb); want < 1.6*normal {
+		t.Errorf("half-width %v is not 1.6 times the normal's %v", want, normal)
 	}
 }
