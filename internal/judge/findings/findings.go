@@ -38,12 +38,13 @@ var Sources []Source
 
 // Run decides the findings of a run's report from its result and, for the cost per request,
 // its baseline's result (nil when none or not read): the environment differences first (they
-// qualify everything else), then the hot spots, the largest movers, the CPU per 1,000 requests
-// and uneven load.
+// qualify everything else), then the hot spots, the largest movers, the routes that moved most
+// (server-side p95), the CPU per 1,000 requests and uneven load.
 func Run(r, baseline *result.Result) []result.Finding {
 	out := environment(r.Comparison)
 	out = append(out, hotSpots(r.Workloads)...)
 	out = append(out, movers(r.Comparison)...)
+	out = append(out, routeMovers(r.Comparison)...)
 	out = append(out, costPerRequests(r, baseline)...)
 	out = append(out, uneven(r.Workloads)...)
 	for _, s := range Sources {
