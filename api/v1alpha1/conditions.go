@@ -115,6 +115,28 @@ const (
 	ReasonFieldChangedDuringRun = "FieldChangedDuringRun"
 )
 
+// Confounded (PerfExperiment).
+const (
+	// ConditionConfounded is True when the run and its baseline ran in environments that differ
+	// beyond the declared variant (an image, replicas, resources, env, nodes, a workload observed
+	// in one run only): a change the comparison finds may come from that difference as well.
+	// False when the two environments were compared and matched; Unknown when one of them
+	// recorded no inventory. Absent for a run without a baseline.
+	ConditionConfounded = "Confounded"
+
+	// ReasonEnvironmentDiffers (Confounded=True): status.comparison's confounds are not empty;
+	// the message counts them and names the first (up to five), as the report's Environment
+	// section and its findings do.
+	ReasonEnvironmentDiffers = "EnvironmentDiffers"
+	// ReasonEnvironmentMatches (Confounded=False): beside the declared variant, both runs had
+	// the same images, replicas, resources, env and nodes.
+	ReasonEnvironmentMatches = "EnvironmentMatches"
+	// ReasonEnvironmentNotCompared (Confounded=Unknown): this run or its baseline recorded no
+	// environment inventory (a run of an older perfexp, or a baseline whose report is gone);
+	// the message says which.
+	ReasonEnvironmentNotCompared = "EnvironmentNotCompared"
+)
+
 // UnrestoredOrphans (PerfExperiment).
 const (
 	// ConditionUnrestoredOrphans is True when, as the experiment took its queue's lock, its

@@ -110,6 +110,9 @@ func Analyze(ctx context.Context, q Querier, in Input) (*result.Result, error) {
 	if err := fillRequests(ctx, cq, in, w, d, r); err != nil {
 		return nil, err
 	}
+	if r.WarmUp, err = readWarmUp(ctx, cq, in); err != nil {
+		return nil, err
+	}
 	fillResources(in, w, d, r)
 	fillSlices(in, w, d, r)
 

@@ -261,6 +261,21 @@ func TestCraftedRoutesNameTheSlowerAPI(t *testing.T) {
 			}
 		}
 	}
+	// Which API moved: the findings name check-out's server-side p95 with its interval, backed
+	// by its Slowest APIs row, and no route that did not move.
+	t.Run("the findings name the API that moved", func(t *testing.T) {
+		var routes []result.Finding
+		for _, f := range r.Findings {
+			if f.Kind == result.FindingRoute {
+				routes = append(routes, f)
+			}
+		}
+		t.Logf("route findings %+v", routes)
+		if len(routes) != 1 || routes[0].Row != "Slowest APIs / shop/circulation check-out" ||
+			!strings.HasPrefix(routes[0].Text, "Mover: shop/circulation check-out p95 (server) rose by +1") || !strings.HasSuffix(routes[0].Text, "against the baseline (Regressed).") {
+			t.Errorf("route findings %+v, want check-out's p95 only", routes)
+		}
+	})
 	t.Run("route rows never decide the headline", func(t *testing.T) {
 		if r.Comparison.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 			t.Errorf("headline %s", r.Comparison.Change)

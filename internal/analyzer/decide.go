@@ -12,6 +12,7 @@ import (
 	"github.com/perfexp/perfexp/internal/access"
 	"github.com/perfexp/perfexp/internal/analysis"
 	"github.com/perfexp/perfexp/internal/judge"
+	"github.com/perfexp/perfexp/internal/judge/findings"
 	"github.com/perfexp/perfexp/internal/load"
 	"github.com/perfexp/perfexp/internal/report"
 	"github.com/perfexp/perfexp/internal/result"
@@ -391,7 +392,8 @@ func orNone(s string) string {
 }
 
 // recordResults writes what the analysis found into the experiment's status: the bounded
-// results and comparison, the verdict, the report's name and the ObjectivesMet condition.
+// results and comparison, the verdict, the report's name and the ObjectivesMet and Confounded
+// conditions.
 func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, reportName, dashboardURL string) {
 	exp.Status.DashboardURL = dashboardURL
 	exp.Status.Results, exp.Status.Comparison = res.Status()
@@ -406,4 +408,10 @@ func recordResults(exp *perfexpv1alpha1.PerfExperiment, res *result.Result, repo
 		Type: perfexpv1alpha1.ConditionObjectivesMet, Status: status, Reason: reason,
 		Message: text.Truncate(message, maxConditionMessage), ObservedGeneration: exp.Generation,
 	})
+	if c, ok := findings.Condition(res.Comparison); ok {
+		c.Message, c.ObservedGeneration = text.Truncate(c.Message, maxConditionMessage), exp.Generation
+		meta.SetStatusCondition(&exp.Status.Conditions, c)
+	} else {
+		meta.RemoveStatusCondition(&exp.Status.Conditions, perfexpv1alpha1.ConditionConfounded)
+	}
 }

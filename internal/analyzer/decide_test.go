@@ -3,6 +3,7 @@ package analyzer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -548,6 +549,44 @@ func TestRecordResults(t *testing.T) {
 	}
 	if len(c.Message) > maxConditionMessage || !utf8.ValidString(c.Message) || !strings.HasSuffix(c.Message, "...") {
 		t.Errorf("message of %d bytes, valid UTF-8 %v: %q", len(c.Message), utf8.ValidString(c.Message), c.Message[len(c.Message)-10:])
+	}
+}
+
+// A comparison whose environments differ beyond the variant sets Confounded=True naming the
+// difference; one that matched sets it False, one that could not compare Unknown, and a later
+// analysis without a comparison removes it.
+func TestRecordResultsSetsConfounded(t *testing.T) {
+	exp := &perfexpv1alpha1.PerfExperiment{ObjectMeta: metav1.ObjectMeta{Namespace: "perf", Name: "e", Generation: 2}}
+	res := measured(map[string]int64{"browse": 10})
+	image := result.Confound{Workload: "Deployment/shop/api", Field: "image/api", Baseline: "shop/api:1.4", Run: "shop/api:1.5"}
+	for _, tc := range []struct {
+		name   string
+		cmp    *result.Comparison
+		status metav1.ConditionStatus
+		reason string
+		in     string
+	}{
+		{"an undeclared image", &result.Comparison{Baseline: "b", Confounds: []result.Confound{image}}, metav1.ConditionTrue, perfexpv1alpha1.ReasonEnvironmentDiffers,
+			"this run and baseline b differ in 1 thing(s) beyond the declared variant, so a change found may come from them as well: Deployment/shop/api image/api: shop/api:1.4 in the baseline, shop/api:1.5 in this run"},
+		{"many differences, the message bounded", &result.Comparison{Baseline: "b", Confounds: slices.Repeat([]result.Confound{image}, 40)}, metav1.ConditionTrue,
+			perfexpv1alpha1.ReasonEnvironmentDiffers, "differ in 40 thing(s)"},
+		{"matched", &result.Comparison{Baseline: "b"}, metav1.ConditionFalse, perfexpv1alpha1.ReasonEnvironmentMatches, "same images"},
+		{"not compared", &result.Comparison{Baseline: "b", ConfoundsUnknown: "this run recorded no environment inventory"}, metav1.ConditionUnknown,
+			perfexpv1alpha1.ReasonEnvironmentNotCompared, "this run recorded no environment inventory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res.Comparison = tc.cmp
+			recordResults(exp, res, "", "")
+			c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionConfounded)
+			if c == nil || c.Status != tc.status || c.Reason != tc.reason || c.ObservedGeneration != 2 || !strings.Contains(c.Message, tc.in) || len(c.Message) > maxConditionMessage {
+				t.Fatalf("Confounded %+v, want %s %s with %q", c, tc.status, tc.reason, tc.in)
+			}
+		})
+	}
+	res.Comparison = nil
+	recordResults(exp, res, "", "")
+	if c := meta.FindStatusCondition(exp.Status.Conditions, perfexpv1alpha1.ConditionConfounded); c != nil {
+		t.Errorf("Confounded %+v without a comparison", c)
 	}
 }
 

@@ -95,4 +95,10 @@ func TestInventoryNamesAnUndeclaredImage(t *testing.T) {
 	if len(fs) == 0 || !strings.Contains(fs[0].Text, "image") || !strings.Contains(fs[0].Text, "shop/api:1.4") || !strings.Contains(fs[0].Text, "shop/api:1.5") {
 		t.Fatalf("findings = %+v", fs)
 	}
+	// The experiment's Confounded condition says it too.
+	cond, ok := findings.Condition(cmp)
+	if !ok || cond.Type != perfexpv1alpha1.ConditionConfounded || cond.Status != metav1.ConditionTrue || cond.Reason != perfexpv1alpha1.ReasonEnvironmentDiffers ||
+		!strings.Contains(cond.Message, "Deployment/"+ns+"/api image/app: shop/api:1.4 in the baseline, shop/api:1.5 in this run") {
+		t.Fatalf("Confounded = %+v", cond)
+	}
 }

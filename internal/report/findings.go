@@ -27,6 +27,18 @@ func (m *markdown) findings(fs []result.Finding) {
 	m.printf("\n")
 }
 
+// confoundedRow is the overview's line for a comparison whose environments differ beyond the
+// declared variant (the Confounded condition's True): the verdict's reader sees it beside the
+// verdict, before any change.
+func (m *markdown) confoundedRow(c *result.Comparison) {
+	if c == nil || len(c.Confounds) == 0 {
+		return
+	}
+	first := c.Confounds[0]
+	m.printf("| Confounded | **yes**: beside the declared variant, this run and baseline %s also differ in %d thing(s), first %s %s (%s in the baseline, %s here); see Environment |\n",
+		cell(c.Baseline), len(c.Confounds), cell(first.Workload), cell(first.Field), cell(orAbsentValue(first.Baseline)), cell(orAbsentValue(first.Run)))
+}
+
 // environment is the run's inventory, and with a baseline what else differed between the two.
 func (m *markdown) environment(r *result.Result) {
 	c := r.Comparison

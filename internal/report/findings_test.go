@@ -45,3 +45,23 @@ func TestFindingsLeadTheReports(t *testing.T) {
 		t.Errorf("the sweep page shows the findings %d times, or not first", strings.Count(spage, "Hot spot: shop/api"))
 	}
 }
+
+// A confounded comparison says so in the overview, beside the verdict, with the first
+// difference and how many there are; a comparison whose environments matched adds no line.
+func TestConfoundedComparisonInTheOverview(t *testing.T) {
+	run := fixture(t, "run.results.json")
+	run.Comparison.Confounds = []result.Confound{
+		{Workload: "Deployment/shop/api", Field: "image/api", Baseline: "shop/api:1.4", Run: "shop/api:1.5"},
+		{Workload: "Deployment/shop/api", Field: "replicas", Baseline: "2", Run: "3"},
+	}
+	md := Markdown(run)
+	row := "| Confounded | **yes**: beside the declared variant, this run and baseline " + run.Comparison.Baseline +
+		" also differ in 2 thing(s), first Deployment/shop/api image/api (shop/api:1.4 in the baseline, shop/api:1.5 here); see Environment |"
+	if i, v := strings.Index(md, row), strings.Index(md, "| Validity |"); i < 0 || i < v || i > strings.Index(md, "## Findings") {
+		t.Errorf("no confounded row after the validity:\n%s", md[:min(len(md), 1500)])
+	}
+	run.Comparison.Confounds = nil
+	if strings.Contains(Markdown(run), "| Confounded |") {
+		t.Errorf("a comparison without confounds is marked confounded")
+	}
+}

@@ -90,6 +90,7 @@ func (m *markdown) overview(r *result.Result) {
 		validity += ": " + strings.Join(r.InvalidReasons, "; ")
 	}
 	m.printf("| Validity | %s |\n", cell(validity))
+	m.confoundedRow(r.Comparison)
 	m.printf("| Test ID | `%s` |\n", r.TestID)
 	m.printf("| Window | %s to %s |\n", ts(r.Window.Start), ts(r.Window.End))
 	if r.Window.WarmUpEnd != nil {

@@ -86,8 +86,11 @@ const (
 	FindingCostPerLoad = "CPUPerRequests"
 	FindingUneven      = "UnevenLoad"
 	FindingEnvironment = "Environment"
-	// FindingRoute is a route's server-side latency (a later source fills it).
+	// FindingRoute is a route's server-side latency that moved against the baseline.
 	FindingRoute = "Route"
+	// FindingWarmUp is the warm-up's latency beside the measured window's, or a cold start
+	// the measured window still held.
+	FindingWarmUp = "WarmUp"
 )
 
 // InventoryFrom is a recorded inventory (status.inventory) as the results hold it; nil when

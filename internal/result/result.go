@@ -41,6 +41,9 @@ type Result struct {
 	LatencyErrorBound *float64 `json:"latencyErrorBound,omitempty"`
 	// Total is all scenarios together.
 	Total RequestStats `json:"total"`
+	// WarmUp is the warm-up's requests (scenario "warm-up", excluded from every other result),
+	// read at its end; nil without a warm-up or without its native histograms.
+	WarmUp *RequestStats `json:"warmUp,omitempty"`
 	// Scenarios holds each declared scenario, with every request name.
 	Scenarios []ScenarioResult `json:"scenarios"`
 	// Workloads holds CPU and memory per touched or observed workload.

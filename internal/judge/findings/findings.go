@@ -38,14 +38,17 @@ var Sources []Source
 
 // Run decides the findings of a run's report from its result and, for the cost per request,
 // its baseline's result (nil when none or not read): the environment differences first (they
-// qualify everything else), then the hot spots, the largest movers, the CPU per 1,000 requests
-// and uneven load.
+// qualify everything else), then the hot spots, the largest movers, the routes that moved most
+// (server-side p95), the CPU per 1,000 requests, uneven load, and the warm-up's latency beside
+// the measured window's with a cold start the window still held.
 func Run(r, baseline *result.Result) []result.Finding {
 	out := environment(r.Comparison)
 	out = append(out, hotSpots(r.Workloads)...)
 	out = append(out, movers(r.Comparison)...)
+	out = append(out, routeMovers(r.Comparison)...)
 	out = append(out, costPerRequests(r, baseline)...)
 	out = append(out, uneven(r.Workloads)...)
+	out = append(out, warmUp(r)...)
 	for _, s := range Sources {
 		out = append(out, s(r, baseline)...)
 	}

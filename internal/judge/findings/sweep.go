@@ -50,7 +50,7 @@ func firstInventory(rs []*result.Result) *result.Result {
 // Sweep decides a sweep report's findings: each arm's environment differences from its
 // baseline arm, the runs of one arm whose environments differ (an image rolled out between two
 // repeats), the hot spots (per workload, the arms it was hot in), the largest claimed changes
-// across the arms and the CPU-seconds per 1,000 requests per workload and arm where they differ.
+// across the arms, the routes whose server-side p95 changed most in any arm and the CPU-seconds per 1,000 requests per workload and arm where they differ.
 func Sweep(arms []Arm) []result.Finding {
 	var out []result.Finding
 	for _, a := range arms {
@@ -62,6 +62,7 @@ func Sweep(arms []Arm) []result.Finding {
 	}
 	out = append(out, sweepHotSpots(arms)...)
 	out = append(out, sweepMovers(arms)...)
+	out = append(out, sweepRouteMovers(arms)...)
 	out = append(out, sweepCost(arms)...)
 	return out
 }
