@@ -49,26 +49,30 @@ func TestOneValidRunPerSideAtTheLooksLevel(t *testing.T) {
 	}
 }
 
-// NoMeaningfulChange across the arms of a sweep is held as a family: with every arm at exactly
-// +δ, "some arm reads NoMeaningfulChange" stays within 5 % (plus the simulation's error) in
-// 4-arm fixed sweeps of 6 repeats and in the sequential default with per-arm stopping, where
-// each arm's own test let it reach 8-15 %.
+// NoMeaningfulChange across the arms of a sweep is held as a family: with every arm of the
+// sequential default (4 arms, per-arm stopping) at exactly +δ and one arm's sd 1.5x the
+// others', "some arm reads NoMeaningfulChange" stays within 5 % (plus two standard errors of
+// the simulation); each arm's own equivalence test let it reach 11 % (docs/comparison.md,
+// "Sweeps under real noise").
 func TestNoMeaningfulChangeAtDeltaFamilyWise(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
-	for _, tc := range []struct {
-		cell   simCell
-		design string
-		n      int
-	}{
-		{simCells[3], "fixed r6", 150},
-		{simCells[8], "sequential, per-arm stopping", 150},
-	} {
-		r := simulateSweepNoise(tc.cell, tc.design, tc.n, 35)
-		t.Logf("%s, %s: NoMeaningfulChange at +δ (any arm) %.1f %%, claims %.1f %%, power at +15 %% %.0f %%", tc.cell.name, tc.design, 100*r.nmcDelta, 100*r.claimDelta, 100*r.power)
-		if l := simLimit(tc.n); r.nmcDelta > l || r.claimDelta > l {
-			t.Errorf("%s, %s: NoMeaningfulChange at +δ %.1f %%, claims %.1f %% (limit %.1f %%)", tc.cell.name, tc.design, 100*r.nmcDelta, 100*r.claimDelta, 100*l)
+	c := sweepNoiseCells()[3]
+	rng := rand.New(rand.NewPCG(35, 3))
+	st := stats.Stopping{First: sequentialFirstLook, Max: sequentialBudget}
+	delta := 1 + DefaultMinChangePercent/100
+	const n = 300
+	nmc, claims := 0, 0
+	for i := range n {
+		o := c.drawSweep(rng, i, []float64{delta, delta, delta, delta}, st.Max).perArm(st, false)
+		claims += int(b2f(anyClaim(o.comparisons...)))
+		for _, cmp := range o.comparisons {
+			if cmp.Change == perfexpv1alpha1.ChangeNoMeaningfulChange {
+				nmc++
+				break
+			}
 		}
+	}
+	t.Logf("%s, every arm at +δ: some arm NoMeaningfulChange in %d of %d sweeps, some arm claimed in %d", c.name, nmc, n, claims)
+	if l := simLimit(n); float64(nmc)/n > l || float64(claims)/n > l {
+		t.Errorf("NoMeaningfulChange at +δ %.1f %%, claims %.1f %% (limit %.1f %%)", 100*float64(nmc)/n, 100*float64(claims)/n, 100*l)
 	}
 }
