@@ -233,15 +233,9 @@ func intervalRate(s *result.IntervalSeries, step float64) *float64 {
 	return result.Num(all / (float64(len(s.Requests)) * step))
 }
 
-// finish puts primary metrics first, decides the headline with Holm across them, and controls
-// the false discovery rate of the secondary rows.
-func finish(c *result.Comparison) { finishAt(c, alpha) }
-
-// finishAt is finish at the error rate a.
-func finishAt(c *result.Comparison, a float64) { finishLevel(c, func(int) float64 { return a }) }
-
-// finishLevel is finish with Holm at level(m) for a family of m primary metrics, and the
-// secondary rows at level(1).
+// finishLevel puts primary metrics first, decides the headline with Holm across them at
+// level(m) for a family of m, and controls the false discovery rate of the secondary rows at
+// level(1).
 func finishLevel(c *result.Comparison, level func(m int) float64) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
 	adjustLevel([]*result.Comparison{c}, level, 0)
