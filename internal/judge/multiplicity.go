@@ -42,11 +42,6 @@ func adjust(cs []*result.Comparison, a float64) { adjustLevel(cs, func(int) floa
 // primary metrics of arms a sequential design decided earlier without a claim) keep their
 // share: they count in the family with a p-value of 1.
 func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
-	adjustLevelHeld(cs, level, held, 0)
-}
-
-// adjustLevelHeld is adjustLevel with eqHeld arms held in the equivalence family (equivalence).
-func adjustLevelHeld(cs []*result.Comparison, level func(m int) float64, held, eqHeld int) {
 	fam := family(cs)
 	a := level(len(fam) + held)
 	ps := make([]float64, len(fam), len(fam)+held)
@@ -83,7 +78,7 @@ func adjustLevelHeld(cs []*result.Comparison, level func(m int) float64, held, e
 				mc.Unadjusted, desc, 100*level, adj[i], a)
 		}
 	}
-	eqArms := equivalence(cs, level, eqHeld)
+	eqArms, _ := equivalence(cs, level, 0)
 	for _, c := range cs {
 		if refused(c) {
 			continue
@@ -113,8 +108,9 @@ const armsEquivalence = "NoMeaningfulChange is held across the arms"
 // dependence (the arms share their baseline). A sequential look passes an arm's share on only
 // when it is decided NoMeaningfulChange (its hypothesis rejected), as the claims' family does.
 // The metrics of an arm Holm does not clear are re-decided Inconclusive. With one arm nothing
-// changes: its interval decides. It returns the size of the family.
-func equivalence(cs []*result.Comparison, level func(m int) float64, held int) int {
+// changes: its interval decides. It returns the size of the family and the comparisons whose
+// rows it re-decided.
+func equivalence(cs []*result.Comparison, level func(m int) float64, held int) (int, []*result.Comparison) {
 	var arms []*result.Comparison
 	var ps []float64
 	for _, c := range cs {
@@ -142,12 +138,13 @@ func equivalence(cs []*result.Comparison, level func(m int) float64, held int) i
 	}
 	m := len(arms) + held
 	if m < 2 {
-		return m
+		return m, nil
 	}
 	for range held {
 		ps = append(ps, 1)
 	}
 	adj, a := stats.Holm(ps), level(m)
+	var changed []*result.Comparison
 	for i, c := range arms {
 		if adj[i] < a {
 			continue
@@ -157,12 +154,27 @@ func equivalence(cs []*result.Comparison, level func(m int) float64, held int) i
 			if !mc.Primary || mc.Constant || mc.PEquivalent == nil || mc.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
 				continue
 			}
+			if len(changed) == 0 || changed[len(changed)-1] != c {
+				changed = append(changed, c)
+			}
 			mc.Change = perfexpv1alpha1.ChangeInconclusive
 			mc.Why = fmt.Sprintf("the interval shown lies inside ±δ (NoMeaningfulChange on its own), but %s: Holm across the %d arms on their equivalence p-values holds this arm's (adjusted p %.3g) to %.3g",
 				strings.ToLower(armsEquivalence[:1])+armsEquivalence[1:], m, adj[i], a)
 		}
 	}
-	return m
+	return m, changed
+}
+
+// holdEquivalence redoes equivalence over comparisons already adjusted (adjustLevel) with held
+// more arms in the family, and re-decides the headline of those it changed.
+func holdEquivalence(cs []*result.Comparison, level func(m int) float64, held int) {
+	_, changed := equivalence(cs, level, held)
+	for _, c := range changed {
+		c.Change = Headline(c.Metrics)
+		if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
+			c.Notes = slices.DeleteFunc(c.Notes, func(n string) bool { return strings.HasPrefix(n, armsEquivalence) })
+		}
+	}
 }
 
 // pEquivalent is the effect's equivalence p-value (result.MetricComparison.PEquivalent): twice

@@ -56,8 +56,8 @@ type ArmDecision struct {
 // decided without a claim (NoMeaningfulChange) keeps its metrics in the family of later looks
 // (stats.Look.Held), with a p-value of 1. NoMeaningfulChange is held across the arms the same
 // way (equivalence): an arm decided NoMeaningfulChange passes its share on, an arm decided with
-// a claim keeps it; judge must adjust its comparisons with AdjustArmsLook, which DecideArms
-// redoes with those arms held.
+// a claim keeps it; judge must adjust its comparisons with AdjustArmsLook, and DecideArms holds
+// those arms in the equivalence family after it.
 func DecideArms(s stats.Stopping, blocks int, stopped []int, arms int,
 	judge func(look stats.Look, blocks int, arms []int) []*result.Comparison) []ArmDecision {
 	out := make([]ArmDecision, arms)
@@ -86,7 +86,7 @@ func DecideArms(s stats.Stopping, blocks int, stopped []int, arms int,
 		if eqHeld > 0 {
 			// The arms decided earlier with a claim keep their share of the equivalence
 			// family (equivalence), which the look's own adjustment cannot know of.
-			adjustLevelHeld(cs, look.AlphaFor, look.Held, eqHeld)
+			holdEquivalence(cs, look.AlphaFor, eqHeld)
 		}
 		for i, a := range active {
 			out[a] = ArmDecision{Comparison: cs[i], Blocks: n}
