@@ -95,7 +95,7 @@ func adjustLevel(cs []*result.Comparison, level func(m int) float64, held int) {
 
 // armsEquivalence opens the note that a NoMeaningfulChange among several arms is held across
 // them. Each arm's own equivalence test (its interval inside ±δ) held one arm at the error rate,
-// and with every arm at exactly +δ "some arm reads NoMeaningfulChange" reached 8-14 % of 4-arm
+// and with every arm at exactly +δ "some arm reads NoMeaningfulChange" reached 5.7-12.3 % of 4-arm
 // sequential sweeps (docs/comparison.md, "Sweeps under real noise").
 const armsEquivalence = "NoMeaningfulChange is held across the arms"
 
