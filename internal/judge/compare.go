@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	moremath "github.com/aclements/go-moremath/stats"
+
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 	"github.com/perfexp/perfexp/internal/result"
 )
@@ -187,7 +189,7 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 			if mc.Value != nil && mc.Baseline != nil && *mc.Value > 0 && *mc.Baseline > 0 {
 				e = e.centredOn(math.Log(*mc.Value / *mc.Baseline))
 			}
-			e = wd.widen(w.noiseKey(), e)
+			e = wd.widen(w.noiseKey(), e).singleAtLevel(o.alpha())
 			fill(&mc, e, result.MethodBlockBootstrap, "intervals")
 			o.orientRow(w, &mc)
 			if mc.Primary && e.few != "" && w.transaction() {
@@ -209,7 +211,9 @@ func Compare(r *result.Result, cur *result.IntervalData, b *Baseline, base *resu
 	wd.done()
 	c.Metrics = append(c.Metrics, queryRows(r, b.Result, o)...)
 	compareCustom(c, r, b.Result, o)
-	finish(c)
+	// At a sequential look (an arm left with one valid run per side) the family is held at the
+	// look's level, as every other arm of the look is.
+	finishLevel(c, o.level)
 	c.NodeLoad, c.BaselineNodeLoad = r.NodeLoad, b.Result.NodeLoad
 	return c
 }
@@ -229,15 +233,9 @@ func intervalRate(s *result.IntervalSeries, step float64) *float64 {
 	return result.Num(all / (float64(len(s.Requests)) * step))
 }
 
-// finish puts primary metrics first, decides the headline with Holm across them, and controls
-// the false discovery rate of the secondary rows.
-func finish(c *result.Comparison) { finishAt(c, alpha) }
-
-// finishAt is finish at the error rate a.
-func finishAt(c *result.Comparison, a float64) { finishLevel(c, func(int) float64 { return a }) }
-
-// finishLevel is finish with Holm at level(m) for a family of m primary metrics, and the
-// secondary rows at level(1).
+// finishLevel puts primary metrics first, decides the headline with Holm across them at
+// level(m) for a family of m, and controls the false discovery rate of the secondary rows at
+// level(1).
 func finishLevel(c *result.Comparison, level func(m int) float64) {
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return c.Metrics[i].Primary && !c.Metrics[j].Primary })
 	adjustLevel([]*result.Comparison{c}, level, 0)
@@ -268,6 +266,7 @@ func fill(mc *result.MetricComparison, e *effect, method, sampleUnit string) {
 		mc.Estimate, mc.Low, mc.High = result.Num(e.toDisplay(e.point)), result.Num(e.toDisplay(e.low)), result.Num(e.toDisplay(e.high))
 		mc.PValue, mc.PBeyond = result.Num(e.pNoChange), result.Num(e.pBeyond)
 	}
+	mc.PEquivalent = result.Num(e.pEquivalent())
 	mc.Unadjusted, mc.UnadjustedWhy = decide(e, mc.Kind, sampleUnit)
 	mc.Change, mc.Why = mc.Unadjusted, mc.UnadjustedWhy
 }
@@ -285,4 +284,34 @@ func fillDelta(mc *result.MetricComparison) {
 
 func fmtFew(n, baseN, need int, what string) string {
 	return fmt.Sprintf("too few samples: %d and %d %s, at least %d of each are needed", n, baseN, what, need)
+}
+
+// singleAtLevel redraws a single-run effect's interval at 1 - a, when a is below the default
+// (a sequential look's level, for an arm left with one valid run per side): its half-widths
+// scaled by the ratio of the quantiles of the distribution its interval was drawn from
+// (addBetweenRun: the normal, or Student's t on a calibration's or a history's degrees of
+// freedom, Welch-Satterthwaite's when the bootstrap's part is added); a bounded bias is scaled
+// with them, which errs wide. The p-values are those of that distribution already, whatever
+// the level.
+func (e *effect) singleAtLevel(a float64) *effect {
+	if a <= 0 || a >= alpha || e.few != "" || e.constant || e.high <= e.low {
+		return e
+	}
+	inv := moremath.InvCDF(moremath.NormalDist{Mu: 0, Sigma: 1})
+	if b := e.between; b != nil && e.logScale {
+		vw := e.withinVar
+		vb := b.addedVariance(vw)
+		switch df := b.df(); {
+		case math.IsInf(df, 1):
+		case b.WithinIncluded:
+			inv = moremath.InvCDF(moremath.TDist{V: df})
+		case vb > 0:
+			inv = moremath.InvCDF(moremath.TDist{V: (vw + vb) * (vw + vb) / (vb * vb / df)})
+		}
+	}
+	r := inv(1-a/2) / inv(1-alpha/2)
+	w := *e
+	w.low, w.high = e.point-r*(e.point-e.low), e.point+r*(e.high-e.point)
+	w.level = 1 - a
+	return &w
 }

@@ -259,9 +259,9 @@ func TestFixedOrderIsWarnedAbout(t *testing.T) {
 	}
 }
 
-// NoMeaningfulChange among several arms says it is per arm (Holm holds the claims of change
-// across the arms, not the equivalences); one arm alone needs no such note.
-func TestNoMeaningfulChangeAcrossArmsIsPerArm(t *testing.T) {
+// NoMeaningfulChange among several arms says it is held across them (Holm on the arms'
+// equivalence p-values, as the claims of change are); one arm alone needs no such note.
+func TestNoMeaningfulChangeAcrossArmsIsHeld(t *testing.T) {
 	quiet := make([][]float64, len(blockNoise))
 	for a, row := range blockNoise {
 		for _, e := range row {
@@ -276,13 +276,13 @@ func TestNoMeaningfulChangeAcrossArmsIsPerArm(t *testing.T) {
 	AdjustArms(cs)
 	for i, c := range cs {
 		notes := strings.Join(c.Notes, " ")
-		if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || !strings.Contains(notes, "NoMeaningfulChange is per arm: each arm's own equivalence test") ||
-			strings.Count(notes, "NoMeaningfulChange is per arm") != 1 {
+		if c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange || !strings.Contains(notes, "NoMeaningfulChange is held across the arms as a family") ||
+			strings.Count(notes, "NoMeaningfulChange is held across the arms") != 1 {
 			t.Errorf("arm %d: %s, notes %q", i+1, c.Change, c.Notes)
 		}
 	}
 	AdjustArms(cs[:1])
-	if strings.Contains(strings.Join(cs[0].Notes, " "), "NoMeaningfulChange is per arm") {
+	if strings.Contains(strings.Join(cs[0].Notes, " "), "NoMeaningfulChange is held across the arms") {
 		t.Errorf("one arm alone: %q", cs[0].Notes)
 	}
 }

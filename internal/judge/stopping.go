@@ -54,7 +54,10 @@ type ArmDecision struct {
 // its share. A hypothesis's share passes to the others only when it is rejected (a claim: the
 // graphical approach to group-sequential multiple testing, Maurer and Bretz 2013): an arm
 // decided without a claim (NoMeaningfulChange) keeps its metrics in the family of later looks
-// (stats.Look.Held), with a p-value of 1.
+// (stats.Look.Held), with a p-value of 1. NoMeaningfulChange is held across the arms the same
+// way (equivalence): an arm decided NoMeaningfulChange passes its share on, an arm decided with
+// a claim keeps it; judge must adjust its comparisons with AdjustArmsLook, and DecideArms holds
+// those arms in the equivalence family after it.
 func DecideArms(s stats.Stopping, blocks int, stopped []int, arms int,
 	judge func(look stats.Look, blocks int, arms []int) []*result.Comparison) []ArmDecision {
 	out := make([]ArmDecision, arms)
@@ -70,12 +73,21 @@ func DecideArms(s stats.Stopping, blocks int, stopped []int, arms int,
 			break
 		}
 		look := s.LookAt(n)
+		eqHeld := 0
 		for a := range out {
 			if out[a].Decided {
 				look.Held += unclaimed(out[a].Comparison)
+				if c := out[a].Comparison; c == nil || c.Change != perfexpv1alpha1.ChangeNoMeaningfulChange {
+					eqHeld++
+				}
 			}
 		}
 		cs := judge(look, n, active)
+		if eqHeld > 0 {
+			// The arms decided earlier with a claim keep their share of the equivalence
+			// family (equivalence), which the look's own adjustment cannot know of.
+			holdEquivalence(cs, look.AlphaFor, eqHeld)
+		}
 		for i, a := range active {
 			out[a] = ArmDecision{Comparison: cs[i], Blocks: n}
 			recorded := a < len(stopped) && stopped[a] > 0

@@ -410,6 +410,11 @@ type MetricComparison struct {
 	PValue    *float64 `json:"pValue,omitempty"`
 	PBeyond   *float64 `json:"pBeyond,omitempty"`
 	AdjustedP *float64 `json:"adjustedP,omitempty"`
+	// PEquivalent is the p-value of "the change lies beyond ±δ" (two one-sided tests, the
+	// larger of their p-values, doubled as the interval is two-sided: below 0.05 exactly when
+	// the interval lies inside ±δ). Across the arms of a sweep, NoMeaningfulChange is held as a
+	// family on these (Holm), as a claim of change is on PBeyond.
+	PEquivalent *float64 `json:"pEquivalent,omitempty"`
 	// ClaimLevel, set when the row's own interval lies beyond ±δ but the multiplicity control
 	// withheld the claim, is the coverage (0-1) the interval would need to lie beyond ±δ at to
 	// be claimed: the level that decides, which the interval shown (Low, High) is not.
