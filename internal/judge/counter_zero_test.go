@@ -56,6 +56,14 @@ func TestCounterAbsentInARunCountsZero(t *testing.T) {
 		t.Errorf("scale %q, want percent", mc.Scale)
 	}
 
+	// The short form's second run: no failure in either run of the arm. The change is -100 %, and
+	// its interval still holds the baseline's own spread (26 and 27), never below -100 %.
+	c = CompareRuns(failuresRuns("base", 0, 26, 27), failuresRuns("arm", 2, 0, 0), CompareOptions{Primary: failedPrimary})
+	mc = comparedRow(c, failedRow)
+	if mc.Low == nil || mc.High == nil || *mc.High-*mc.Low < 1 || *mc.Low < -100 {
+		t.Errorf("26/27 against 0/0: interval [%v, %v], want one of some width within [-100, ...]", deref(mc.Low), deref(mc.High))
+	}
+
 	// A Counter no run has is a name nobody produced, not a zero.
 	none := CompareRuns(failuresRuns("base", 0, 0, 0), failuresRuns("arm", 2, 0, 0), CompareOptions{Primary: failedPrimary})
 	if mc := comparedRow(none, failedRow); mc.Change != perfexpv1alpha1.ChangeUnknown || !strings.Contains(mc.Why, "either side") {

@@ -171,9 +171,13 @@ func counterSeen(rs []*result.Result, w row) bool {
 
 // relativeEffect compares counts of which some run saw none (a k6 Counter never incremented,
 // a query counting failures that did not happen), where the ratio of geometric means has no
-// logarithm: the change is the ratio of the arithmetic means less one, its standard error by the
-// delta method, sqrt(Vc/nc + R²·Vb/nb)/mb with R = mc/mb, and its degrees of freedom
-// Welch-Satterthwaite's over the two terms. The rule's thresholds are ±δ on that scale.
+// logarithm: the change is the ratio of the arithmetic means less one, its standard error
+// sqrt(Vc/nc + max(1, R²)·Vb/nb)/mb with R = mc/mb, and its degrees of freedom
+// Welch-Satterthwaite's over the two terms. Above R = 1 that is the delta method's; below it the
+// baseline's term is the difference's, not the delta method's R²·Vb/nb, which vanishes as R goes
+// to 0 and made an arm without a failure beside a baseline with 26 and 27 read -100 % with an
+// interval of width 0. A count cannot fall below zero, so neither can the interval's lower end
+// fall below -100 %. The rule's thresholds are ±δ on that scale.
 func relativeEffect(cur, base []float64, minChange float64) *effect {
 	e := &effect{relative: true, up: minChange / 100, down: -minChange / 100, n: len(cur), baseN: len(base)}
 	if len(cur)+len(base) < 3 {
@@ -190,13 +194,14 @@ func relativeEffect(cur, base []float64, minChange float64) *effect {
 		pooled := ((nc-1)*vc + (nb-1)*vb) / (nc + nb - 2)
 		vc, vb = pooled, pooled
 	}
-	a, b := vc/nc/(mb*mb), ratio*ratio*vb/nb/(mb*mb)
+	a, b := vc/nc/(mb*mb), math.Max(1, ratio*ratio)*vb/nb/(mb*mb)
 	se := math.Sqrt(a + b)
 	df := nc + nb - 2
 	if len(cur) >= 2 && len(base) >= 2 && a+b > 0 {
 		df = (a + b) * (a + b) / (a*a/(nc-1) + b*b/(nb-1))
 	}
 	e.tInterval(se, df)
+	e.low = math.Max(e.low, -1)
 	return e
 }
 
