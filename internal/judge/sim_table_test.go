@@ -182,9 +182,13 @@ func (c simCell) oneVsOne(rng *rand.Rand, i int, ratio float64, noise *BetweenRu
 	return CompareRuns([]*result.Result{base}, []*result.Result{cur}, CompareOptions{BetweenRun: noise})
 }
 
+// calibrationRuns is how many A/A runs a simulated calibration measures.
+const calibrationRuns = 10
+
 // calibrate measures the between-run sd as a user's A/A calibration would: the sample sd of the
-// log p95 of n runs of one configuration.
-func (c simCell) calibrate(rng *rand.Rand, n int) *BetweenRun {
+// log p95 of calibrationRuns runs of one configuration.
+func (c simCell) calibrate(rng *rand.Rand) *BetweenRun {
+	n := calibrationRuns
 	s := c.sim()
 	xs := make([]float64, n)
 	for i := range xs {
@@ -403,7 +407,7 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 			noise := &def
 			switch design {
 			case "1v1 calibrated":
-				noise = c.calibrate(rng, 10)
+				noise = c.calibrate(rng)
 			case "1v1 bootstrap alone":
 				// Next to nothing added: the block bootstrap's own interval.
 				noise = &BetweenRun{SDPercent: 1e-9, Source: "none"}
@@ -418,7 +422,7 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 		case "r3 paired, 1 arm", "r3 paired, 1 arm, calibrated":
 			var noise *BetweenRun
 			if strings.HasSuffix(design, "calibrated") {
-				noise = c.calibrate(rng, 10)
+				noise = c.calibrate(rng)
 			}
 			aa := c.sweep(rng, i, []float64{1}, 3, noise)
 			row.claim0 += b2f(anyClaim(aa...))
@@ -440,7 +444,7 @@ func simulateDesign(c simCell, design string, n int, seed uint64) simRow {
 		case "sequential r3-10, 1 arm", "sequential r3-10, 1 arm, calibrated":
 			var noise *BetweenRun
 			if strings.HasSuffix(design, "calibrated") {
-				noise = c.calibrate(rng, 10)
+				noise = c.calibrate(rng)
 			}
 			aa, b0 := c.sequentialSweep(rng, i, []float64{1}, noise)
 			row.claim0 += b2f(anyClaim(aa...))

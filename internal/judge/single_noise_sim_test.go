@@ -82,9 +82,9 @@ func simulateSingle(c simCell, design string, n int, seed uint64) simRow {
 		o := CompareOptions{BetweenRun: &def}
 		switch design {
 		case "1v1 calibrated":
-			o.BetweenRun = c.calibrate(rng, 10)
+			o.BetweenRun = c.calibrate(rng)
 		case "1v1 calibrated, history":
-			o.BetweenRun = c.calibrate(rng, 10)
+			o.BetweenRun = c.calibrate(rng)
 			o.History = c.historyOf(rng, i, 8)
 		case "1v1 bootstrap alone":
 			o.BetweenRun = &BetweenRun{SDPercent: 1e-9, Source: "none"}
