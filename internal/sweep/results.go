@@ -76,6 +76,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 	}
 	results := map[string][]*result.Result{}
 	design := &judge.Design{Blocks: map[string]int{}, FixedOrder: s.Spec.Order == perfexpv1alpha1.SweepOrderInterleaved}
+	var validOf [][]*result.Result
 	for _, arm := range p.Arms {
 		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
@@ -105,9 +106,16 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 			out.Notes = append(out.Notes, fmt.Sprintf("run %s's results are not Valid (%s); the table and the comparisons leave it out", r.Experiment, strings.Join(r.InvalidReasons, "; ")))
 		}
 		a.Scenarios = scenarioMeans(valid)
-		a.Transactions, a.Workloads, a.Queries = transactionMeans(valid), workloadMeans(valid), queryMeans(valid)
+		a.Workloads, a.Queries = workloadMeans(valid), queryMeans(valid)
 		a.Routes = routeMeans(valid)
 		out.Arms = append(out.Arms, a)
+		validOf = append(validOf, valid)
+	}
+	// A Counter is read as 0 in a run of its scenario without it once any run of the sweep has
+	// it (transactionMeans), so the tables are filled once every arm's runs are known.
+	counters := sweepCounters(validOf...)
+	for i := range out.Arms {
+		out.Arms[i].Transactions = transactionMeans(validOf[i], counters)
 	}
 
 	opts := judge.CompareOptions{MinChangePercent: out.MinMeaningfulChangePercent}

@@ -17,7 +17,12 @@ const maxQuerySeries = 24
 // transactionMeans are each transaction's statistics over the runs that have it, for the
 // report's Transactions tables: each scenario, its most frequent request names (as many as the
 // comparison compares), its k6 groups, Trends, iteration duration and Counters.
-func transactionMeans(runs []*result.Result) []report.SweepTransactionStats {
+//
+// counters are the Counters (scenario, name) some valid run of the sweep has: k6 sends no series
+// of a Counter never incremented, so a run of the scenario without one of them counts 0 (as the
+// comparison counts it, judge.CompareRuns), and a Counter's rate is the arithmetic mean over the
+// runs, as the comparison's value is.
+func transactionMeans(runs []*result.Result, counters map[[2]string]bool) []report.SweepTransactionStats {
 	type sums struct {
 		latency [7][]float64 // avg, p50, p75, p90, p95, p99, max
 		errs    []float64
@@ -67,11 +72,18 @@ func transactionMeans(runs []*result.Result) []report.SweepTransactionStats {
 			if sc.IterationDuration != nil {
 				add(sc.Name, report.TransactionIteration, "", "ms", *sc.IterationDuration, nil, nil)
 			}
+			had := map[string]bool{}
 			for i, c := range sc.Counters {
 				if i == result.MaxCustomNames {
 					break
 				}
+				had[c.Name] = true
 				add(sc.Name, report.TransactionCounter, c.Name, "", result.Latency{}, nil, c.Rate)
+			}
+			for _, name := range sortedCounters(counters, sc.Name) {
+				if !had[name] {
+					add(sc.Name, report.TransactionCounter, name, "", result.Latency{}, nil, result.Num(0))
+				}
 			}
 		}
 	}
@@ -80,7 +92,41 @@ func transactionMeans(runs []*result.Result) []report.SweepTransactionStats {
 		t.Avg, t.P50, t.P75, t.P90, t.P95, t.P99, t.Max = geomean(a.latency[0]), geomean(a.latency[1]), geomean(a.latency[2]),
 			geomean(a.latency[3]), geomean(a.latency[4]), geomean(a.latency[5]), geomean(a.latency[6])
 		t.ErrorPercent, t.Rate = mean(a.errs), geomean(a.rate)
+		if t.Kind == report.TransactionCounter {
+			t.Rate = mean(a.rate)
+		}
 	}
+	return out
+}
+
+// sweepCounters are the Counters (scenario, name) any of the runs has, within the report's cap
+// per scenario.
+func sweepCounters(runs ...[]*result.Result) map[[2]string]bool {
+	out := map[[2]string]bool{}
+	for _, rs := range runs {
+		for _, r := range rs {
+			for _, sc := range r.Scenarios {
+				for i, c := range sc.Counters {
+					if i == result.MaxCustomNames {
+						break
+					}
+					out[[2]string{sc.Name, c.Name}] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sortedCounters are the names of the Counters of scenario in counters, sorted.
+func sortedCounters(counters map[[2]string]bool, scenario string) []string {
+	var out []string
+	for k := range counters {
+		if k[0] == scenario {
+			out = append(out, k[1])
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -92,3 +92,49 @@ func TestCompareCarriesTheStudysTables(t *testing.T) {
 		t.Error("the workload that moved comes after the one that did not")
 	}
 }
+
+// Story (the list-refresh short form): k6 sends no series of a Counter never incremented. The
+// arm's runs failed 14 refreshes and none; its table row read the one run that had the Counter
+// (and an arm with no failure at all had no row). A run of the scenario without the Counter
+// counts 0 once any run of the sweep has it, and the Counter's rate is the arithmetic mean.
+func TestCounterTableCountsARunWithoutItAsZero(t *testing.T) {
+	s := newSweep(withArms(envArm("split-on", "true"), envArm("split-on-2", "yes")), withRepeats(2))
+	p, err := sweep.NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]sweep.Outcome{}
+	for _, run := range p.Runs {
+		r := studyRun(run.Name, 100, 0.5, 30)
+		c := &r.Scenarios[0].Counters
+		switch {
+		case run.Arm == "split-on" && run.Repeat == p.Runs[0].Repeat:
+			(*c)[0].Rate = f(0.14)
+		case run.Arm == "split-on" || run.Arm == "split-on-2":
+			*c = nil
+		default:
+			(*c)[0].Rate = f(0.27)
+		}
+		outcomes[run.Name] = sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: r}
+	}
+	r := sweep.Compare(s, p, outcomes, nil)
+	want := map[string]float64{"baseline": 0.27, "split-on": 0.07, "split-on-2": 0}
+	for _, arm := range r.Arms {
+		var rate *float64
+		for _, tr := range arm.Transactions {
+			if tr.Kind == report.TransactionCounter && tr.Name == "refreshes_failed" {
+				rate = tr.Rate
+			}
+		}
+		if rate == nil || math.Abs(*rate-want[arm.Name]) > 1e-9 {
+			t.Errorf("arm %s: Counter rate %v, want %v", arm.Name, rateOf(rate), want[arm.Name])
+		}
+	}
+}
+
+func rateOf(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
