@@ -17,7 +17,7 @@ THANOS ?= $(LOCALBIN)/thanos/$(THANOS_VERSION)/thanos
 # Info answer.
 $(THANOS): $(THANOS_MODULE)/go.mod $(THANOS_MODULE)/go.sum
 	@mkdir -p "$(dir $@)"
-	@echo "building Thanos $(THANOS_VERSION); 15 minutes or more on 2 cores when cold..."
+	@echo "building Thanos $(THANOS_VERSION); 20 minutes or more on 2 shared cores when cold..."
 	cd $(THANOS_MODULE) && GOFLAGS=-mod=readonly nice -n 10 go build -tags netgo,slicelabels -o "$@.tmp" \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%) -X github.com/prometheus/common/version.Revision=$(THANOS_VERSION) -X github.com/prometheus/common/version.Branch=perfexp-hack-thanos" \
 		github.com/thanos-io/thanos/cmd/thanos

@@ -109,7 +109,7 @@ func startStack(t *testing.T) *stack {
 	waitFor(t, 30*time.Second, func() error {
 		var stores struct {
 			Data map[string][]struct {
-				Name      string `json:"name"`
+				Name      string  `json:"name"`
 				LastError *string `json:"lastError"`
 			} `json:"data"`
 		}
