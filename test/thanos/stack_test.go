@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -38,7 +39,18 @@ type stack struct {
 	// QueryURL is Thanos Query's HTTP API, FrontendURL the Query Frontend's.
 	QueryURL, FrontendURL string
 	// Pids are every Thanos process, for the CPU they spent.
-	Pids []int
+	Pids     []int
+	bin, dir string
+}
+
+// startFrontend starts one more Query Frontend over Query, with extra flags.
+func (s *stack) startFrontend(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	u := "http://" + addr
+	s.Pids = append(s.Pids, run(t, s.bin, s.dir, name, u, append([]string{"query-frontend",
+		"--http-address=" + addr, "--query-frontend.downstream-url=" + s.QueryURL}, flags...)...))
+	return u
 }
 
 func thanosBinary(t *testing.T) string {
@@ -98,13 +110,10 @@ func startStack(t *testing.T) *stack {
 		"--endpoint.sd-config="+endpoints,
 		"--query.replica-label="+replicaLabel,
 	))
-	frontHTTP := freeAddr(t)
-	s.FrontendURL = "http://" + frontHTTP
-	s.Pids = append(s.Pids, run(t, bin, dir, "query-frontend", s.FrontendURL,
-		"query-frontend",
-		"--http-address="+frontHTTP,
-		"--query-frontend.downstream-url="+s.QueryURL,
-	))
+	// The frontend keeps range queries where the analysis put them: by default it moves their
+	// start and end to multiples of the step (for its cache), off the measured window's grid.
+	s.bin, s.dir = bin, dir
+	s.FrontendURL = s.startFrontend(t, "query-frontend", "--no-query-range.align-range-with-step")
 	// Query lists its stores asynchronously: wait until both Receives are among them.
 	waitFor(t, 30*time.Second, func() error {
 		var stores struct {
@@ -259,7 +268,16 @@ type countingProxy struct {
 	URL     string
 	queries atomic.Int64
 	// Form is added to every request's form (dedup=false, to see the replicas).
-	Form url.Values
+	Form  url.Values
+	mu    sync.Mutex
+	asked []string
+}
+
+// Asked returns the requests seen since from: path and query.
+func (p *countingProxy) Asked(from int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.asked[from:]...)
 }
 
 func newCountingProxy(t *testing.T, target string) *countingProxy {
@@ -273,6 +291,15 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/v1/") {
 			p.queries.Add(1)
+			if err := r.ParseForm(); err == nil {
+				enc := r.PostForm.Encode()
+				r.Body = io.NopCloser(strings.NewReader(enc))
+				r.ContentLength = int64(len(enc))
+				p.mu.Lock()
+				p.asked = append(p.asked, r.URL.Path+" "+r.Form.Get("query")+r.Form.Get("match[]"))
+
+				p.mu.Unlock()
+			}
 		}
 		if len(p.Form) > 0 {
 			q := r.URL.Query()
