@@ -179,6 +179,13 @@ func TestTheSameRunThroughThanosAndPrometheus(t *testing.T) {
 		t.Errorf("p95 through Thanos %.3f ms, Prometheus %.3f ms: beyond the bucket bound", deref(ts.P95), deref(ps.P95))
 	}
 	t.Logf("p95 through Thanos %.4f ms, Prometheus %.4f ms (%+.3f %%)", deref(ts.P95), deref(ps.P95), 100*(deref(ts.P95)/deref(ps.P95)-1))
+	// The per-interval data single-run comparisons judge: the same, interval by interval.
+	pi, _ := json.Marshal(p.Intervals)
+	ti, _ := json.Marshal(th.Intervals)
+	if p.Intervals == nil || len(p.Intervals.Series) == 0 || string(pi) != string(ti) {
+		t.Errorf("interval data through Thanos:\n%s\nfrom Prometheus:\n%s", ti, pi)
+	}
+	t.Logf("interval data: %d series of %v s intervals, the same through Thanos", len(p.Intervals.Series), p.Intervals.StepSeconds)
 	if th.PrometheusQueries > p.PrometheusQueries || asked["thanos"] > asked["prometheus"] {
 		t.Errorf("%d queries through Thanos (%d at its frontend), %d against Prometheus (%d)", th.PrometheusQueries, asked["thanos"], p.PrometheusQueries, asked["prometheus"])
 		onlyIn(t, "Thanos", backends[1].proxy.Asked(0), backends[0].proxy.Asked(0))
@@ -213,10 +220,11 @@ func TestTheSameRunThroughThanosAndPrometheus(t *testing.T) {
 		if got := r.Scenarios[0].RequestStats.Requests; got == nil || *got != sum.Requests {
 			t.Errorf("through the aligning frontend %v requests, k6 %d", got, sum.Requests)
 		}
-		if start.Unix()%15 != 0 && r.PrometheusQueries <= p.PrometheusQueries {
-			t.Errorf("through the aligning frontend %d queries, Prometheus %d: the grid did not move", r.PrometheusQueries, p.PrometheusQueries)
+		ai, _ := json.Marshal(r.Intervals)
+		if start.Unix()%15 != 0 && (r.PrometheusQueries <= p.PrometheusQueries || string(ai) == string(pi)) {
+			t.Errorf("through the aligning frontend %d queries (Prometheus %d), the same interval data: the grid did not move", r.PrometheusQueries, p.PrometheusQueries)
 		}
-		t.Logf("through the aligning frontend: %d queries, Prometheus %d, %d requests", r.PrometheusQueries, p.PrometheusQueries, *r.Scenarios[0].RequestStats.Requests)
+		t.Logf("through the aligning frontend: %d queries, Prometheus %d, %d requests; interval data the same as Prometheus': %v", r.PrometheusQueries, p.PrometheusQueries, *r.Scenarios[0].RequestStats.Requests, string(ai) == string(pi))
 	})
 
 	// The operator's analyzer, as the Analyzing phase calls it, pointed at the Query Frontend.
