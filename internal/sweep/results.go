@@ -76,7 +76,7 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 	}
 	results := map[string][]*result.Result{}
 	design := &judge.Design{Blocks: map[string]int{}, FixedOrder: s.Spec.Order == perfexpv1alpha1.SweepOrderInterleaved}
-	var validOf [][]*result.Result
+	validOf := make([][]*result.Result, 0, len(p.Arms))
 	for _, arm := range p.Arms {
 		a := report.SweepArmResult{Name: arm.Name, Parameter: arm.Parameter, Value: arm.Value, LoadValue: arm.LoadValue, Baseline: arm.Baseline}
 		for _, run := range p.RunsOf(arm.Name) {
