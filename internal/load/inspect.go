@@ -72,6 +72,14 @@ func (r *Runner) Inspect(ctx context.Context, exp *perfexpv1alpha1.PerfExperimen
 	return step.Done(), nil
 }
 
+// InspectedDuration is the totalDuration k6 inspect found for a scenario's script, if it ran.
+func InspectedDuration(exp *perfexpv1alpha1.PerfExperiment, scenario string) (time.Duration, bool) {
+	if in := inspected(exp, scenario); in != nil {
+		return in.TotalDuration.Duration, true
+	}
+	return 0, false
+}
+
 // InspectionSummary says what k6 inspect found, one clause per inspected scenario, or "".
 func InspectionSummary(exp *perfexpv1alpha1.PerfExperiment) string {
 	if exp.Status.Load == nil || len(exp.Status.Load.Inspected) == 0 {
