@@ -95,7 +95,10 @@ func InspectionSummary(exp *perfexpv1alpha1.PerfExperiment) string {
 
 func (r *Runner) inspectUnit(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, u unit) (*perfexpv1alpha1.ScriptInspection, step.Result, error) {
 	what := "scenario " + u.name + "'s script inspection"
-	cm, err := r.ensureScriptConfigMap(ctx, exp, u, true)
+	// The entry script the runner will run: the Job runner's splits the load itself, a
+	// TestRun's gets its segments from k6-operator.
+	segmented := exp.Spec.Load.Runner != perfexpv1alpha1.RunnerK6Operator
+	cm, err := r.ensureScriptConfigMap(ctx, exp, u, segmented)
 	if err != nil {
 		res, err := asResult(err)
 		return nil, res, err

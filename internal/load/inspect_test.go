@@ -138,6 +138,18 @@ func TestInspectOnAPIServer(t *testing.T) {
 		t.Fatalf("Inspect() with scriptDuration = %+v, want done without a Job", res)
 	}
 
+	// For k6-operator the ConfigMap made here is the TestRun's: an entry script without
+	// perfexp's segments (k6-operator gives each runner its own).
+	op := f.experiment("operator", []perfexpv1alpha1.Scenario{{
+		Name: "course", Script: perfexpv1alpha1.ScriptSource{Inline: twoScenarioScript}, FromScript: true, Parallelism: 2,
+	}}, func(e *perfexpv1alpha1.PerfExperiment) { e.Spec.Load.Runner = perfexpv1alpha1.RunnerK6Operator })
+	if res := mustStep(t)(f.r.Inspect(t.Context(), op)); res.Done || res.Failure != nil {
+		t.Fatalf("Inspect() = %+v, want a wait", res)
+	}
+	if !f.get(load.UnitName(op, "course"), cm) || !strings.Contains(cm.Data[load.EntryKey], "const segments = [];") {
+		t.Fatalf("the TestRun's entry script, made by the inspection:\n%s", cm.Data[load.EntryKey])
+	}
+
 	// A script k6 cannot load fails the experiment before it queues, with k6's own words.
 	broken := f.experiment("broken", []perfexpv1alpha1.Scenario{{
 		Name: "course", Script: perfexpv1alpha1.ScriptSource{Inline: "export const options = { scenarios: { a: { executor: 'no-such-executor' } } };\nexport default function () {}\n"}, FromScript: true,
