@@ -16,18 +16,21 @@ import (
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
 
+// columnString is the type of a table column of text.
+const columnString = "string"
+
 // queueColumns are the queue's table columns; priority 1 ones show with -o wide only, as
 // kubectl's tables mark theirs.
 var queueColumns = []metav1.TableColumnDefinition{
-	{Name: "Queue", Type: "string"},
-	{Name: "Position", Type: "string", Description: "place in the queue; - while it holds the queue or has not joined it"},
-	{Name: "Namespace", Type: "string"},
-	{Name: "Name", Type: "string", Format: "name"},
-	{Name: "Phase", Type: "string"},
+	{Name: "Queue", Type: columnString},
+	{Name: "Position", Type: columnString, Description: "place in the queue; - while it holds the queue or has not joined it"},
+	{Name: "Namespace", Type: columnString},
+	{Name: "Name", Type: columnString, Format: "name"},
+	{Name: "Phase", Type: columnString},
 	{Name: "Priority", Type: "integer"},
-	{Name: "Age", Type: "string"},
-	{Name: "Target", Type: "string", Priority: 1, Description: "the namespace the experiment changes"},
-	{Name: "Baseline", Type: "string", Priority: 1, Description: "the experiment it is compared with"},
+	{Name: "Age", Type: columnString},
+	{Name: "Target", Type: columnString, Priority: 1, Description: "the namespace the experiment changes"},
+	{Name: "Baseline", Type: columnString, Priority: 1, Description: "the experiment it is compared with"},
 }
 
 // queueTableOf is the queue's rows as a Kubernetes Table, for cli-runtime's table printer.
@@ -115,7 +118,7 @@ func parseCustomColumns(spec string) ([]customColumn, error) {
 func customTable(cols []customColumn, rows []perfexpv1alpha1.PerfExperiment) (*metav1.Table, error) {
 	t := &metav1.Table{}
 	for _, c := range cols {
-		t.ColumnDefinitions = append(t.ColumnDefinitions, metav1.TableColumnDefinition{Name: c.header, Type: "string"})
+		t.ColumnDefinitions = append(t.ColumnDefinitions, metav1.TableColumnDefinition{Name: c.header, Type: columnString})
 	}
 	for i := range rows {
 		u, err := objectToUnstructured(&rows[i])

@@ -21,6 +21,9 @@ import (
 	"github.com/perfexp/perfexp/internal/step"
 )
 
+// scriptsVolume is the volume of a runner pod's script ConfigMap.
+const scriptsVolume = "scripts"
+
 // componentInspect marks the pods that run `k6 inspect` on a fromScript scenario's script.
 const componentInspect = "inspect"
 
@@ -177,10 +180,10 @@ func (r *Runner) inspectJob(exp *perfexpv1alpha1.PerfExperiment, u unit, configM
 			Env:                      toEnv(u.sc.Env),
 			SecurityContext:          restrictedContainer(),
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			VolumeMounts:             []corev1.VolumeMount{{Name: "scripts", MountPath: ScriptDir, ReadOnly: true}, tmpMount},
+			VolumeMounts:             []corev1.VolumeMount{{Name: scriptsVolume, MountPath: ScriptDir, ReadOnly: true}, tmpMount},
 		}},
 		Volumes: []corev1.Volume{
-			{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			{Name: scriptsVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
 			}}},
 			tmp,

@@ -1,6 +1,7 @@
 package load_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,8 +53,8 @@ func runInspectPod(t *testing.T, f *fixture, job *batchv1.Job, cm *corev1.Config
 	out, err := cmd.CombinedOutput()
 	var code int32
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatalf("running k6 %v: %v", args, err)
 		}
 		code = int32(ee.ExitCode())
