@@ -58,7 +58,8 @@ func inspected(exp *perfexpv1alpha1.PerfExperiment, scenario string) *perfexpv1a
 
 // Inspect runs `k6 inspect --execution-requirements` on the script of every fromScript scenario
 // that gives no scriptDuration, in a short Job of the scenario's image, and records its
-// totalDuration and maxVUs in status.load.inspected; Done once every one is known. The script
+// totalDuration and maxVUs in status.load.inspected; Done once every one is known. A script
+// with fewer VUs than the scenario's parallelism fails, as a load shape's does at admission. The script
 // inspected is the copy the load runs later (the scenario's script ConfigMap, created here).
 func (r *Runner) Inspect(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
 	for _, u := range toInspect(exp) {
@@ -154,6 +155,12 @@ func (r *Runner) inspectUnit(ctx context.Context, exp *perfexpv1alpha1.PerfExper
 		return nil, step.Fail(perfexpv1alpha1.ReasonScriptError, "scenario %s: %v", u.name, err), nil
 	}
 	found.Scenario = u.name
+	if found.MaxVUs < int64(u.parallelism) {
+		// As the API refuses vus below parallelism for a load shape: a pod without a VU adds a
+		// runner that makes no load.
+		return nil, step.Fail(perfexpv1alpha1.ReasonScriptError, "scenario %s: k6 inspect says its script needs at most %d VUs, fewer than its parallelism %d, so a runner pod would get none; lower parallelism to at most %d",
+			u.name, found.MaxVUs, u.parallelism, found.MaxVUs), nil
+	}
 	return found, step.Done(), nil
 }
 

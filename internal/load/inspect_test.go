@@ -151,6 +151,19 @@ func TestInspectOnAPIServer(t *testing.T) {
 		t.Fatalf("the TestRun's entry script, made by the inspection:\n%s", cm.Data[load.EntryKey])
 	}
 
+	// More runner pods than the script has VUs: some pods would make no load.
+	wide := f.experiment("wide", []perfexpv1alpha1.Scenario{{
+		Name: "course", Script: perfexpv1alpha1.ScriptSource{Inline: twoScenarioScript}, FromScript: true, Parallelism: 20,
+	}})
+	_ = mustStep(t)(f.r.Inspect(t.Context(), wide))
+	if !f.get(load.InspectJobName(wide, "course"), job) || !f.get(load.UnitName(wide, "course"), cm) {
+		t.Fatal("no inspect Job or ConfigMap for parallelism 20")
+	}
+	runInspectPod(t, f, job, cm)
+	if res := mustStep(t)(f.r.Inspect(t.Context(), wide)); res.Failure == nil || !strings.Contains(res.Failure.Message, "at most 13 VUs, fewer than its parallelism 20") {
+		t.Fatalf("Inspect() with parallelism 20 = %+v, want refused", res)
+	}
+
 	// A script k6 cannot load fails the experiment before it queues, with k6's own words.
 	broken := f.experiment("broken", []perfexpv1alpha1.Scenario{{
 		Name: "course", Script: perfexpv1alpha1.ScriptSource{Inline: "export const options = { scenarios: { a: { executor: 'no-such-executor' } } };\nexport default function () {}\n"}, FromScript: true,
