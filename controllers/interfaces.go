@@ -46,6 +46,15 @@ type LoadRunner interface {
 	PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Duration
 }
 
+// ScriptInspector is a LoadRunner that asks k6 how long the scripts of fromScript scenarios
+// without a scriptDuration run (k6 inspect), before the experiment joins its queue, so that
+// their planned load is known rather than the longest the API allows.
+type ScriptInspector interface {
+	// Inspect records what k6 found in status.load.inspected; Done once every such script is
+	// known.
+	Inspect(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error)
+}
+
 // Analyzer turns the recorded window into results (internal/analyzer).
 type Analyzer interface {
 	// Analyze reads the results, compares them with the baseline (nil when none is set),

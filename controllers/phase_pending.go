@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/load"
 )
 
 // reconcilePending gives a new experiment its test ID and queue and puts it in the queue, at
@@ -21,6 +22,19 @@ func (r *PerfExperimentReconciler) reconcilePending(ctx context.Context, s *scop
 	exp := s.exp
 	exp.Status.Queue = exp.QueueName()
 	exp.Status.TestID = exp.TestID()
+	if si, ok := r.Load.(ScriptInspector); ok {
+		res, err := si.Inspect(ctx, exp)
+		switch {
+		case err != nil:
+			return ctrl.Result{}, err
+		case res.Failure != nil:
+			r.fail(s, res.Failure.Reason, "%s", res.Failure.Message)
+			return ctrl.Result{}, nil
+		case !res.Done:
+			setCondition(exp, perfexpv1alpha1.ConditionReady, metav1.ConditionUnknown, perfexpv1alpha1.ReasonInProgress, "waiting for %s", res.Waiting)
+			return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+		}
+	}
 	if problem := r.overallTimeoutProblem(exp); problem != "" {
 		r.fail(s, perfexpv1alpha1.ReasonInvalidTimeouts, "%s", problem)
 		return ctrl.Result{}, nil
@@ -38,7 +52,11 @@ func (r *PerfExperimentReconciler) reconcilePending(ctx context.Context, s *scop
 	}
 	setCondition(exp, perfexpv1alpha1.ConditionReady, metav1.ConditionUnknown, perfexpv1alpha1.ReasonInProgress, "the experiment is in progress")
 	setCondition(exp, perfexpv1alpha1.ConditionQueued, metav1.ConditionTrue, perfexpv1alpha1.ReasonWaitingForQueue, "waiting in queue %s", exp.Status.Queue)
-	r.enter(s, perfexpv1alpha1.PhaseQueued, "waiting in queue %s", exp.Status.Queue)
+	msg := "waiting in queue " + exp.Status.Queue
+	if found := load.InspectionSummary(exp); found != "" {
+		msg += "; " + found
+	}
+	r.enter(s, perfexpv1alpha1.PhaseQueued, "%s", msg)
 	if p.position > 0 {
 		showWaiting(exp, p)
 	}

@@ -383,6 +383,34 @@ type LoadStatus struct {
 	// (the JSON of k6 --summary-export) under the key <scenario>-<pod index>.json.
 	// +optional
 	SummariesRef *LocalObjectReference `json:"summariesRef,omitempty"`
+
+	// inspected is what `k6 inspect --execution-requirements` found in the script of each
+	// fromScript scenario that gives no scriptDuration, run in a short pod before the experiment
+	// joins its queue: the planned load and its deadline use its totalDuration.
+	// +optional
+	// +listType=map
+	// +listMapKey=scenario
+	// +kubebuilder:validation:MaxItems=16
+	Inspected []ScriptInspection `json:"inspected,omitempty"`
+}
+
+// ScriptInspection is what k6 found in a fromScript scenario's script before its run.
+type ScriptInspection struct {
+	// scenario is the perfexp scenario whose script was inspected.
+	// +kubebuilder:validation:MaxLength=63
+	Scenario string `json:"scenario"`
+	// totalDuration is how long k6 plans the script to run, every k6 scenario's start time,
+	// duration and graceful stop included.
+	TotalDuration metav1.Duration `json:"totalDuration"`
+	// maxVUs is the most virtual users the script needs at once, over all its pods.
+	// +kubebuilder:validation:Minimum=0
+	MaxVUs int64 `json:"maxVUs"`
+	// k6Scenarios are the k6 scenarios the script declares, by name.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	K6Scenarios []string `json:"k6Scenarios,omitempty"`
 }
 
 // ScenarioRunState is the state of one scenario's run.

@@ -119,6 +119,10 @@ func TestKubectlPerfexp(t *testing.T) {
 		{"no such experiment, as kubectl would say it", []string{"report", "nope", "-n", ns}, nil, `perfexperiment "nope" not found in namespace "` + ns + `"`},
 		{"abort of no such experiment", []string{"abort", "nope", "-n", ns}, nil, `perfexperiment "nope" not found in namespace "` + ns + `"`},
 		{"the queue in run order", []string{"queue", "-n", ns}, []string{"running", "Running", "second", "third"}, ""},
+		{"the queue in custom columns", []string{"queue", "-n", ns, "-o", "custom-columns=NAME:.metadata.name,PHASE:.status.phase,NOPE:.status.nope"},
+			[]string{"NAME", "PHASE", "NOPE", "running", "Running", "<none>", "second", "Queued"}, ""},
+		{"a malformed custom column", []string{"queue", "-n", ns, "-o", "custom-columns=NAME"}, nil, `custom-columns column "NAME" is not HEADER:JSONPATH`},
+		{"--watch follows tables only", []string{"queue", "-n", ns, "--watch", "-o", "json"}, nil, "--watch follows the table"},
 		{"abort", []string{"abort", "third", "-n", ns}, []string{"perfexperiment " + ns + "/third aborting"}, ""},
 	}
 	for _, tc := range tests {

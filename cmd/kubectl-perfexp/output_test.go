@@ -113,7 +113,7 @@ func TestOutputFormats(t *testing.T) {
 			want: []string{"perfexp.dev/v1alpha1"}},
 		{name: "abort -o name", args: []string{"abort", "second", "-o", "name"}, exact: true, want: []string{"perfexperiment.perfexp.dev/second\n"}},
 		{name: "an unknown format lists the known ones", args: []string{"queue", "-o", "table"},
-			wantErr: `unknown output "table": use wide, json, yaml, kyaml, name, go-template=, jsonpath=, jsonpath-as-json=`},
+			wantErr: `unknown output "table": use wide, custom-columns=, json, yaml, kyaml, name, go-template=, jsonpath=, jsonpath-as-json=`},
 		{name: "wide, as kubectl get -o wide", args: []string{"queue", "-o", "wide"}, want: []string{"TARGET", "BASELINE"}},
 		{name: "a report format elsewhere is unknown", args: []string{"history", "-o", "md"}, wantErr: `unknown output "md"`},
 		{name: "a missing key prints nothing, as in kubectl", args: []string{"queue", "-o", "jsonpath={.items[0].nope}"}, exact: true, want: []string{""}},

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,7 +114,7 @@ func newRootCommandWith(connect clientFactory, set settings) *cobra.Command {
 	// One line per verb: a new verb is added here and nowhere else.
 	root.AddCommand(
 		reportCommand(connect, flags, set),
-		queueCommand(connect, flags),
+		queueCommand(connect, flags, set),
 		abortCommand(connect, flags),
 		compareCommand(connect, flags),
 		watchCommand(connect, flags, set),
@@ -287,8 +286,8 @@ func phaseOf(exp *perfexpv1alpha1.PerfExperiment) string {
 	return string(exp.Status.Phase)
 }
 
-func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
-	var all, noHeaders bool
+func queueCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.Command {
+	var all, noHeaders, watch bool
 	var selector string
 	var o *output
 	cmd := &cobra.Command{
@@ -307,12 +306,28 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
   kubectl perfexp queue -o yaml
 
   # A team's experiments only, with their target namespace and baseline, no header line
-  kubectl perfexp queue -A -l team=checkout -o wide --no-headers`,
+  kubectl perfexp queue -A -l team=checkout -o wide --no-headers
+
+  # Columns of your choice, as kubectl get -o custom-columns
+  kubectl perfexp queue -o custom-columns=NAME:.metadata.name,PHASE:.status.phase,TESTID:.status.testID
+
+  # Follow the queue: the table, then each experiment whose phase or place changes
+  kubectl perfexp queue demo --watch`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeQueues(connect, flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(); err != nil {
+			table := queueTable{wide: o.format() == "wide", noHeaders: noHeaders}
+			if spec, custom := strings.CutPrefix(o.format(), customColumnsPrefix); custom {
+				cols, err := parseCustomColumns(spec)
+				if err != nil {
+					return err
+				}
+				table.columns = cols
+			} else if err := o.validate(); err != nil {
 				return err
+			}
+			if watch && !o.human() && table.columns == nil {
+				return fmt.Errorf("--watch follows the table (the default, -o wide or -o custom-columns=...); -o %s lists once", o.format())
 			}
 			conn, err := connect(flags)
 			if err != nil {
@@ -337,7 +352,17 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 			if len(args) == 1 {
 				queue = args[0]
 			}
-			if !o.human() {
+			if watch {
+				relist := func(ctx context.Context) ([]perfexpv1alpha1.PerfExperiment, error) {
+					l := &perfexpv1alpha1.PerfExperimentList{}
+					if err := conn.client.List(ctx, l, opts...); err != nil {
+						return nil, unreachable(err, conn.rest)
+					}
+					return l.Items, nil
+				}
+				return watchQueue(cmd.Context(), cmd.OutOrStdout(), relist, queue, set.watchInterval, table, set.now)
+			}
+			if !o.human() && table.columns == nil {
 				// The rows the table would show, in its order; an empty queue is an empty
 				// List, as kubectl get -o json prints one.
 				return o.printObject(cmd.OutOrStdout(), &perfexpv1alpha1.PerfExperimentList{Items: queueRows(list.Items, queue)})
@@ -352,13 +377,14 @@ func queueCommand(connect clientFactory, flags *kubeFlags) *cobra.Command {
 				_, err := fmt.Fprintln(cmd.ErrOrStderr(), where+".")
 				return err
 			}
-			return printQueue(cmd.OutOrStdout(), list.Items, queue, time.Now(), queueTable{wide: o.format() == "wide", noHeaders: noHeaders})
+			return printQueue(cmd.OutOrStdout(), list.Items, queue, set.now(), table)
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list experiments of every namespace")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector of the experiments (-l team=checkout,env!=prod), as in kubectl get")
 	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "leave out the header line of the table")
-	o = addOutput(cmd, "", "wide")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the table, print each experiment again when its phase or place changes, until interrupted (as kubectl get --watch)")
+	o = addOutput(cmd, "", "wide", customColumnsPrefix)
 	return cmd
 }
 
@@ -370,47 +396,6 @@ func waiting(items []perfexpv1alpha1.PerfExperiment, queue string) bool {
 		}
 	}
 	return false
-}
-
-// printQueue lists unfinished experiments: those holding their queue first, then the waiting
-// ones by queue position.
-// queueTable is how the queue's table is printed: -o wide adds what each experiment changes
-// and compares with; --no-headers leaves the header line out, as kubectl get's flags do.
-type queueTable struct {
-	wide, noHeaders bool
-}
-
-func printQueue(out io.Writer, items []perfexpv1alpha1.PerfExperiment, queue string, now time.Time, table queueTable) error {
-	rows := queueRows(items, queue)
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	if !table.noHeaders {
-		header := "QUEUE\tPOSITION\tNAMESPACE\tNAME\tPHASE\tPRIORITY\tAGE"
-		if table.wide {
-			header += "\tTARGET\tBASELINE"
-		}
-		if _, err := fmt.Fprintln(w, header); err != nil {
-			return err
-		}
-	}
-	for _, e := range rows {
-		pos := "-"
-		if e.Status.QueuePosition > 0 {
-			pos = fmt.Sprint(e.Status.QueuePosition)
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s", orDash(e.Status.Queue), pos, e.Namespace, e.Name, phaseOf(&e), e.Spec.Priority,
-			now.Sub(e.CreationTimestamp.Time).Round(time.Second))
-		if table.wide {
-			baseline := ""
-			if e.Spec.Baseline != nil {
-				baseline = e.Spec.Baseline.Name
-			}
-			line += "\t" + e.TargetNamespace() + "\t" + orDash(baseline)
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
 }
 
 // queueRows are the unfinished experiments of the queue (any queue when ""), by queue, then

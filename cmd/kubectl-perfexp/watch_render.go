@@ -144,12 +144,16 @@ func renderOutcome(row func(string, string, ...any), exp *perfexpv1alpha1.PerfEx
 }
 
 // plannedLoad is how long the load is planned to run: the longest start delay plus load shape
-// over the scenarios (the operator's own plan, without k6's graceful stop).
+// over the scenarios (the operator's own plan, without k6's graceful stop; a fromScript
+// scenario without scriptDuration counts what k6 inspect found, graceful stop included).
 func plannedLoad(exp *perfexpv1alpha1.PerfExperiment) time.Duration {
 	var longest time.Duration
 	for i := range exp.Spec.Load.Scenarios {
 		sc := &exp.Spec.Load.Scenarios[i]
 		d := load.ShapeDuration(sc)
+		if found, ok := load.InspectedDuration(exp, sc.Name); ok && sc.FromScript && sc.ScriptDuration == nil {
+			d = found
+		}
 		if sc.StartDelay != nil {
 			d += sc.StartDelay.Duration
 		}

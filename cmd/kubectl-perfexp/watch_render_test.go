@@ -175,6 +175,17 @@ func TestPlannedLoad(t *testing.T) {
 	if got := plannedLoad(late); got != 6*time.Minute {
 		t.Errorf("planned %v, want 6m", got)
 	}
+	// A script without scriptDuration lasts what k6 inspect found in it, once it ran.
+	script := watchedExperiment(func(e *perfexpv1alpha1.PerfExperiment) {
+		e.Spec.Load.Scenarios = []perfexpv1alpha1.Scenario{{Name: "course", FromScript: true}}
+	})
+	if got := plannedLoad(script); got != 0 {
+		t.Errorf("planned %v before inspection, want 0 (unknown)", got)
+	}
+	script.Status.Load = &perfexpv1alpha1.LoadStatus{Inspected: []perfexpv1alpha1.ScriptInspection{{Scenario: "course", TotalDuration: metav1.Duration{Duration: time.Minute}, MaxVUs: 13}}}
+	if got := plannedLoad(script); got != time.Minute {
+		t.Errorf("planned %v after inspection, want 1m", got)
+	}
 }
 
 // On a terminal each refresh replaces the previous block; in a log a block is added when

@@ -10,15 +10,19 @@ import (
 )
 
 // activeSpan is when a scenario's requests were counted: the times of its first and last
-// request-counter samples. Rates are divided by the part of a window a scenario was active, so
-// a scenario with a start delay (or one that ends early) is not diluted by the time it was not
-// running.
-type activeSpan struct{ first, last time.Time }
+// request-counter samples, and the resolution they were read at. Rates are divided by the part
+// of a window a scenario was active, so a scenario with a start delay (or one that ends early)
+// is not diluted by the time it was not running.
+type activeSpan struct {
+	first, last time.Time
+	// res is the subquery step the times were read at: each is exact to within it.
+	res time.Duration
+}
 
-// spanSlack is how far from a window's edge the first or last sample may be and still count
-// as running across the edge: k6 pushes every few seconds, so a running scenario's nearest
-// sample is always that close.
-const spanSlack = 30 * time.Second
+// k6PushInterval is how often k6's remote write pushes (K6_PROMETHEUS_RW_PUSH_INTERVAL's
+// default). A push carries the time of the last sample it holds, so a scenario's first sample
+// counts what it did in the push interval before it.
+const k6PushInterval = 5 * time.Second
 
 // readActiveSpans reads each scenario's first and last sample times in [from, to]. timestamp()
 // of a plain selector is a sample's own time, so a subquery finds the earliest and latest
@@ -69,6 +73,7 @@ func spansOf(ctx context.Context, q Querier, metric, testID string, scenarios []
 			t := time.Unix(int64(sec), int64(frac*1e9))
 			name := string(s.Metric[tagScenario])
 			sp := out[name]
+			sp.res = step
 			if agg == "min" {
 				sp.first = t
 			} else {
@@ -81,17 +86,20 @@ func spansOf(ctx context.Context, q Querier, metric, testID string, scenarios []
 }
 
 // seconds is how long the scenario was active within [a, b]; the whole window when its span is
-// unknown or it ran across both edges. A first sample before a, or within spanSlack of it,
-// means it was running at a; likewise at b.
+// unknown. It began one push interval before its first sample (whose count covers that
+// interval) and ended at its last; within one push interval or subquery step of an edge it
+// ran across that edge. (A fixed 30 s slack took a 10 s scenario of a 30 s test for one that
+// ran the whole window.)
 func (sp activeSpan) seconds(a, b time.Time) float64 {
 	if sp.first.IsZero() || sp.last.IsZero() {
 		return b.Sub(a).Seconds()
 	}
+	slack := max(k6PushInterval, sp.res)
 	start, stop := a, b
-	if sp.first.Sub(a) > spanSlack {
-		start = sp.first
+	if begin := sp.first.Add(-k6PushInterval); begin.Sub(a) > slack-k6PushInterval {
+		start = begin
 	}
-	if b.Sub(sp.last) > spanSlack {
+	if b.Sub(sp.last) > slack {
 		stop = sp.last
 	}
 	if !stop.After(start) {
@@ -114,6 +122,7 @@ func union(spans map[string]activeSpan, scenarios []string) activeSpan {
 		if sp.last.After(u.last) {
 			u.last = sp.last
 		}
+		u.res = max(u.res, sp.res)
 	}
 	return u
 }

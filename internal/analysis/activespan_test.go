@@ -81,11 +81,13 @@ func TestActiveSpanSeconds(t *testing.T) {
 		want float64
 	}{
 		{"unknown: the whole window", activeSpan{}, 600},
-		{"running across both edges", activeSpan{a.Add(-time.Minute), b.Add(time.Minute)}, 600},
-		{"first sample a few seconds in: still running at the start", activeSpan{a.Add(5 * time.Second), b}, 600},
-		{"a 5-minute start delay", activeSpan{a.Add(5 * time.Minute), b}, 300},
-		{"stopped after 3 minutes", activeSpan{a, a.Add(3 * time.Minute)}, 180},
-		{"entirely before the window", activeSpan{a.Add(-5 * time.Minute), a.Add(-4 * time.Minute)}, 0},
+		{"running across both edges", activeSpan{first: a.Add(-time.Minute), last: b.Add(time.Minute)}, 600},
+		{"first sample a few seconds in: still running at the start", activeSpan{first: a.Add(5 * time.Second), last: b}, 600},
+		{"a 5-minute start delay: its first push 5 s later", activeSpan{a.Add(5*time.Minute + 5*time.Second), b, 5 * time.Second}, 300},
+		{"10 s from 10 s on, pushed at 15 s and 20 s", activeSpan{a.Add(15 * time.Second), a.Add(20 * time.Second), 5 * time.Second}, 10},
+		{"a 2-minute subquery step: within a step of the start is from the start", activeSpan{a.Add(90 * time.Second), b, 2 * time.Minute}, 600},
+		{"stopped after 3 minutes", activeSpan{first: a, last: a.Add(3 * time.Minute)}, 180},
+		{"entirely before the window", activeSpan{first: a.Add(-5 * time.Minute), last: a.Add(-4 * time.Minute)}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -149,7 +149,7 @@ func Experiment(in ExperimentInput) *Dashboard {
 	}
 	histSel := func(tid string) string { return fmt.Sprintf("%s{%s}", k6Duration, tid) }
 	p95Run := func(s [2]string) string {
-		return fmt.Sprintf("histogram_quantile(0.95, sum(%s))", wr.histogram(histSel(s[0]), s[1]))
+		return fmt.Sprintf("histogram_quantile(0.95, sum(%s)) or %s", wr.histogram(histSel(s[0]), s[1]), trendStatRun("p95", s[0], s[1]))
 	}
 	errRun := func(s [2]string) string {
 		return fmt.Sprintf("100 * (%s or vector(0)) / %s",
@@ -158,9 +158,9 @@ func Experiment(in ExperimentInput) *Dashboard {
 
 	// Over the run: one number each, from the same histograms and counters as the report.
 	p95 := l.add(6, 4, stat("p95 over the run", "s",
-		"The 95th percentile of every request of the measured window, from the run's merged native histograms: the same histogram the report's p95 is read from (the two agree within one histogram bucket, 9% for k6's schema 3).",
+		"The 95th percentile of every request of the measured window, from the run's merged native histograms: the same histogram the report's p95 is read from (the two agree within one histogram bucket, 9% for k6's schema 3). "+trendStatNote,
 		instantQ(p95Run(overlay.run), "run"), instantQ(p95Run(overlay.baseline), "baseline")))
-	p95.FieldConfig.Defaults.NoValue = "no native histograms"
+	p95.FieldConfig.Defaults.NoValue = "no latency series"
 	l.add(6, 4, stat("Requests over the run", "short",
 		"Requests k6 made in the measured window: the report's request count.",
 		instantQ(wr.counterSum(reqSel(overlay.run[0]), ""), "run")))
@@ -173,22 +173,24 @@ func Experiment(in ExperimentInput) *Dashboard {
 
 	// Over time, the baseline overlaid.
 	l.add(12, 8, timeseries("p95 latency: run and baseline", "s",
-		"The 95th percentile over each rate interval, merged over every k6 runner and scenario.",
-		overlay.both(`histogram_quantile(0.95, sum(rate(`+k6Duration+`{%s}[$__rate_interval]%s)))`, "p95 ")...))
+		"The 95th percentile over each rate interval, merged over every k6 runner and scenario. "+trendStatNote,
+		overlay.both(`histogram_quantile(0.95, sum(rate(`+k6Duration+`{%[1]s}[$__rate_interval]%[2]s))) or max(`+trendStatPrefix+`p95{%[1]s}%[2]s)`, "p95 ")...))
 	l.add(12, 8, timeseries("Requests per second: run and baseline", "reqps", "",
 		overlay.both(`sum(rate(`+k6Requests+`{%s}[$__rate_interval]%s))`, "")...))
 	l.add(12, 8, timeseries("Error rate: run and baseline", "percent",
 		"Requests k6 did not expect, in % of all requests over each rate interval; 0 while requests all succeed.",
 		overlay.both(`100 * (sum(rate(`+k6Requests+`{%[1]s,`+k6Failed+`}[$__rate_interval]%[2]s)) or 0 * sum(rate(`+k6Requests+`{%[1]s}[$__rate_interval]%[2]s))) / sum(rate(`+k6Requests+`{%[1]s}[$__rate_interval]%[2]s))`, "")...))
-	qs := []string{"0.5", "0.9", "0.95", "0.99"}
+	qs := []struct{ q, stat string }{{"0.5", "p50"}, {"0.9", "p90"}, {"0.95", "p95"}, {"0.99", "p99"}}
 	pcts := make([]*Target, 0, len(qs))
-	for _, q := range qs {
-		pcts = append(pcts, rangeQ(fmt.Sprintf(`histogram_quantile(%s, sum by (scenario) (rate(%s{testid="$testid"}[$__rate_interval])))`, q, k6Duration),
-			"{{scenario}} p"+strings.TrimPrefix(q, "0.")))
+	for _, pq := range qs {
+		q, stat := pq.q, pq.stat
+		pcts = append(pcts, rangeQ(fmt.Sprintf(`histogram_quantile(%s, sum by (scenario) (rate(%s{testid="$testid"}[$__rate_interval]))) or max by (scenario) (%s%s{testid="$testid"})`,
+			q, k6Duration, trendStatPrefix, stat), "{{scenario}} "+stat))
 	}
-	l.add(12, 8, timeseries("Latency percentiles by scenario", "s", "", pcts...))
-	l.add(24, 8, timeseries("p95 by request name", "s", "",
-		rangeQ(fmt.Sprintf(`histogram_quantile(0.95, sum by (scenario, name) (rate(%s{testid="$testid"}[$__rate_interval])))`, k6Duration), "{{scenario}} {{name}}")))
+	l.add(12, 8, timeseries("Latency percentiles by scenario", "s", trendStatNote, pcts...))
+	l.add(24, 8, timeseries("p95 by request name", "s", trendStatNote,
+		rangeQ(fmt.Sprintf(`histogram_quantile(0.95, sum by (scenario, name) (rate(%s{testid="$testid"}[$__rate_interval]))) or max by (scenario, name) (%sp95{testid="$testid"})`, k6Duration, trendStatPrefix), "{{scenario}} {{name}}")))
+	addK6Panels(&l)
 
 	if len(in.Workloads) > 0 {
 		cpu, mem := workloadTargets(in)

@@ -24,13 +24,15 @@ import (
 	"github.com/perfexp/perfexp/internal/metrics"
 )
 
-// The load of every run: 5 VUs for 8 s, one request per iteration; /fail answers 500, so a run
-// that calls it has errors and one that does not has none.
+// The load of every run: 5 VUs for 8 s, one request per iteration, checked; /fail answers 500,
+// so a run that calls it has errors and one that does not has none.
 const script = `
 import http from 'k6/http';
+import { check } from 'k6';
 export const options = { vus: 5, duration: '8s' };
 export default function () {
-  http.get(__ENV.BASE + '/ok?slow=' + __ENV.SLOW, { tags: { name: 'get-ok' } });
+  const res = http.get(__ENV.BASE + '/ok?slow=' + __ENV.SLOW, { tags: { name: 'get-ok' } });
+  check(res, { 'status 200': (r) => r.status === 200 });
   if (__ENV.FAIL === 'yes' && __ITER % 10 === 0) {
     http.get(__ENV.BASE + '/fail?slow=' + __ENV.SLOW, { tags: { name: 'get-fail' } });
   }
@@ -54,12 +56,16 @@ func service(t *testing.T) *httptest.Server {
 }
 
 // k6Run runs the script and returns its window with the whole-second precision a status keeps.
-func k6Run(t *testing.T, prom *promtest.Server, base, testID string, slow, fail bool) dashboards.Run {
+func k6Run(t *testing.T, prom *promtest.Server, base, testID string, slow, fail bool, outputEnv ...map[string]string) dashboards.Run {
 	t.Helper()
 	start := time.Now().Truncate(time.Second)
 	yes := map[bool]string{true: "yes", false: "no"}
-	prom.RunK6(t, promtest.K6Run{Script: script, TestID: testID,
-		Env: map[string]string{"BASE": base, "FAIL": yes[fail], "SLOW": yes[slow]}})
+	run := promtest.K6Run{Script: script, TestID: testID,
+		Env: map[string]string{"BASE": base, "FAIL": yes[fail], "SLOW": yes[slow]}}
+	if len(outputEnv) > 0 {
+		run.OutputEnv = outputEnv[0]
+	}
+	prom.RunK6(t, run)
 	end := time.Now().Add(time.Second).Truncate(time.Second)
 	return dashboards.Run{TestID: testID, Start: start, MeasuredStart: start, End: end}
 }

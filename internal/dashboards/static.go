@@ -46,10 +46,10 @@ func Sweep() *Dashboard {
 	// arm joins a run's k6 samples (by test id) to its sweep arm.
 	const arm = ` * on (testid) group_left (arm, repeat) max by (testid, arm, repeat) (last_over_time(perfexp_sweep_run_info{namespace="$namespace",sweep="$sweep"}[$__range]))`
 	const tid = `testid=~"$testid"`
-	l.add(24, 8, table("p95 of every run, by arm", "The 95th percentile of each run's load in the time range, from its merged native histograms. increase() starts at each runner's first sample, so the first push (k6's default 5 s) and a warm-up are in or out as the time range has them; the sweep report's numbers are exact.", "p95 (s)",
-		tableQ(`histogram_quantile(0.95, sum by (testid) (increase(k6_http_req_duration_seconds{`+tid+`}[$__range])))`+arm)))
-	l.add(12, 8, timeseries("p95 latency per run", "s", "Arms run one after the other (interleaved); each curve is one run.",
-		rangeQ(`histogram_quantile(0.95, sum by (testid) (rate(k6_http_req_duration_seconds{`+tid+`}[$__rate_interval])))`+arm, "{{arm}} #{{repeat}}")))
+	l.add(24, 8, table("p95 of every run, by arm", "The 95th percentile of each run's load in the time range, from its merged native histograms. increase() starts at each runner's first sample, so the first push (k6's default 5 s) and a warm-up are in or out as the time range has them; the sweep report's numbers are exact. "+trendStatNote, "p95 (s)",
+		tableQ(`(histogram_quantile(0.95, sum by (testid) (increase(k6_http_req_duration_seconds{`+tid+`}[$__range]))) or max by (testid) (last_over_time(`+trendStatPrefix+`p95{`+tid+`}[$__range])))`+arm)))
+	l.add(12, 8, timeseries("p95 latency per run", "s", "Arms run one after the other (interleaved); each curve is one run. "+trendStatNote,
+		rangeQ(`(histogram_quantile(0.95, sum by (testid) (rate(k6_http_req_duration_seconds{`+tid+`}[$__rate_interval]))) or max by (testid) (`+trendStatPrefix+`p95{`+tid+`}))`+arm, "{{arm}} #{{repeat}}")))
 	l.add(12, 8, timeseries("Requests per second per run", "reqps", "",
 		rangeQ(`sum by (testid) (rate(k6_http_reqs_total{`+tid+`}[$__rate_interval]))`+arm, "{{arm}} #{{repeat}}")))
 	l.add(12, 8, timeseries("Error rate per run", "percent", "Requests k6 did not expect, in %; 0 while all succeed.",

@@ -144,12 +144,12 @@ func (r *Runner) k6Job(exp *perfexpv1alpha1.PerfExperiment, u unit, configMap st
 			// When the log cannot be read, the status still carries its last lines.
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			VolumeMounts: append([]corev1.VolumeMount{
-				{Name: "scripts", MountPath: ScriptDir, ReadOnly: true},
+				{Name: scriptsVolume, MountPath: ScriptDir, ReadOnly: true},
 				tmpMount,
 			}, authMounts...),
 		}},
 		Volumes: append([]corev1.Volume{
-			{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			{Name: scriptsVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
 			}}},
 			tmp,

@@ -127,7 +127,8 @@ func New(c client.Client, opts Options) *Runner {
 }
 
 // unknownScriptDuration stands for the duration of a fromScript scenario without a
-// scriptDuration: the longest the API allows, so that only timeouts.overall bounds the load.
+// scriptDuration that k6 inspect has not measured (see Inspect): the longest the API allows,
+// so that only timeouts.overall bounds the load.
 const unknownScriptDuration = 168 * time.Hour
 
 // PlannedDuration is the longest start delay plus load shape over the scenarios. The warm-up
@@ -139,6 +140,9 @@ func (r *Runner) PlannedDuration(exp *perfexpv1alpha1.PerfExperiment) time.Durat
 		d := ShapeDuration(sc)
 		if sc.FromScript && sc.ScriptDuration == nil {
 			d = unknownScriptDuration
+			if in := inspected(exp, sc.Name); in != nil {
+				d = in.TotalDuration.Duration
+			}
 		}
 		if sc.StartDelay != nil {
 			d += sc.StartDelay.Duration
