@@ -258,6 +258,11 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 	if !reflect.DeepEqual(gotOpts, wantOpts) {
 		t.Errorf("manager options differ:\n chart:  %+v\n config: %+v", gotOpts, wantOpts)
 	}
+	// Both ship an allow-list of runner images (the official k6 images): the manager alone,
+	// without the flag, allows only --k6-image.
+	if !reflect.DeepEqual(gotOpts.RunnerImages, []string{"grafana/k6:*"}) {
+		t.Errorf("default runner images %q, want [grafana/k6:*]", gotOpts.RunnerImages)
+	}
 	// The chart leaves the UID to the image (65532) or the platform (OpenShift's restricted-v2
 	// assigns one from the namespace's range); config/manager states it.
 	delete(wc["securityContext"].(map[string]any), "runAsUser")

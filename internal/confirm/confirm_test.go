@@ -155,7 +155,9 @@ func TestSweep(t *testing.T) {
 		// The baseline's variant changes what the confirmed experiment's author was never
 		// checked for (each accepted before: the operator re-applied it on their behalf).
 		{name: "the baseline patches a kind the experiment does not", want: "the baseline base's variant needs patch ConfigMap, which this experiment's variant does not",
-			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) { base.Spec.Variant.Patches = []perfexpv1alpha1.ObjectPatch{configMapPatch()} }},
+			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant.Patches = []perfexpv1alpha1.ObjectPatch{configMapPatch()}
+			}},
 		{name: "the baseline patches StatefulSets", want: "needs patch StatefulSet.apps,",
 			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
 				base.Spec.Variant.Workloads[0].Kind = perfexpv1alpha1.WorkloadKindStatefulSet

@@ -255,7 +255,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			GenericPatchKinds:     opts.GenericPatchKinds,
 			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
-			RunnerImages:          opts.RunnerImages,
+			RunnerImages:          opts.runnerImages(),
 			RunnerPlacement:       opts.RunnerPlacement,
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
@@ -270,7 +270,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 			Pods: access.RunnerPods{
 				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
-				Images: opts.RunnerImages, DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
+				Images: opts.runnerImages(), DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{
