@@ -226,7 +226,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 	// since it could not tell perfexp's snapshots from forged ones, and says so on each.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	signingKey, err := snapshotKey(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
+	keys, err := readSnapshotKeys(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
 	if err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Could not read or create the snapshot key; the orphan janitor will restore nothing")
 	}
@@ -260,7 +260,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
-			SnapshotKey:           signingKey,
+			SnapshotKey:           keys.sign,
+			PreviousSnapshotKeys:  keys.previous,
 		}),
 		Load: load.New(c, load.Options{
 			K6Image:        opts.K6Image,
