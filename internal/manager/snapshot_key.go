@@ -69,7 +69,7 @@ func readSnapshotKeys(ctx context.Context, r client.Reader, w client.Writer, ns 
 			return snapshotKeys{}, fmt.Errorf("creating Secret %s/%s (the operator needs create on Secrets in its namespace: config/rbac/snapshot_key_role.yaml): %w", ns, SnapshotKeySecret, err)
 		}
 	}
-	return snapshotKeys{}, fmt.Errorf("Secret %s/%s was created and is gone again", ns, SnapshotKeySecret)
+	return snapshotKeys{}, fmt.Errorf("the Secret %s/%s was created and is gone again", ns, SnapshotKeySecret)
 }
 
 // newKeySecret is a Secret with a new random key; the key of the ConfigMap an older perfexp
@@ -99,11 +99,11 @@ func newKeySecret(ctx context.Context, r client.Reader, ns string) (*corev1.Secr
 func keysOf(s *corev1.Secret) (snapshotKeys, error) {
 	k := snapshotKeys{sign: s.Data[snapshotKeyField]}
 	if len(k.sign) < minKeyBytes {
-		return snapshotKeys{}, fmt.Errorf("Secret %s/%s holds no data.%s of at least %d bytes", s.Namespace, s.Name, snapshotKeyField, minKeyBytes)
+		return snapshotKeys{}, fmt.Errorf("the Secret %s/%s holds no data.%s of at least %d bytes", s.Namespace, s.Name, snapshotKeyField, minKeyBytes)
 	}
 	if p, ok := s.Data[previousKeyField]; ok {
 		if len(p) < minKeyBytes {
-			return snapshotKeys{}, fmt.Errorf("Secret %s/%s: data.%s is shorter than %d bytes", s.Namespace, s.Name, previousKeyField, minKeyBytes)
+			return snapshotKeys{}, fmt.Errorf("the Secret %s/%s: data.%s is shorter than %d bytes", s.Namespace, s.Name, previousKeyField, minKeyBytes)
 		}
 		k.previous = [][]byte{p}
 	}
