@@ -78,6 +78,16 @@ fuzz: ## Fuzz every target for FUZZTIME (default 60s) each; a failing input is w
 	  go test "$${t%%:*}" -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZ_WORKERS); \
 	done
 
+# The fuzz targets at length, never in `make test`: FUZZ_LONG_TIME each (default 20m, about an
+# hour for the three) with FUZZ_LONG_WORKERS workers (default 1: the machine is shared). What the
+# fuzzer learned stays in Go's cache (`go env GOCACHE`/fuzz), so a second run goes on from the first.
+FUZZ_LONG_TIME ?= 20m
+FUZZ_LONG_WORKERS ?= 1
+
+.PHONY: fuzz-long
+fuzz-long: ## Fuzz every target for FUZZ_LONG_TIME (default 20m) each, one worker; failing inputs go to testdata/fuzz.
+	$(MAKE) fuzz FUZZTIME=$(FUZZ_LONG_TIME) FUZZ_WORKERS=$(FUZZ_LONG_WORKERS)
+
 # Where the benchmarks write their output; `make bench` turns every file of it into the table
 # of docs/benchmarks.md (between <!-- bench:begin --> and <!-- bench:end -->).
 BENCH_DIR ?= $(LOCALBIN)/bench

@@ -119,6 +119,15 @@ func TestNamespacedManagerOnAnAPIServer(t *testing.T) {
 			got.Finalizers, got.Status.Phase, got.Status.Conditions)
 	}
 
+	// The snapshot key was created as a Secret of the operator's namespace, with the chart's
+	// RBAC (no ConfigMap holds it, which whoever reads ConfigMaps there could read).
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: manager.SnapshotKeySecret}, &corev1.Secret{}); err != nil {
+		t.Errorf("the snapshot key's Secret: %v", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: manager.SnapshotKeySecret}, &corev1.ConfigMap{}); err == nil {
+		t.Error("the snapshot key was written to a ConfigMap")
+	}
+
 	// Nothing the manager did so far was refused by RBAC: no read, write or Event retried in vain.
 	if log, _ := os.ReadFile(logFile); strings.Contains(string(log), "forbidden") {
 		var lines []string

@@ -107,7 +107,7 @@ func TestNamespacedScopeGrantsNoClusterWideWrite(t *testing.T) {
 		wantBindings []string
 	}{
 		{name: "two namespaces", values: namespacedValues(), wantBindings: []string{
-			"perfexp-system/perfexp-manager -> perfexp-manager",
+			"perfexp-system/perfexp-manager -> perfexp-manager", "perfexp-system/perfexp-snapshot-key -> perfexp-snapshot-key",
 			"team-a/perfexp-environment-patch -> perfexp-environment-patch", "team-a/perfexp-manager -> perfexp-manager",
 			"team-b/perfexp-environment-patch -> perfexp-environment-patch", "team-b/perfexp-manager -> perfexp-manager",
 		}},
@@ -117,7 +117,7 @@ func TestNamespacedScopeGrantsNoClusterWideWrite(t *testing.T) {
 			v["rbac"] = map[string]any{"environmentPatch": map[string]any{"clusterWide": true}}
 			return v
 		}(), wantBindings: []string{
-			"perf-ops/perfexp-environment-patch -> perfexp-environment-patch", "perf-ops/perfexp-manager -> perfexp-manager",
+			"perf-ops/perfexp-environment-patch -> perfexp-environment-patch", "perf-ops/perfexp-manager -> perfexp-manager", "perf-ops/perfexp-snapshot-key -> perfexp-snapshot-key",
 			"team-a/perfexp-environment-patch -> perfexp-environment-patch", "team-a/perfexp-manager -> perfexp-manager",
 			"team-b/perfexp-environment-patch -> perfexp-environment-patch", "team-b/perfexp-manager -> perfexp-manager",
 		}},
@@ -127,7 +127,7 @@ func TestNamespacedScopeGrantsNoClusterWideWrite(t *testing.T) {
 			return v
 		}(), wantBindings: []string{
 			"monitoring/perfexp-manager-dashboards -> perfexp-manager-dashboards",
-			"perfexp-system/perfexp-manager -> perfexp-manager",
+			"perfexp-system/perfexp-manager -> perfexp-manager", "perfexp-system/perfexp-snapshot-key -> perfexp-snapshot-key",
 			"team-a/perfexp-environment-patch -> perfexp-environment-patch", "team-a/perfexp-manager -> perfexp-manager",
 			"team-b/perfexp-environment-patch -> perfexp-environment-patch", "team-b/perfexp-manager -> perfexp-manager",
 		}},
@@ -136,7 +136,7 @@ func TestNamespacedScopeGrantsNoClusterWideWrite(t *testing.T) {
 			v["metrics"] = map[string]any{"secure": false}
 			return v
 		}(), wantBindings: []string{
-			"perfexp-system/perfexp-manager -> perfexp-manager",
+			"perfexp-system/perfexp-manager -> perfexp-manager", "perfexp-system/perfexp-snapshot-key -> perfexp-snapshot-key",
 			"team-a/perfexp-environment-patch -> perfexp-environment-patch", "team-a/perfexp-manager -> perfexp-manager",
 			"team-b/perfexp-environment-patch -> perfexp-environment-patch", "team-b/perfexp-manager -> perfexp-manager",
 		}},

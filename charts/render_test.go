@@ -228,7 +228,7 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 	want := configObjects(t, "crd/bases/perfexp.dev_perfexperiments.yaml", "crd/bases/perfexp.dev_perfsweeps.yaml",
 		"rbac/role.yaml", "rbac/environment_patch_role.yaml", "rbac/role_binding.yaml", "serviceaccount/service_account.yaml",
 		"rbac/cluster-wide/cluster_role_binding.yaml", "rbac/metrics_auth_role.yaml", "rbac/metrics_auth_role_binding.yaml", "rbac/metrics_reader_role.yaml",
-		"policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
+		"rbac/snapshot_key_role.yaml", "policy/no_escalation.yaml", "policy/spec_frozen.yaml", "manager/manager.yaml")
 
 	for _, w := range want.objects {
 		if w.GetKind() == "Namespace" || w.GetKind() == "Deployment" {
@@ -245,8 +245,10 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 			}
 		}
 	}
-	if rb := got.kinds("RoleBinding"); len(rb) != 0 {
-		t.Errorf("cluster-wide RBAC rendered RoleBindings too: %d", len(rb))
+	for _, rb := range got.kinds("RoleBinding") {
+		if rb.GetName() != "perfexp-snapshot-key" || rb.GetNamespace() != releaseNamespace {
+			t.Errorf("cluster-wide RBAC rendered RoleBinding %s/%s too (only the snapshot key's, in the release's namespace)", rb.GetNamespace(), rb.GetName())
+		}
 	}
 
 	gc := container(t, got.find("Deployment", releaseNamespace, "perfexp-manager"))
@@ -257,6 +259,11 @@ func TestChartAgreesWithConfigDefault(t *testing.T) {
 	gotOpts.LeaseNamespace, wantOpts.LeaseNamespace = "", ""
 	if !reflect.DeepEqual(gotOpts, wantOpts) {
 		t.Errorf("manager options differ:\n chart:  %+v\n config: %+v", gotOpts, wantOpts)
+	}
+	// Both ship an allow-list of runner images (the official k6 images): the manager alone,
+	// without the flag, allows only --k6-image.
+	if !reflect.DeepEqual(gotOpts.RunnerImages, []string{"grafana/k6:*"}) {
+		t.Errorf("default runner images %q, want [grafana/k6:*]", gotOpts.RunnerImages)
 	}
 	// The chart leaves the UID to the image (65532) or the platform (OpenShift's restricted-v2
 	// assigns one from the namespace's range); config/manager states it.
@@ -370,6 +377,9 @@ func TestEnvironmentPatchBinding(t *testing.T) {
 			}
 			var namespaces []string
 			for _, rb := range got.kinds("RoleBinding") {
+				if rb.GetName() == "perfexp-snapshot-key" {
+					continue // the snapshot key's Role, in the release's namespace: TestChartAgreesWithConfigDefault
+				}
 				namespaces = append(namespaces, rb.GetNamespace())
 				for _, field := range []string{"roleRef", "subjects"} {
 					if !reflect.DeepEqual(rb.Object[field], namespaced.Object[field]) {

@@ -178,8 +178,9 @@ func checkReferences(t *testing.T, r rendered) {
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
 		for _, rb := range r.kinds(kind) {
 			role, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name")
-			if !names["ClusterRole/"+role] {
-				t.Errorf("%s %s binds ClusterRole %q, not the release's", kind, rb.GetName(), role)
+			roleKind, _, _ := unstructured.NestedString(rb.Object, "roleRef", "kind")
+			if !names[roleKind+"/"+role] {
+				t.Errorf("%s %s binds %s %q, not the release's", kind, rb.GetName(), roleKind, role)
 			}
 			subjects, _, _ := unstructured.NestedSlice(rb.Object, "subjects")
 			if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != sa {

@@ -26,7 +26,8 @@ type RunnerPods struct {
 	// in * matches by prefix, so * alone allows any). Empty: none.
 	ServiceAccounts []string
 	// Images, when not empty, are the only images runner pods may run (an entry ending in *
-	// matches by prefix); DefaultImage is always allowed.
+	// matches by prefix); DefaultImage is always allowed. Empty allows any: the manager passes
+	// [DefaultImage] when --allowed-runner-images is empty.
 	Images       []string
 	DefaultImage string
 	// Placement bounds the load pods' tolerations and node selector.
@@ -57,7 +58,7 @@ func (p RunnerPods) Check(what, serviceAccount string, images ...string) *Refusa
 	if len(p.Images) > 0 {
 		for _, img := range images {
 			if img != "" && img != p.DefaultImage && !matchAny(p.Images, img) {
-				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "%s may not run image %s; allowed: %s (the operator's --allowed-runner-images)", what, img, strings.Join(p.Images, ", "))
+				return refuse(perfexpv1alpha1.ReasonPodNotAllowed, "%s may not run image %s; allowed: %s (the operator's --k6-image and --allowed-runner-images; its administrator may add the image or its registry there)", what, img, strings.Join(p.Images, ", "))
 			}
 		}
 	}

@@ -90,6 +90,9 @@ func Sweep(exp, baseline *perfexpv1alpha1.PerfExperiment) (*perfexpv1alpha1.Perf
 		return nil, "", fmt.Errorf("the baseline %s ran against namespace %s and the experiment against %s; a confirmation runs both in one environment",
 			baseline.Name, baseline.TargetNamespace(), exp.TargetNamespace())
 	}
+	if why := rightsProblem(exp, baseline); why != "" {
+		return nil, "", errors.New(why)
+	}
 	c := exp.Spec.Analysis.Confirm
 	budget := int32(DefaultMaxRepeats)
 	if c.MaxRepeats > 0 {

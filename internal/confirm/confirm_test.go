@@ -34,6 +34,10 @@ func pair(mutate ...func(exp, base *perfexpv1alpha1.PerfExperiment)) (exp, base 
 	return exp, base
 }
 
+func configMapPatch() perfexpv1alpha1.ObjectPatch {
+	return perfexpv1alpha1.ObjectPatch{Target: perfexpv1alpha1.ObjectTarget{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}, Patch: `{"data":{"pool":"50"}}`}
+}
+
 func TestNeeded(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -121,6 +125,25 @@ func TestSweep(t *testing.T) {
 		}
 	})
 
+	t.Run("a baseline that needs no more than the experiment's variant is confirmed", func(t *testing.T) {
+		for name, mutate := range map[string]func(exp, base *perfexpv1alpha1.PerfExperiment){
+			"no variant (the environment as it is)": func(_, base *perfexpv1alpha1.PerfExperiment) { base.Spec.Variant = nil },
+			"a kind the experiment patches too": func(exp, base *perfexpv1alpha1.PerfExperiment) {
+				exp.Spec.Variant.Patches = []perfexpv1alpha1.ObjectPatch{configMapPatch()}
+				base.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{configMapPatch()}}
+			},
+			"a Deployment by a generic patch, the experiment's by workloads": func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant = &perfexpv1alpha1.Variant{Patches: []perfexpv1alpha1.ObjectPatch{{
+					Target: perfexpv1alpha1.ObjectTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "circulation"}, Patch: `{"spec":{"replicas":2}}`}}}
+			},
+		} {
+			exp, base := pair(mutate)
+			if _, _, err := Sweep(exp, base); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+
 	refusals := []struct {
 		name, want string
 		mutate     func(exp, base *perfexpv1alpha1.PerfExperiment)
@@ -129,6 +152,26 @@ func TestSweep(t *testing.T) {
 		{name: "another environment", want: "ran against namespace other", mutate: func(_, base *perfexpv1alpha1.PerfExperiment) { base.Spec.TargetNamespace = "other" }},
 		{name: "an Invalid run", want: "own results are Invalid", mutate: func(exp, _ *perfexpv1alpha1.PerfExperiment) { exp.Status.Verdict = perfexpv1alpha1.VerdictInvalid }},
 		{name: "no confirm", want: "does not ask for confirmation", mutate: func(exp, _ *perfexpv1alpha1.PerfExperiment) { exp.Spec.Analysis.Confirm = nil }},
+		// The baseline's variant changes what the confirmed experiment's author was never
+		// checked for (each accepted before: the operator re-applied it on their behalf).
+		{name: "the baseline patches a kind the experiment does not", want: "the baseline base's variant needs patch ConfigMap, which this experiment's variant does not",
+			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant.Patches = []perfexpv1alpha1.ObjectPatch{configMapPatch()}
+			}},
+		{name: "the baseline patches StatefulSets", want: "needs patch StatefulSet.apps,",
+			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant.Workloads[0].Kind = perfexpv1alpha1.WorkloadKindStatefulSet
+			}},
+		{name: "the baseline switches a Strimzi Kafka", want: "needs patch Kafka.kafka.strimzi.io,",
+			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant.Kafka = &perfexpv1alpha1.KafkaVariant{StrimziMode: &perfexpv1alpha1.StrimziModeSwitch{Name: "kafka", KRaft: "enabled"}}
+			}},
+		{name: "the baseline reads a Kafka in another namespace", want: "needs get Kafka.kafka.strimzi.io in namespace kafka-team,",
+			mutate: func(_, base *perfexpv1alpha1.PerfExperiment) {
+				base.Spec.Variant.Kafka = &perfexpv1alpha1.KafkaVariant{Bootstrap: &perfexpv1alpha1.KafkaBootstrapSwitch{
+					Workloads: perfexpv1alpha1.WorkloadSelector{Names: []string{"circulation"}},
+					FromKafka: &perfexpv1alpha1.StrimziKafkaRef{Name: "kafka", Namespace: "kafka-team"}}}
+			}},
 	}
 	for _, tt := range refusals {
 		t.Run("refused: "+tt.name, func(t *testing.T) {

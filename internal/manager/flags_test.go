@@ -3,6 +3,7 @@ package manager
 import (
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,51 @@ func TestReliabilityFlags(t *testing.T) {
 			o.complete()
 			if o.MaxConcurrentReconciles != tt.wantWorkers || o.AnalysisAttemptTimeout != tt.wantAttempt {
 				t.Errorf("workers %d, attempt timeout %s; want %d, %s", o.MaxConcurrentReconciles, o.AnalysisAttemptTimeout, tt.wantWorkers, tt.wantAttempt)
+			}
+		})
+	}
+}
+
+// Runner images: with --allowed-runner-images unset, runner pods run only --k6-image (before,
+// any image); a list allows its entries besides --k6-image; "*" allows any.
+func TestRunnerImagesFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		allowed []string
+		refused []string
+	}{
+		{name: "unset: only the operator's k6", args: []string{"--k6-image=grafana/k6:1.8.1"},
+			allowed: []string{"grafana/k6:1.8.1", ""}, refused: []string{"evil.example.com/miner:1", "grafana/k6:latest", "busybox"}},
+		{name: "a list", args: []string{"--k6-image=grafana/k6:1.8.1", "--allowed-runner-images=registry.example.com/perf/*,perfexp/datagen:1"},
+			allowed: []string{"grafana/k6:1.8.1", "registry.example.com/perf/seed:2", "perfexp/datagen:1"},
+			refused: []string{"perfexp/datagen:2", "registry.example.com/other/x:1", "evil.example.com/miner:1"}},
+		{name: "any", args: []string{"--allowed-runner-images=*"}, allowed: []string{"evil.example.com/miner:1", "busybox"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Options
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			o.complete()
+			pods := access.RunnerPods{Images: o.runnerImages(), DefaultImage: o.K6Image}
+			for _, img := range tt.allowed {
+				if ref := pods.Check("the load's pods", access.DefaultRunnerServiceAccount, img); ref != nil {
+					t.Errorf("image %q refused: %s", img, ref.Message)
+				}
+			}
+			for _, img := range tt.refused {
+				ref := pods.Check("the setup Job", access.DefaultRunnerServiceAccount, img)
+				if ref == nil {
+					t.Errorf("image %q allowed", img)
+					continue
+				}
+				if !strings.Contains(ref.Message, "the setup Job may not run image "+img+"; allowed: ") || !strings.Contains(ref.Message, "--allowed-runner-images") {
+					t.Errorf("image %q: message %q", img, ref.Message)
+				}
 			}
 		})
 	}

@@ -226,7 +226,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 	// since it could not tell perfexp's snapshots from forged ones, and says so on each.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	signingKey, err := snapshotKey(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
+	keys, err := readSnapshotKeys(ctx, mgr.GetAPIReader(), c, opts.LeaseNamespace)
 	if err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Could not read or create the snapshot key; the orphan janitor will restore nothing")
 	}
@@ -255,12 +255,13 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			GenericPatchKinds:     opts.GenericPatchKinds,
 			RunnerServiceAccount:  opts.RunnerServiceAccount,
 			RunnerServiceAccounts: opts.RunnerServiceAccounts,
-			RunnerImages:          opts.RunnerImages,
+			RunnerImages:          opts.runnerImages(),
 			RunnerPlacement:       opts.RunnerPlacement,
 			DefaultImage:          opts.K6Image,
 			PrometheusURLs:        append([]string{opts.PrometheusURL}, opts.AllowedPrometheusURLs...),
 			APIReader:             mgr.GetAPIReader(),
-			SnapshotKey:           signingKey,
+			SnapshotKey:           keys.sign,
+			PreviousSnapshotKeys:  keys.previous,
 		}),
 		Load: load.New(c, load.Options{
 			K6Image:        opts.K6Image,
@@ -270,7 +271,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) (*controllers.PerfExperimentR
 			APIReader:      mgr.GetAPIReader(),
 			Pods: access.RunnerPods{
 				ServiceAccount: opts.RunnerServiceAccount, ServiceAccounts: opts.RunnerServiceAccounts,
-				Images: opts.RunnerImages, DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
+				Images: opts.runnerImages(), DefaultImage: opts.K6Image, Placement: opts.RunnerPlacement,
 			},
 		}),
 		Analyzer: &analyzer.PrometheusAnalyzer{

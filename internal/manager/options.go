@@ -120,7 +120,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.RunnerPlacement.NodeSelectors = splitList(s)
 		return nil
 	})
-	fs.Func("allowed-runner-images", "Comma-separated images setup and load pods may run (an entry ending in * matches by prefix; --k6-image is always allowed); empty allows any.", func(s string) error {
+	fs.Func("allowed-runner-images", "Comma-separated images setup, teardown and load pods may run besides --k6-image (an entry ending in * matches by prefix; * allows any); empty allows only --k6-image.", func(s string) error {
 		o.RunnerImages = splitList(s)
 		return nil
 	})
@@ -171,6 +171,17 @@ func (o *Options) complete() {
 	if o.AnalysisAttemptTimeout <= 0 {
 		o.AnalysisAttemptTimeout = controllers.DefaultAnalysisAttemptTimeout
 	}
+}
+
+// runnerImages are the images runner pods may run: --allowed-runner-images, or only --k6-image
+// (always allowed besides the list) when it is empty. An image is code run in the tenant's
+// namespace with whatever the network lets it reach; an allow-list the administrator did not
+// write must not mean "any".
+func (o *Options) runnerImages() []string {
+	if len(o.RunnerImages) == 0 {
+		return []string{o.K6Image}
+	}
+	return o.RunnerImages
 }
 
 // operatorNamespaces are the namespaces no experiment may use: where the operator runs and

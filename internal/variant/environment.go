@@ -62,6 +62,10 @@ type Options struct {
 	// janitor restores only objects whose signature this key verifies; without a key it
 	// restores none.
 	SnapshotKey []byte
+	// PreviousSnapshotKeys are keys a rotation replaced: snapshots they signed still verify
+	// (an experiment that began before the rotation may lose its finalizer after it), nothing
+	// new is signed with them.
+	PreviousSnapshotKeys [][]byte
 	// FieldManager names perfexp in the managedFields of the objects it patches; default
 	// "perfexp".
 	FieldManager string

@@ -145,7 +145,7 @@ func (e *Environment) recoverOrphan(ctx context.Context, o *Orphan) error {
 
 // orphanRefusal says why the janitor may not restore u from snap, or "" when it may.
 func (e *Environment) orphanRefusal(ctx context.Context, u *unstructured.Unstructured, snap *Snapshot) (string, error) {
-	if problem := signatureProblem(e.opts.SnapshotKey, u); problem != "" {
+	if problem := signatureProblem(e.opts.SnapshotKey, e.opts.PreviousSnapshotKeys, u); problem != "" {
 		return "refused: not recorded by perfexp: " + problem + "; perfexp writes nothing from it. Put the object back by hand and remove perfexp's annotations and label", nil
 	}
 	ref, err := e.rules.Namespace(ctx, u.GetNamespace(), "restore objects in")

@@ -38,16 +38,18 @@ func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 		return deref(res), err
 	}
 	ns := exp.TargetNamespace()
-	others, err := e.othersInNamespace(ctx, exp, ns)
-	if err != nil {
-		return step.Result{}, err
-	}
-	if len(others.problems) > 0 {
-		reason, msg := others.failure()
-		return step.Fail(reason, "%s", msg), nil
-	}
-	if len(others.waits) > 0 {
-		return step.Wait(e.opts.PollInterval, "another experiment's variant is still in force in %s: %s", ns, summarize(others.waits)), nil
+	if !patchedAny(exp) {
+		others, err := e.othersInNamespace(ctx, exp, ns)
+		if err != nil {
+			return step.Result{}, err
+		}
+		if len(others.problems) > 0 {
+			reason, msg := others.failure()
+			return step.Fail(reason, "%s", msg), nil
+		}
+		if len(others.waits) > 0 {
+			return step.Wait(e.opts.PollInterval, "another experiment's variant is still in force in %s: %s", ns, summarize(others.waits)), nil
+		}
 	}
 	if exp.Spec.Variant == nil {
 		return step.Done(), nil
@@ -237,4 +239,23 @@ func (e *Environment) waitPrepared(ctx context.Context, exp *perfexpv1alpha1.Per
 		return step.Fail(perfexpv1alpha1.ReasonVariantDrifted, "%s; stop whatever reverts it (a GitOps self-heal, an autoscaler) for the run", summarize(drifted))
 	}
 	return step.Done()
+}
+
+// patchedAny reports whether the experiment's status records an object it patched. The check
+// for other experiments' patches (othersInNamespace) is what must hold before the first write;
+// once this experiment has written, it holds its queue's and its environment's locks, so no
+// other experiment can patch there meanwhile, and each poll of its rollouts would only list
+// the namespace's every patchable kind again (six list requests to the API server, uncached).
+// An experiment whose status was lost with a crash checks again: the others' marks are found
+// as before, its own are skipped.
+func patchedAny(exp *perfexpv1alpha1.PerfExperiment) bool {
+	if exp.Status.Environment == nil {
+		return false
+	}
+	for _, t := range exp.Status.Environment.Touched {
+		if t.Patched {
+			return true
+		}
+	}
+	return false
 }

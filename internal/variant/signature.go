@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,11 +38,14 @@ func signSnapshot(key []byte, u *unstructured.Unstructured, snap string) string 
 	return signatureVersion + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// signatureProblem says why u's snapshot annotation is not one perfexp recorded with key, or
-// "" when it is.
-func signatureProblem(key []byte, u *unstructured.Unstructured) string {
+// signatureProblem says why u's snapshot annotation is not one perfexp recorded with key (or
+// with one of previous, the keys a rotation replaced), or "" when it is.
+func signatureProblem(key []byte, previous [][]byte, u *unstructured.Unstructured) string {
 	a := u.GetAnnotations()
 	sig, ok := a[perfexpv1alpha1.AnnotationSnapshotSignature]
+	signedBy := func(k []byte) bool {
+		return len(k) > 0 && hmac.Equal([]byte(sig), []byte(signSnapshot(k, u, a[perfexpv1alpha1.AnnotationSnapshot])))
+	}
 	switch {
 	case len(key) == 0:
 		return "this operator holds no snapshot key, so it cannot tell a snapshot perfexp recorded from a hand-written one"
@@ -50,7 +54,7 @@ func signatureProblem(key []byte, u *unstructured.Unstructured) string {
 			" (written by hand, or by a perfexp older than the signatures)"
 	case !strings.HasPrefix(sig, signatureVersion):
 		return "its " + perfexpv1alpha1.AnnotationSnapshotSignature + " is not in a format this perfexp writes"
-	case !hmac.Equal([]byte(sig), []byte(signSnapshot(key, u, a[perfexpv1alpha1.AnnotationSnapshot]))):
+	case !signedBy(key) && !slices.ContainsFunc(previous, signedBy):
 		return "its " + perfexpv1alpha1.AnnotationSnapshotSignature + " does not match the snapshot and the object it is on"
 	}
 	return ""
