@@ -127,6 +127,9 @@ func newResult(in Input) *result.Result {
 	}
 	r.Window.Start, r.Window.End, r.Window.MeasuredStart = in.Start, in.End, ms
 	r.Window.MeasuredSeconds = in.End.Sub(ms).Seconds()
+	if in.PodAge != nil {
+		r.Notes = append(r.Notes, podAgeNote(*in.PodAge, in.Start))
+	}
 	return r
 }
 
