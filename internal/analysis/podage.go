@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"time"
+
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // PodAge is what the run did to the age of its pods before its load: the report states it, so
@@ -44,4 +46,17 @@ func podAgeNote(p PodAge, loadStart time.Time) string {
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.0f s", max(0, d.Seconds()))
+}
+
+// podAgeResult is the result's record of the pods' age, counted from the load's start.
+func podAgeResult(p PodAge, loadStart time.Time) *result.PodAge {
+	out := &result.PodAge{FreshPods: p.FreshPods > 0}
+	if !p.RolledOutAt.IsZero() {
+		s := max(0, loadStart.Sub(p.RolledOutAt).Seconds())
+		out.RolledSecondsBeforeLoad = &s
+	}
+	if p.Settle > 0 {
+		out.SettledSeconds = p.Settled.Seconds()
+	}
+	return out
 }

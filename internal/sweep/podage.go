@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 // DefaultSettle is every run's spec.settle when the sweep rolls its pods (spec.podAge Equal)
@@ -110,4 +111,49 @@ func settle(s *perfexpv1alpha1.PerfSweep, fresh *perfexpv1alpha1.FreshPods) *met
 		return &metav1.Duration{Duration: DefaultSettle}
 	}
 	return nil
+}
+
+// podAgeNote states the sweep's choice of pod age and what the runs' results recorded of it:
+// the range of time from the end of the rollouts to the load's start, per side.
+func podAgeNote(s *perfexpv1alpha1.PerfSweep, p *Plan, results map[string][]*result.Result) string {
+	fresh, err := p.FreshPods(s)
+	if err != nil {
+		return ""
+	}
+	var base, arms []float64
+	asFound := 0
+	for _, a := range p.Arms {
+		for _, r := range results[a.Name] {
+			switch {
+			case r.PodAge == nil:
+			case r.PodAge.RolledSecondsBeforeLoad == nil:
+				asFound++
+			case a.IsBaseline():
+				base = append(base, *r.PodAge.RolledSecondsBeforeLoad)
+			default:
+				arms = append(arms, *r.PodAge.RolledSecondsBeforeLoad)
+			}
+		}
+	}
+	span := func(vs []float64) string {
+		if len(vs) == 0 {
+			return "no run recorded it"
+		}
+		lo, hi := slices.Min(vs), slices.Max(vs)
+		if fmt.Sprintf("%.0f", lo) == fmt.Sprintf("%.0f", hi) {
+			return fmt.Sprintf("%.0f s", lo)
+		}
+		return fmt.Sprintf("%.0f-%.0f s", lo, hi)
+	}
+	switch {
+	case fresh != nil:
+		return fmt.Sprintf("pod age: Equal: before its load every run, the baseline's included, rolled the workloads the arms change (%d selectors); "+
+			"the rollouts finished %s before the load on the baseline's runs and %s on the arms' (settle %s)",
+			len(fresh.Workloads), span(base), span(arms), settle(s, fresh).Duration)
+	case PodAgeEqual(s):
+		return ""
+	default:
+		return fmt.Sprintf("pod age: AsFound: the baseline ran on the pods as found (runs that recorded no rollout: %d); an arm's changed workloads ran on pods its own rollout created %s before its load, "+
+			"so a comparison holds the difference in pod age; podAge: Equal rolls the baseline's the same way", asFound, span(arms))
+	}
 }

@@ -2,12 +2,14 @@ package sweep_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
+	"github.com/perfexp/perfexp/internal/result"
 	"github.com/perfexp/perfexp/internal/sweep"
 )
 
@@ -104,5 +106,38 @@ func TestPodAgeEqualWithoutWorkloadsRollsNothing(t *testing.T) {
 		if exp.Spec.FreshPods != nil || exp.Spec.Settle != nil {
 			t.Errorf("run of %s: freshPods %+v, settle %v", arm, exp.Spec.FreshPods, exp.Spec.Settle)
 		}
+	}
+}
+
+// The sweep's report states the choice, with the time from the rollouts' end to the load
+// that each side's runs recorded.
+func TestSweepReportStatesPodAge(t *testing.T) {
+	ok := func(name string, rolled *float64) sweep.Outcome {
+		r := runResult(name, 100, 50)
+		r.PodAge = &result.PodAge{FreshPods: rolled != nil, RolledSecondsBeforeLoad: rolled}
+		return sweep.Outcome{Phase: perfexpv1alpha1.PhaseSucceeded, Result: r}
+	}
+	note := func(s *perfexpv1alpha1.PerfSweep, base, arm *float64) string {
+		t.Helper()
+		p, err := sweep.NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]sweep.Outcome{"pool-baseline-1": ok("pool-baseline-1", base), "pool-pool-10-1": ok("pool-pool-10-1", arm)}
+		for _, n := range sweep.Compare(s, p, out, nil).Notes {
+			if strings.HasPrefix(n, "pod age:") {
+				return n
+			}
+		}
+		t.Fatal("no pod age note")
+		return ""
+	}
+	s := newSweep(withArms(envArm("pool-10", "10")))
+	if n := note(s, f(41), f(38)); !strings.Contains(n, "Equal") || !strings.Contains(n, "41 s before the load on the baseline's runs and 38 s on the arms'") || !strings.Contains(n, "settle 30s") {
+		t.Errorf("Equal: %q", n)
+	}
+	s.Spec.PodAge = perfexpv1alpha1.SweepPodAgeAsFound
+	if n := note(s, nil, f(12)); !strings.Contains(n, "AsFound: the baseline ran on the pods as found (runs that recorded no rollout: 1)") || !strings.Contains(n, "created 12 s before") {
+		t.Errorf("AsFound: %q", n)
 	}
 }

@@ -147,4 +147,3 @@ func storyFreshMissing(t *testing.T, te *testenv.Env, ns string) {
 	}
 	requireSameState(t, before, state(t, c, ns))
 }
-
