@@ -37,7 +37,9 @@ func PodAgeEqual(s *perfexpv1alpha1.PerfSweep) bool {
 // Workloads named by name are gathered into one selector per kind; selectors by label are kept
 // as they are, each once.
 func (p *Plan) FreshPods(s *perfexpv1alpha1.PerfSweep) (*perfexpv1alpha1.FreshPods, error) {
-	if !PodAgeEqual(s) {
+	if !PodAgeEqual(s) || s.Spec.Bisect != nil || s.Spec.Capacity != nil {
+		// A capacity search has no baseline; a bisect's steps and old releases both roll
+		// what they change (images), and its budget of short runs is its design.
 		return nil, nil
 	}
 	names := map[perfexpv1alpha1.WorkloadKind][]string{}
