@@ -88,6 +88,8 @@ func newRandomizedTestSweep(ns, name string, repeats int32, values ...string) *p
 	s.Spec.Queue = ns
 	s.Spec.Repeats = repeats
 	s.Spec.Template.Load.Scenarios = experiment(ns, "template", ns, 0).Spec.Load.Scenarios
+	// The lab rolls nothing: its runs need no settle (podAge Equal would wait 30 s each).
+	s.Spec.Template.Settle = &metav1.Duration{}
 	for _, v := range values {
 		s.Spec.Arms = append(s.Spec.Arms, perfexpv1alpha1.SweepArm{Name: "pool-" + v, Variant: poolVariant(v)})
 	}
