@@ -1,8 +1,11 @@
 package variant
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +32,7 @@ func TestFreshPodsStories(t *testing.T) {
 		{"a restore whose status was lost finds the rolled workloads by their label", storyFreshStatusLost},
 		{"a variant and freshPods on one workload roll it once and put back an earlier restart", storyFreshWithVariant},
 		{"a workload freshPods names that does not exist changes nothing", storyFreshMissing},
+		{"the orphan janitor puts back the roll of a gone experiment", storyFreshOrphan},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.run(t, te, te.Namespace(t, "fresh-"+string(rune('a'+i)))) })
 	}
@@ -144,6 +148,47 @@ func storyFreshMissing(t *testing.T, te *testenv.Env, ns string) {
 	res, err := New(c, Options{}).Prepare(t.Context(), exp)
 	if err != nil || res.Failure == nil || res.Failure.Reason != perfexpv1alpha1.ReasonWorkloadNotFound || !strings.Contains(res.Failure.Message, "freshPods.workloads[0]") {
 		t.Fatalf("Prepare: %+v, %v; want WorkloadNotFound naming freshPods.workloads[0]", res, err)
+	}
+	requireSameState(t, before, state(t, c, ns))
+}
+
+// A baseline rolled a workload, then was deleted with its finalizer removed by force: the
+// orphan janitor finds the workload by its label and puts the pod template back from the
+// signed snapshot, as it does for any variant.
+func storyFreshOrphan(t *testing.T, te *testenv.Env, ns string) {
+	c := te.Client
+	create(t, c, deployment(ns, "circulation", nil, service("app")))
+	rollOut(t, c, ns)
+	before := state(t, c, ns)
+	e := New(c, Options{SnapshotKey: testSnapshotKey})
+	gone := baselineWithFreshPods(t, c, ns, "gone", nil, "circulation")
+	prepare(t, e, c, gone)
+	if err := c.Delete(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	alive := func(ctx context.Context) (map[types.UID]bool, error) {
+		list := &perfexpv1alpha1.PerfExperimentList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil, err
+		}
+		out := map[types.UID]bool{}
+		for _, x := range list.Items {
+			out[x.UID] = true
+		}
+		return out, nil
+	}
+	found, err := e.RecoverOrphans(t.Context(), alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recovered bool
+	for _, o := range found {
+		if o.Object.GetNamespace() == ns && o.Object.GetName() == "circulation" {
+			recovered = o.Restored
+		}
+	}
+	if !recovered {
+		t.Fatalf("circulation was not restored by the janitor: %+v", found)
 	}
 	requireSameState(t, before, state(t, c, ns))
 }
