@@ -137,7 +137,7 @@ func estimatePhases(exp *perfexpv1alpha1.PerfExperiment, c runCost, a allowances
 	if exp.Spec.Teardown != nil {
 		restore += a.Job
 	}
-	prepare := planDuration(settleOf(exp))
+	prepare := settleOf(exp)
 	if variant {
 		prepare += a.Rollout
 	}
