@@ -60,3 +60,20 @@ func podAgeResult(p PodAge, loadStart time.Time) *result.PodAge {
 	}
 	return out
 }
+
+// podAgeMismatch says, for a comparison, when one side ran on freshly rolled pods and the other
+// on pods as found: the comparison then holds the difference in pod age. "" when both sides
+// match or the baseline recorded nothing (a result older than the record).
+func podAgeMismatch(mine, baseline *result.PodAge) string {
+	if mine == nil || baseline == nil {
+		return ""
+	}
+	rolled, baseRolled := mine.RolledSecondsBeforeLoad != nil, baseline.RolledSecondsBeforeLoad != nil
+	switch {
+	case rolled && !baseRolled:
+		return "pod age differs: this run's rolled workloads ran on fresh pods and its baseline on the pods as found, so the comparison holds the difference in pod age; give the baseline spec.freshPods naming the workloads this variant changes (docs/variants.md)"
+	case !rolled && baseRolled:
+		return "pod age differs: the baseline ran on freshly rolled pods and this run on the pods as found, so the comparison holds the difference in pod age"
+	}
+	return ""
+}

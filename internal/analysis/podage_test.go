@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfexp/perfexp/internal/result"
 )
 
 func TestPodAgeIsStatedFromTheLoadStart(t *testing.T) {
@@ -39,5 +41,22 @@ func TestPodAgeIsStatedFromTheLoadStart(t *testing.T) {
 				t.Errorf("result %+v", r)
 			}
 		})
+	}
+}
+
+func TestPodAgeMismatchIsNamed(t *testing.T) {
+	s := 40.0
+	fresh, found := &result.PodAge{RolledSecondsBeforeLoad: &s}, &result.PodAge{}
+	if n := podAgeMismatch(fresh, found); !strings.Contains(n, "its baseline on the pods as found") {
+		t.Errorf("fresh against as found: %q", n)
+	}
+	if n := podAgeMismatch(found, fresh); !strings.Contains(n, "the baseline ran on freshly rolled pods") {
+		t.Errorf("as found against fresh: %q", n)
+	}
+	if n := podAgeMismatch(fresh, fresh); n != "" {
+		t.Errorf("both fresh: %q", n)
+	}
+	if n := podAgeMismatch(fresh, nil); n != "" {
+		t.Errorf("a baseline without the record: %q", n)
 	}
 }

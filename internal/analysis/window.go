@@ -130,6 +130,11 @@ func newResult(in Input) *result.Result {
 	if in.PodAge != nil {
 		r.PodAge = podAgeResult(*in.PodAge, in.Start)
 		r.Notes = append(r.Notes, podAgeNote(*in.PodAge, in.Start))
+		if in.Baseline != nil && in.Baseline.Result != nil {
+			if n := podAgeMismatch(r.PodAge, in.Baseline.Result.PodAge); n != "" {
+				r.Notes = append(r.Notes, n)
+			}
+		}
 	}
 	return r
 }
