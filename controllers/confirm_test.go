@@ -102,6 +102,8 @@ func confirmedPair(t *testing.T, env *testenv.Env, lab *lab, ns string) {
 	exp.Spec.Variant = poolVariant("50")
 	exp.Spec.Baseline = &perfexpv1alpha1.BaselineRef{Name: base.Name}
 	exp.Spec.Analysis = &perfexpv1alpha1.Analysis{FailOnRegression: ptr.To(true), Confirm: &perfexpv1alpha1.Confirm{MaxRepeats: confirmBudget}}
+	// The lab rolls nothing: the confirming sweep's runs need no settle (it keeps this one).
+	exp.Spec.Settle = &metav1.Duration{}
 	lab.finishLoad(exp.Name)
 	mustCreate(t, c, exp)
 }

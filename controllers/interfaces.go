@@ -91,7 +91,7 @@ type NotImplementedEnvironment struct{}
 
 // Prepare succeeds when there is nothing to change and fails otherwise.
 func (NotImplementedEnvironment) Prepare(_ context.Context, exp *perfexpv1alpha1.PerfExperiment) (step.Result, error) {
-	if exp.Spec.Variant == nil {
+	if exp.Spec.Variant == nil && exp.Spec.FreshPods == nil {
 		return step.Done(), nil
 	}
 	return notImplemented{"variant patching"}.fail()

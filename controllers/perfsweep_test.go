@@ -42,6 +42,13 @@ import (
 
 func startSweepOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
 	t.Helper()
+	return startSweepOperatorWith(t, env, lab, lab)
+}
+
+// startSweepOperatorWith is startSweepOperator with another environment (variant.New: real
+// patches of the test's workloads).
+func startSweepOperatorWith(t *testing.T, env *testenv.Env, environment controllers.Environment, lab *lab) *operator {
+	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +56,7 @@ func startSweepOperator(t *testing.T, env *testenv.Env, lab *lab) *operator {
 	experiments := &controllers.PerfExperimentReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("perfexp"), Clock: clock.RealClock{},
 		Lock:        &queue.Lock{Client: mgr.GetClient(), Namespace: leaseNamespace, Clock: clock.RealClock{}},
-		Environment: lab, Load: lab, Analyzer: lab, SkipNameValidation: true,
+		Environment: environment, Load: lab, Analyzer: lab, SkipNameValidation: true,
 	}
 	sweeps := &controllers.PerfSweepReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("perfexp"), SkipNameValidation: true}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,6 +88,8 @@ func newRandomizedTestSweep(ns, name string, repeats int32, values ...string) *p
 	s.Spec.Queue = ns
 	s.Spec.Repeats = repeats
 	s.Spec.Template.Load.Scenarios = experiment(ns, "template", ns, 0).Spec.Load.Scenarios
+	// The lab rolls nothing: its runs need no settle (podAge Equal would wait 30 s each).
+	s.Spec.Template.Settle = &metav1.Duration{}
 	for _, v := range values {
 		s.Spec.Arms = append(s.Spec.Arms, perfexpv1alpha1.SweepArm{Name: "pool-" + v, Variant: poolVariant(v)})
 	}

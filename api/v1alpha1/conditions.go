@@ -41,6 +41,9 @@ const (
 	// ReasonRolledOut (EnvironmentReady=True): the variant is applied and every rollout
 	// finished.
 	ReasonRolledOut = "RolledOut"
+	// ReasonSettling (EnvironmentReady=False): every rollout finished and the environment is
+	// left alone for spec.settle before the run begins.
+	ReasonSettling = "Settling"
 )
 
 // LoadCompleted (PerfExperiment). Besides the reasons below, LoadCompleted=False carries the

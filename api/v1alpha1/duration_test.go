@@ -110,7 +110,7 @@ func TestEveryDurationFieldIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	guard := "self.matches('" + parseableDuration + "')"
-	bound := regexp.MustCompile(`duration\(self\) <= duration\('[0-9]+h'\)`)
+	bound := regexp.MustCompile(`duration\(self\) <= duration\('[0-9]+[hm]'\)`)
 	found := 0
 	var walk func(path string, s map[string]any)
 	walk = func(path string, s map[string]any) {

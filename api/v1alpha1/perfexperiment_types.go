@@ -47,6 +47,24 @@ type PerfExperimentSpec struct {
 	// +optional
 	Variant *Variant `json:"variant,omitempty"`
 
+	// freshPods rolls the named workloads before the run (after the variant is applied, in
+	// the same rollout), so this run's pods are as young as those of a run it is compared
+	// with whose variant rolled them. A sweep sets it on every run (spec.podAge: Equal).
+	// +optional
+	FreshPods *FreshPods `json:"freshPods,omitempty"`
+
+	// settle is how long the environment is left alone after the variant's (or freshPods')
+	// rollout finished, or after the queue was handed over by the previous run's restore when
+	// nothing rolled, before setup, warm-up or load begin: the aftermath of a rollout (new
+	// pods starting, old ones shutting down) or of the run before is not measured. At most
+	// 10m; omitted, nothing is waited for. The report states the wait.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) >= duration('0s') && duration(self) <= duration('10m')",message="settle must be a duration of at most 10m, such as 30s"
+	Settle *metav1.Duration `json:"settle,omitempty"`
+
 	// setup is an optional data-preparation Job that runs after the variant is in place and
 	// before any load, for example to regenerate test data.
 	// +optional

@@ -79,6 +79,14 @@ type PerfSweepSpec struct {
 	// +kubebuilder:validation:Enum=Randomized;Interleaved
 	Order SweepOrder `json:"order,omitempty"`
 
+	// podAge says whether every run starts on pods of the same age. Equal (the default) rolls,
+	// before every run, the baseline's included, the union of the workloads the arms change
+	// (each run's spec.freshPods), so no arm is measured on fresh pods against a baseline on
+	// long-lived ones. AsFound rolls only what each run's variant changes.
+	// +optional
+	// +kubebuilder:default=Equal
+	PodAge SweepPodAge `json:"podAge,omitempty"`
+
 	// sequential makes the sweep stop as soon as its answer is decisive: it runs `repeats`
 	// repeats (at least 2), then adds one repeat (a block in which every arm runs once) at a
 	// time and looks at the comparisons after each, until every arm's headline is Regressed,
@@ -230,6 +238,16 @@ type SweepTemplate struct {
 	// timeouts bound each step of every run.
 	// +optional
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
+
+	// settle is every run's spec.settle: how long the environment is left alone after its
+	// rollout (or the previous run's restore) before its setup, warm-up or load. Omitted, it
+	// is 30s when spec.podAge is Equal and an arm changes a workload, and nothing otherwise.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(([0-9]{1,5}([.][0-9]+)?h)|([0-9]{1,7}([.][0-9]+)?m)|([0-9]{1,9}([.][0-9]+)?s)|([0-9]{1,12}([.][0-9]+)?ms)|([0-9]{1,15}([.][0-9]+)?(us|µs))|([0-9]{1,18}([.][0-9]+)?ns)){1,6}$') && duration(self) >= duration('0s') && duration(self) <= duration('10m')",message="settle must be a duration of at most 10m, such as 30s"
+	Settle *metav1.Duration `json:"settle,omitempty"`
 }
 
 // SweepBaseline is the arm the others are compared with.

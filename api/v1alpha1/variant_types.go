@@ -338,6 +338,11 @@ type EnvironmentStatus struct {
 	// that follows is bounded from this time.
 	// +optional
 	FieldsRestoredAt *metav1.Time `json:"fieldsRestoredAt,omitempty"`
+
+	// rolledOutAt is when Preparing first found every rollout of the variant and of
+	// spec.freshPods finished: the run's rolled pods are younger than this.
+	// +optional
+	RolledOutAt *metav1.Time `json:"rolledOutAt,omitempty"`
 }
 
 // TouchedObject is one object the variant patched.

@@ -90,10 +90,11 @@ func costOf(exp *perfexpv1alpha1.PerfExperiment, a allowances) (runCost, error) 
 	if !c.LoadKnown {
 		bound = overall
 	}
-	variant := patches(exp.Spec.Variant)
+	variant := patches(exp.Spec.Variant) || exp.Spec.FreshPods != nil
 	if variant {
 		bound += t.Rollout
 	}
+	bound += settleOf(exp)
 	if exp.Spec.Setup != nil {
 		bound += t.Setup
 	}
@@ -122,7 +123,7 @@ type phaseEstimate struct {
 // applied and rolled out (Preparing), the setup Job, the warm-up and the scenarios (each with
 // its pods' start), the restore's rollout and the teardown Job (Restoring).
 func estimatePhases(exp *perfexpv1alpha1.PerfExperiment, c runCost, a allowances) []phaseEstimate {
-	variant := patches(exp.Spec.Variant)
+	variant := patches(exp.Spec.Variant) || exp.Spec.FreshPods != nil
 	var out []phaseEstimate
 	add := func(p perfexpv1alpha1.Phase, d planDuration, on bool) {
 		if on {
@@ -136,7 +137,11 @@ func estimatePhases(exp *perfexpv1alpha1.PerfExperiment, c runCost, a allowances
 	if exp.Spec.Teardown != nil {
 		restore += a.Job
 	}
-	add(perfexpv1alpha1.PhasePreparing, a.Rollout, variant)
+	prepare := settleOf(exp)
+	if variant {
+		prepare += a.Rollout
+	}
+	add(perfexpv1alpha1.PhasePreparing, prepare, prepare > 0)
 	add(perfexpv1alpha1.PhaseSettingUp, a.Job, exp.Spec.Setup != nil)
 	add(perfexpv1alpha1.PhaseWarmingUp, a.Pods+c.WarmUp, exp.Spec.Load.WarmUp != nil)
 	add(perfexpv1alpha1.PhaseRunning, a.Pods+c.Load, true)
@@ -219,4 +224,13 @@ func (d *planDuration) Set(s string) error {
 	}
 	*d = planDuration(v)
 	return nil
+}
+
+// settleOf is spec.settle: the run waits that long in Preparing after its rollout (or after
+// Preparing began when nothing rolls), whatever the estimate of the rollout.
+func settleOf(exp *perfexpv1alpha1.PerfExperiment) planDuration {
+	if exp.Spec.Settle == nil || exp.Spec.Settle.Duration < 0 {
+		return 0
+	}
+	return planDuration(exp.Spec.Settle.Duration)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	judgesearch "github.com/perfexp/perfexp/internal/judge/search"
+	"github.com/perfexp/perfexp/internal/sweep"
 	"github.com/perfexp/perfexp/internal/testenv"
 )
 
@@ -68,6 +69,9 @@ func TestPlanForms(t *testing.T) {
 		load     = 75 * time.Second
 		baseline = 10*time.Second + load + 2*5*time.Second // warm-up, load, two sets of pods
 		armed    = baseline + 2*10*time.Second             // and the variant applied, then restored
+		// Every run of a sweep, the baseline's included, rolls the arms' workloads and
+		// settles (podAge Equal): each costs an armed run and the settle.
+		fresh = armed + sweep.DefaultSettle
 	)
 	// The CRD's default timeouts: rollout 10m (applied and restored), loadGrace 5m.
 	const armedBound = 10*time.Second + load + 5*time.Minute + 2*10*time.Minute
@@ -82,17 +86,17 @@ func TestPlanForms(t *testing.T) {
 		bound       time.Duration // of the first row with a variant; 0 not checked
 	}{
 		{name: "a fixed sweep runs arms x repeats", form: "fixed sweep", arms: 2, runs: intRange{4, 4},
-			environment: durationRange{planDuration(2*baseline + 2*armed), planDuration(2*baseline + 2*armed)}, bound: armedBound,
+			environment: durationRange{planDuration(4 * fresh), planDuration(4 * fresh)}, bound: armedBound + sweep.DefaultSettle,
 			manifest: planSweepManifest(`  repeats: 2
   arms:
   - name: pool` + strings.ReplaceAll(planVariant, "\n      ", "\n    "))},
 		{name: "a sweep without repeats is sequential by default: 3 repeats at the first look, up to 10", form: "sequential sweep", arms: 2,
 			runs:        intRange{6, 20},
-			environment: durationRange{planDuration(3 * (baseline + armed)), planDuration(10 * (baseline + armed))},
+			environment: durationRange{planDuration(3 * 2 * fresh), planDuration(10 * 2 * fresh)},
 			manifest: planSweepManifest(`  arms:
   - name: pool` + strings.ReplaceAll(planVariant, "\n      ", "\n    "))},
 		{name: "a sequential sweep from its repeats to its maxRepeats", form: "sequential sweep", arms: 2, runs: intRange{4, 8},
-			environment: durationRange{planDuration(2 * (baseline + armed)), planDuration(4 * (baseline + armed))},
+			environment: durationRange{planDuration(2 * 2 * fresh), planDuration(4 * 2 * fresh)},
 			manifest: planSweepManifest(`  repeats: 2
   sequential: {maxRepeats: 4}
   arms:
@@ -119,8 +123,8 @@ kind: PerfExperiment
 metadata: {name: e, namespace: ns}
 spec:` + strings.ReplaceAll(planTemplate, "\n    ", "\n  ") + strings.ReplaceAll(planVariant, "\n      ", "\n  ") + "\n"},
 		{name: "an experiment with confirm may add 2 x maxRepeats runs", form: "experiment", arms: 3, runs: intRange{1, 1 + 2*4},
-			// The baseline experiment's runs are costed without a variant (it is not in the input).
-			environment: durationRange{planDuration(armed), planDuration(armed + 4*baseline + 4*armed)},
+			// The confirming sweep's runs, its baseline's included, roll and settle (podAge Equal).
+			environment: durationRange{planDuration(armed), planDuration(armed + 8*fresh)},
 			manifest: `apiVersion: perfexp.dev/v1alpha1
 kind: PerfExperiment
 metadata: {name: e, namespace: ns}
@@ -149,7 +153,7 @@ spec:
 				if a.Load != planDuration(load) || a.WarmUp != planDuration(10*time.Second) {
 					t.Errorf("arm %s: load %s, warm-up %s; want %s and 10s", a.Name, a.Load, a.WarmUp, planDuration(load))
 				}
-				if tt.bound > 0 && a.Environment == planDuration(armed) && a.Bound != planDuration(tt.bound) {
+				if tt.bound > 0 && (a.Environment == planDuration(armed) || a.Environment == planDuration(fresh)) && a.Bound != planDuration(tt.bound) {
 					t.Errorf("arm %s: bound %s, want %s (the CRD's default timeouts)", a.Name, a.Bound, planDuration(tt.bound))
 				}
 			}
@@ -169,8 +173,8 @@ func TestPlanAllowancesAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// baseline 10s + 1m15s; the arm that and 2 x 1m of rollouts.
-	if got, want := doc.Plans[0].Environment.Max, planDuration(85*time.Second+85*time.Second+2*time.Minute); got != want {
+	// baseline 10s + 1m15s; each run that, 2 x 1m of rollouts and the 30 s settle (podAge Equal).
+	if got, want := doc.Plans[0].Environment.Max, planDuration(2*(85*time.Second+2*time.Minute+sweep.DefaultSettle)); got != want {
 		t.Errorf("environment %s, want %s", got, want)
 	}
 	file := filepath.Join(t.TempDir(), "m.yaml")

@@ -17,12 +17,12 @@ demo-aa-one-run: ## The A/A + A/B sweep with one run per arm and no calibration 
 	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-one-run DEMO_SWEEP_NAME=demo-aa-one-run DEMO_SWEEP_TIMEOUT=1200 hack/local-cluster.d/demo-sweep.sh
 
 .PHONY: demo-aa-sequential
-demo-aa-sequential: ## The A/A + A/B sweep run sequentially (scenarios/demo-aa-sequential): 2 repeats, then one at a time until every arm is decisive or 6 ran.
-	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-sequential DEMO_SWEEP_NAME=demo-aa-sequential DEMO_SWEEP_TIMEOUT=3600 hack/local-cluster.d/demo-sweep.sh
+demo-aa-sequential: ## The A/A + A/B sweep run sequentially (scenarios/demo-aa-sequential): 2 repeats, then one at a time until every arm is decisive or 6 ran; every run on fresh pods (podAge Equal, settle 30s).
+	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-sequential DEMO_SWEEP_NAME=demo-aa-sequential DEMO_SWEEP_TIMEOUT=5400 hack/local-cluster.d/demo-sweep.sh
 
 .PHONY: demo-aa-sequential-noisy
 demo-aa-sequential-noisy: ## demo-aa-sequential with a noisy neighbour: a pod spinning on one core while the runs of repeats 2 and 4 are in the environment (DEMO_SWEEP_BURN_REPEATS).
-	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-sequential DEMO_SWEEP_NAME=demo-aa-sequential DEMO_SWEEP_TIMEOUT=3600 DEMO_SWEEP_RESET=1 DEMO_SWEEP_BURN_REPEATS="$(or $(DEMO_SWEEP_BURN_REPEATS),2 4)" hack/local-cluster.d/demo-sweep.sh
+	LOCALBIN=$(LOCALBIN) DEMO_SWEEP_DIR=scenarios/demo-aa-sequential DEMO_SWEEP_NAME=demo-aa-sequential DEMO_SWEEP_TIMEOUT=5400 DEMO_SWEEP_RESET=1 DEMO_SWEEP_BURN_REPEATS="$(or $(DEMO_SWEEP_BURN_REPEATS),2 4)" hack/local-cluster.d/demo-sweep.sh
 
 .PHONY: demo-aa-one-run-calibrated
 demo-aa-one-run-calibrated: ## demo-aa-one-run with a calibration of this environment (scenarios/demo-aa-one-run-calibrated: spec.analysis.betweenRun from demo-aa-sequential's report).

@@ -53,6 +53,9 @@ type Input struct {
 	// QueriesUnbound lets the custom queries read series of any namespace and test id: the
 	// experiment's namespace is one the operator's admin trusts (--unbound-query-namespaces).
 	QueriesUnbound bool
+	// PodAge, when set, is what the run did to its pods' age before the load; the result's
+	// notes state it.
+	PodAge *PodAge
 	// Drifted, when not empty, says which field of the variant someone else changed during
 	// the run and who (the experiment's Drifted condition): the load then measured something
 	// other than the variant, so the results are Invalid.

@@ -127,6 +127,15 @@ func newResult(in Input) *result.Result {
 	}
 	r.Window.Start, r.Window.End, r.Window.MeasuredStart = in.Start, in.End, ms
 	r.Window.MeasuredSeconds = in.End.Sub(ms).Seconds()
+	if in.PodAge != nil {
+		r.PodAge = podAgeResult(*in.PodAge, in.Start)
+		r.Notes = append(r.Notes, podAgeNote(*in.PodAge, in.Start))
+		if in.Baseline != nil && in.Baseline.Result != nil {
+			if n := podAgeMismatch(r.PodAge, in.Baseline.Result.PodAge); n != "" {
+				r.Notes = append(r.Notes, n)
+			}
+		}
+	}
 	return r
 }
 

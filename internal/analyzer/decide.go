@@ -267,6 +267,7 @@ func inputFrom(exp *perfexpv1alpha1.PerfExperiment, s settings) (analysis.Input,
 	if exp.Spec.Variant != nil {
 		in.Variant = exp.Spec.Variant.Description
 	}
+	in.PodAge = podAgeOf(exp)
 	if exp.Spec.Analysis != nil {
 		in.Analysis = *exp.Spec.Analysis
 	}

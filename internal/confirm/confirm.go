@@ -114,6 +114,7 @@ func Sweep(exp, baseline *perfexpv1alpha1.PerfExperiment) (*perfexpv1alpha1.Perf
 				Load:            *exp.Spec.Load.DeepCopy(),
 				Analysis:        analysis,
 				Timeouts:        exp.Spec.Timeouts.DeepCopy(),
+				Settle:          exp.Spec.Settle.DeepCopy(),
 			},
 			Baseline:                   &perfexpv1alpha1.SweepBaseline{Variant: baseline.Spec.Variant.DeepCopy()},
 			Arms:                       []perfexpv1alpha1.SweepArm{{Name: Arm, Variant: exp.Spec.Variant.DeepCopy()}},

@@ -83,6 +83,20 @@ type Result struct {
 	PrometheusQueries int `json:"prometheusQueries"`
 	// Phases is the experiment's timeline.
 	Phases []PhaseAt `json:"phases,omitempty"`
+	// PodAge is what the run did to its pods' age before the load; nil when not recorded.
+	PodAge *PodAge `json:"podAge,omitempty"`
+}
+
+// PodAge is the age of a run's pods at the start of its load.
+type PodAge struct {
+	// FreshPods is true when the run rolled workloads for spec.freshPods.
+	FreshPods bool `json:"freshPods,omitempty"`
+	// RolledSecondsBeforeLoad is how long before the load began the run's rollouts (variant and
+	// freshPods) finished; nil when nothing rolled (the pods were as found).
+	RolledSecondsBeforeLoad *float64 `json:"rolledSecondsBeforeLoad,omitempty"`
+	// SettledSeconds is how long the environment was left alone before setup or load
+	// (spec.settle); zero without a settle.
+	SettledSeconds float64 `json:"settledSeconds,omitempty"`
 }
 
 // Timeline is per-interval values over the measured window: interval i covers

@@ -25,6 +25,10 @@ func (p *Plan) Experiment(s *perfexpv1alpha1.PerfSweep, run Run) (*perfexpv1alph
 		return nil, fmt.Errorf("run %s names arm %s, which the sweep does not have", run.Name, run.Arm)
 	}
 	t := s.Spec.Template.DeepCopy()
+	fresh, err := p.FreshPods(s)
+	if err != nil {
+		return nil, err
+	}
 	exp := &perfexpv1alpha1.PerfExperiment{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: s.Namespace,
@@ -45,6 +49,8 @@ func (p *Plan) Experiment(s *perfexpv1alpha1.PerfSweep, run Run) (*perfexpv1alph
 			Load:            t.Load,
 			Analysis:        t.Analysis,
 			Timeouts:        t.Timeouts,
+			FreshPods:       fresh,
+			Settle:          settle(s, fresh),
 		},
 	}
 	if arm.Variant != nil {

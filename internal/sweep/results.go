@@ -180,6 +180,9 @@ func Compare(s *perfexpv1alpha1.PerfSweep, p *Plan, outcomes map[string]Outcome,
 		out.Notes = append(out.Notes, fmt.Sprintf("each arm's runs were compared with the baseline's runs (%d per arm), "+
 			"with a multiplicity control across the %d arms; see each verdict's message", out.Repeats, len(compared)))
 	}
+	if n := podAgeNote(s, p, results); n != "" {
+		out.Notes = append(out.Notes, n)
+	}
 	armFindings := make([]findings.Arm, 0, len(out.Arms))
 	for _, a := range out.Arms {
 		if a.Comparison != nil {

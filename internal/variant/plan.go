@@ -87,6 +87,8 @@ type target struct {
 	ours *Snapshot
 	// theirs is another experiment's snapshot found on the object.
 	theirs *Snapshot
+	// restarts is true once the plan rolls the workload for spec.freshPods.
+	restarts bool
 }
 
 // problem is a reason the variant cannot be applied.
@@ -174,6 +176,9 @@ func (p *plan) addFieldOp(t *target, src string, edits []edit) {
 func (e *Environment) resolve(ctx context.Context, exp *perfexpv1alpha1.PerfExperiment, ns string) (*plan, error) {
 	p := &plan{exp: exp, ns: ns, byRef: map[objKey]*target{}, fields: map[string]string{}}
 	v := exp.Spec.Variant
+	if v == nil {
+		v = &perfexpv1alpha1.Variant{} // a baseline run that only rolls its pods (spec.freshPods)
+	}
 	for i := range v.Workloads {
 		wc := &v.Workloads[i]
 		src := fmt.Sprintf("workloads[%d]", i)
@@ -225,6 +230,11 @@ func (e *Environment) resolve(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 			t.kafkaState = expectedMetadataState(sm)
 			p.addFieldOp(t, "kafka.strimziMode", []edit{{path: path("metadata", "annotations", kraftAnnotation), value: string(sm.KRaft),
 				what: "the " + kraftAnnotation + " annotation"}})
+		}
+	}
+	if fp := exp.Spec.FreshPods; fp != nil {
+		if err := e.resolveFreshPods(ctx, p, fp); err != nil {
+			return nil, err
 		}
 	}
 	for i, pt := range v.Patches {

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -51,7 +53,7 @@ func (e *Environment) Prepare(ctx context.Context, exp *perfexpv1alpha1.PerfExpe
 			return step.Wait(e.opts.PollInterval, "another experiment's variant is still in force in %s: %s", ns, summarize(others.waits)), nil
 		}
 	}
-	if exp.Spec.Variant == nil {
+	if !hasEnvironmentChange(exp) {
 		return step.Done(), nil
 	}
 	if exp.UID == "" {
@@ -237,6 +239,9 @@ func (e *Environment) waitPrepared(ctx context.Context, exp *perfexpv1alpha1.Per
 		msg := "the variant was undone right after its rollout: " + strings.Join(drifted, "; ")
 		setDrifted(exp, msg)
 		return step.Fail(perfexpv1alpha1.ReasonVariantDrifted, "%s; stop whatever reverts it (a GitOps self-heal, an autoscaler) for the run", summarize(drifted))
+	}
+	if env := envStatus(exp); env.RolledOutAt == nil && slices.ContainsFunc(p.targets, func(t *target) bool { return t.ref.isWorkload() }) {
+		env.RolledOutAt = &metav1.Time{Time: e.now()}
 	}
 	return step.Done()
 }

@@ -312,9 +312,12 @@ func (e *Environment) candidates(ctx context.Context, exp *perfexpv1alpha1.PerfE
 			add(refOfTouched(&env.Touched[i]))
 		}
 	}
-	v := exp.Spec.Variant
-	if v == nil || exp.UID == "" {
+	if !hasEnvironmentChange(exp) || exp.UID == "" {
 		return refs, listed, nil
+	}
+	v := exp.Spec.Variant
+	if v == nil {
+		v = &perfexpv1alpha1.Variant{} // spec.freshPods rolls workloads only: they carry the label
 	}
 	ns := exp.TargetNamespace()
 	if e.rules.Reserved(ns) {
