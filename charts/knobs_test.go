@@ -275,7 +275,7 @@ func TestRBACCreate(t *testing.T) {
 				}
 			}
 		}
-		if got.find("Deployment", releaseNamespace, "perfexp-manager") == nil || len(got.kinds("ValidatingAdmissionPolicy")) != 2 {
+		if got.find("Deployment", releaseNamespace, "perfexp-manager") == nil || len(got.kinds("ValidatingAdmissionPolicy")) != 3 {
 			t.Errorf("%v: the manager or its admission policies are missing", values)
 		}
 	}

@@ -161,7 +161,7 @@ func TestNamespacedScopeGrantsNoClusterWideWrite(t *testing.T) {
 			if !slices.Equal(opts.WatchNamespaces, want) {
 				t.Errorf("--watch-namespaces %v, want %v", opts.WatchNamespaces, want)
 			}
-			for _, policy := range []string{"perfexp-no-escalation", "perfexp-spec-frozen"} {
+			for _, policy := range []string{"perfexp-no-escalation", "perfexp-spec-frozen", "perfexp-interleaved-order"} {
 				if got.find("ValidatingAdmissionPolicy", "", policy) == nil || got.find("ValidatingAdmissionPolicyBinding", "", policy) == nil {
 					t.Errorf("admission policy %s is not installed and bound in the namespaced scope", policy)
 				}

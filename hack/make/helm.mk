@@ -26,7 +26,7 @@ $(HELM):
 helm-sync: manifests ## Copy the CRDs, ClusterRoles and admission policies of config/ into the chart.
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 	cp config/rbac/role.yaml config/rbac/environment_patch_role.yaml config/rbac/metrics_auth_role.yaml config/rbac/metrics_reader_role.yaml config/rbac/user_roles.yaml $(CHART)/files/rbac/
-	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml $(CHART)/files/policy/
+	cp config/policy/no_escalation.yaml config/policy/spec_frozen.yaml config/policy/interleaved_order.yaml $(CHART)/files/policy/
 
 # Any well-formed digest: lint only renders it.
 HELM_LINT_DIGEST := 0000000000000000000000000000000000000000000000000000000000000000

@@ -45,7 +45,7 @@ const (
 	envC   = "env-c"  // another namespace that is only read
 )
 
-// One API server serves the three stories.
+// One API server serves the four stories.
 func TestAdmissionPolicy(t *testing.T) {
 	env := testenv.Start(t)
 	for _, ns := range []string{teamNS, envB, envC} {
@@ -54,6 +54,7 @@ func TestAdmissionPolicy(t *testing.T) {
 	t.Run("experiments", func(t *testing.T) { storyRefusesEscalation(t, env) })
 	t.Run("only spec updates are checked", func(t *testing.T) { storyChecksOnlySpecUpdates(t, env) })
 	t.Run("sweeps", func(t *testing.T) { storyChecksSweeps(t, env) })
+	t.Run("a fixed order warns", func(t *testing.T) { storyWarnsOfAFixedOrder(t, env) })
 }
 
 func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
