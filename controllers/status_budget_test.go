@@ -75,7 +75,7 @@ type schema struct {
 
 // durationFields are the status fields of type metav1.Duration (a string in the schema): they
 // get the longest text a Duration prints, which is what they can hold.
-var durationFields = map[string]bool{"environmentTime": true, "elapsed": true}
+var durationFields = map[string]bool{"environmentTime": true, "elapsed": true, "totalDuration": true}
 
 func fill(name string, s schema) any {
 	switch s.Type {

@@ -103,6 +103,19 @@ func storyRefusesEscalation(t *testing.T, env *testenv.Env) {
 				e.Spec.Variant = scaleTo0(perfexpv1alpha1.WorkloadKindStatefulSet)
 			}),
 			refused: "may not patch statefulsets.apps in namespace env-b"},
+		{name: "a baseline rolling another namespace's Deployments without the right",
+			rights: []right{runInEnvB},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.FreshPods = &perfexpv1alpha1.FreshPods{Workloads: []perfexpv1alpha1.WorkloadSelector{{Names: []string{"api"}}}}
+			}),
+			refused: "may not patch deployments.apps in namespace env-b"},
+		{name: "a baseline rolling another namespace's Deployments with the right",
+			rights: []right{runInEnvB, patchDeployments},
+			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
+				e.Spec.TargetNamespace = envB
+				e.Spec.FreshPods = &perfexpv1alpha1.FreshPods{Workloads: []perfexpv1alpha1.WorkloadSelector{{Names: []string{"api"}}}}
+			})},
 		{name: "kube-system is refused even for cluster-admin", admin: true,
 			obj: experiment(func(e *perfexpv1alpha1.PerfExperiment) {
 				e.Spec.TargetNamespace = "kube-system"
