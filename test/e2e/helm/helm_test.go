@@ -80,6 +80,8 @@ var kustomizeObjects = [][]string{
 	{"clusterrole", "perfexp-edit"}, {"clusterrole", "perfexp-view"},
 	{"validatingadmissionpolicy", "perfexp-no-escalation"}, {"validatingadmissionpolicybinding", "perfexp-no-escalation"},
 	{"validatingadmissionpolicy", "perfexp-spec-frozen"}, {"validatingadmissionpolicybinding", "perfexp-spec-frozen"},
+	{"validatingadmissionpolicy", "perfexp-interleaved-order"}, {"validatingadmissionpolicybinding", "perfexp-interleaved-order"},
+	{"clusterrole", "perfexp-snapshot-key"}, {"-n", namespace, "rolebinding", "perfexp-snapshot-key"},
 }
 
 // adoptKustomizeInstall marks an existing kustomize install as the release's, so helm install
