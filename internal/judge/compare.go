@@ -262,7 +262,11 @@ func fill(mc *result.MetricComparison, e *effect, method, sampleUnit string) {
 	mc.Threshold = result.Num(e.toDisplay(e.up))
 	mc.Constant = e.constant
 	mc.Withdrawn = e.withdrawn
-	if e.few == "" {
+	switch {
+	case e.zeroBase != "":
+		// A rise from 0: no relative estimate or interval; the reason gives the counts.
+		mc.PValue, mc.PBeyond = result.Num(e.pNoChange), result.Num(e.pBeyond)
+	case e.few == "":
 		mc.Estimate, mc.Low, mc.High = result.Num(e.toDisplay(e.point)), result.Num(e.toDisplay(e.low)), result.Num(e.toDisplay(e.high))
 		mc.PValue, mc.PBeyond = result.Num(e.pNoChange), result.Num(e.pBeyond)
 	}

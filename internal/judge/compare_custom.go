@@ -282,6 +282,12 @@ func orient(mc *result.MetricComparison, dir int) {
 		}
 		unit := scaleUnit(mc.Scale)
 		mc.Change = perfexpv1alpha1.ChangeInconclusive
+		if mc.Low == nil {
+			// A rise from 0 (zeroBaseEffect) has no interval; its reason has the counts.
+			mc.Why = mc.Why + ", but whether higher is better is the script's to say: a primary metric naming it with a direction, or an objective with max or min on it, gives the direction"
+			mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why
+			return
+		}
 		mc.Why = fmt.Sprintf("changed beyond ±%.3g%s (95%% interval [%+.1f, %+.1f]%s), but whether higher is better is the script's to say (or the query's): a primary metric naming it with a direction, or an objective with max (lower is better) or min (higher is better) on it, gives the direction",
 			result.OrZero(mc.Threshold), unit, result.OrZero(mc.Low), result.OrZero(mc.High), unit)
 		mc.Unadjusted, mc.UnadjustedWhy = mc.Change, mc.Why

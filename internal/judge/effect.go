@@ -73,6 +73,9 @@ type effect struct {
 	// level is the coverage of the interval when atLevel redrew it at another than Confidence
 	// (a sequential look's); 0 for Confidence.
 	level float64
+	// zeroBase states the counts of a Counter every baseline run had none of (zeroBaseEffect):
+	// decided on pNoChange alone, with no interval, since a change relative to 0 has no value.
+	zeroBase string
 	// resampled are a bootstrap effect's sorted resampled changes, centred on point before
 	// any centredOn; nil for other methods.
 	resampled []float64
@@ -90,6 +93,9 @@ func (e *effect) levelText() string {
 // over its looks (sequential.go), each look's intervals at its share. Other intervals, and a at
 // the default, are left as they are.
 func (e *effect) atLevel(a float64) *effect {
+	if e.zeroBase != "" && a > 0 && a != alpha {
+		e.level = 1 - a
+	}
 	if e.se <= 0 || a <= 0 || a == alpha || e.few != "" {
 		return e
 	}
@@ -134,6 +140,16 @@ func decide(e *effect, kind perfexpv1alpha1.ObjectiveMetric, sampleUnit string) 
 	worse, better := perfexpv1alpha1.ChangeRegressed, perfexpv1alpha1.ChangeImproved
 	if higherIsBetter(kind) {
 		worse, better = better, worse
+	}
+	if e.zeroBase != "" {
+		a := alpha
+		if e.level != 0 {
+			a = 1 - e.level
+		}
+		if e.pBeyond < a {
+			return worse, fmt.Sprintf("rose from 0: %s (p %.2g); a change relative to 0 has no value", e.zeroBase, e.pBeyond)
+		}
+		return perfexpv1alpha1.ChangeInconclusive, fmt.Sprintf("%s: not clearly above 0 (p %.2g, held to %.3g); more runs decide", e.zeroBase, e.pBeyond, a)
 	}
 	switch {
 	case e.low > e.up:

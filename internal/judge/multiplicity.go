@@ -184,7 +184,8 @@ func holdEquivalence(cs []*result.Comparison, level func(m int) float64, held in
 // NoMeaningfulChange may come of the effect, 0 for a constant.
 func (e *effect) pEquivalent() float64 {
 	switch {
-	case e.few != "" || e.withdrawn != "":
+	case e.few != "" || e.withdrawn != "" || e.zeroBase != "":
+		// A rise from 0 is never shown to be within ±δ: its relative change has no value.
 		return 1
 	case e.constant:
 		return 0

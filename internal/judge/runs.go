@@ -88,6 +88,10 @@ func CompareRuns(base, cur []*result.Result, opts CompareOptions) *result.Compar
 			setUnknown(&mc, missing)
 		case len(vc) < len(cur) || len(vb) < len(base):
 			setUnknown(&mc, fmt.Sprintf("only %d of %d runs and %d of %d baseline runs have it", len(vc), len(cur), len(vb), len(base)))
+		case w.counter != "" && allZero(vb):
+			// Counts from none: no ratio, so no pairing either; the counts themselves decide.
+			fill(&mc, zeroBaseEffect(runCounts(cur, w), runCounts(base, w)).atLevel(o.alpha()), result.MethodRuns, "runs")
+			o.orientRow(w, &mc)
 		default:
 			e, method := pairedOrNot(cur, base, w, o, &unpaired)
 			if e == nil {
@@ -266,4 +270,71 @@ func runEffect(cur, base []float64, kind perfexpv1alpha1.ObjectiveMetric, minCha
 	}
 	e.tInterval(se, df)
 	return e
+}
+
+func allZero(vs []float64) bool {
+	for _, v := range vs {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runCounts is the row's Counter total in each run: 0 in a run of the scenario without it
+// (row.zeroIfAbsent), so one value per run as runValues has.
+func runCounts(rs []*result.Result, w row) []float64 {
+	out := make([]float64, 0, len(rs))
+	for _, r := range rs {
+		n := 0.0
+		if sc, _ := r.ScenarioNamed(w.scenario); sc != nil {
+			for _, c := range sc.Counters {
+				if c.Name == w.counter && c.Total != nil {
+					n = *c.Total
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// zeroBaseEffect decides a Counter of which every baseline run counted 0, where a change
+// relative to the baseline has no value: whether the arm's count rose above none, on the counts
+// of the runs (cur, base), with no interval. Runs of one comparison have one load shape
+// (BaselineProblem), so under no change each run's count has one mean, and given the total S
+// the arm's share of it is binomial with p = nc/(nc+nb) (the exact conditional test of two
+// Poisson rates): all S in the arm has probability p^S. Counts between runs vary more than
+// Poisson's (a slow node fails a burst of requests), and a baseline of zeros shows none of
+// that, so the dispersion φ = variance/mean is the arm's runs' own, never below Poisson's 1,
+// and the test runs on S/φ counts' worth of evidence (quasi-Poisson). One arm run has no
+// spread to estimate φ from, and Poisson's alone would call a burst of failures in a single
+// run a change, so it is not claimed. The p-value is doubled, as every two-sided p-value a
+// claim is held to here; a count cannot fall below 0, so the only claim is a rise.
+func zeroBaseEffect(cur, base []float64) *effect {
+	e := &effect{n: len(cur), baseN: len(base), relative: true}
+	mc := *mean(cur)
+	switch {
+	case mc == 0:
+		e.few = fmt.Sprintf("0 in every run of both sides (%d and %d runs): nothing to compare", len(cur), len(base))
+		return e
+	case len(cur) < 2:
+		e.few = fmt.Sprintf("every baseline run has 0 of it and the one run %g: a single run shows no spread between runs to test a rise from 0 against; repeat the runs", mc)
+		return e
+	}
+	phi := math.Max(1, stats.Variance(cur, mc)/mc)
+	s := mc * float64(len(cur))
+	p := float64(len(cur)) / float64(len(cur)+len(base))
+	e.pNoChange = math.Min(1, 2*math.Pow(p, s/phi))
+	e.pBeyond = e.pNoChange
+	e.zeroBase = fmt.Sprintf("0 in each of %d baseline runs, %.3g per run in the arm's %d (%s)", len(base), mc, len(cur), countsText(cur))
+	return e
+}
+
+func countsText(vs []float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf("%g", v)
+	}
+	return strings.Join(parts, ", ")
 }
