@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/util/jsonpath"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
@@ -149,11 +154,44 @@ func customTable(cols []customColumn, rows []perfexpv1alpha1.PerfExperiment) (*m
 	return t, nil
 }
 
-// watchQueue prints the table, then, every interval until ctx ends, the rows that changed
-// (phase, position, queue), without a header, as kubectl get --watch does; an experiment that
-// ended or left the queue prints once more with its last phase.
-func watchQueue(ctx context.Context, out io.Writer, list func(context.Context) ([]perfexpv1alpha1.PerfExperiment, error), queue string, every time.Duration, table queueTable, now func() time.Time) error {
-	items, err := list(ctx)
+// queueSource is where watchQueue reads the experiments: a list, and a watch from a list's
+// resource version.
+type queueSource struct {
+	list  func(context.Context) (items []perfexpv1alpha1.PerfExperiment, resourceVersion string, err error)
+	watch func(ctx context.Context, resourceVersion string) (watch.Interface, error)
+}
+
+// clientQueueSource lists and watches the experiments opts select through conn's client.
+func clientQueueSource(conn *connection, opts []client.ListOption) (queueSource, error) {
+	wc, ok := conn.client.(client.WithWatch)
+	if !ok {
+		return queueSource{}, errors.New("the client cannot watch")
+	}
+	return queueSource{
+		list: func(ctx context.Context) ([]perfexpv1alpha1.PerfExperiment, string, error) {
+			l := &perfexpv1alpha1.PerfExperimentList{}
+			if err := wc.List(ctx, l, opts...); err != nil {
+				return nil, "", unreachable(err, conn.rest)
+			}
+			return l.Items, l.ResourceVersion, nil
+		},
+		watch: func(ctx context.Context, rv string) (watch.Interface, error) {
+			w, err := wc.Watch(ctx, &perfexpv1alpha1.PerfExperimentList{}, append(opts[:len(opts):len(opts)], &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})...)
+			if err != nil {
+				return nil, unreachable(err, conn.rest)
+			}
+			return w, nil
+		},
+	}, nil
+}
+
+// watchQueue prints the table, then, as the API server reports changes until ctx ends, the rows
+// that changed (phase, position, queue), without a header, as kubectl get --watch does; an
+// experiment that ended or left the queue prints once more with its last phase. When a watch
+// ends (the server closes watches after a while), fails, or its resource version expired, it
+// lists again and watches from there, printing what changed in between.
+func watchQueue(ctx context.Context, out io.Writer, src queueSource, queue string, table queueTable, now func() time.Time) error {
+	items, rv, err := src.list(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,21 +204,23 @@ func watchQueue(ctx context.Context, out io.Writer, list func(context.Context) (
 		seen[e.Namespace+"/"+e.Name] = rowState(&e)
 	}
 	table.noHeaders = true
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
+	byKey := map[string]perfexpv1alpha1.PerfExperiment{}
+	set := func(items []perfexpv1alpha1.PerfExperiment) {
+		clear(byKey)
+		for _, e := range items {
+			byKey[e.Namespace+"/"+e.Name] = e
 		}
-		items, err := list(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+	}
+	set(items)
+	show := func() error {
+		items := make([]perfexpv1alpha1.PerfExperiment, 0, len(byKey))
+		for _, e := range byKey {
+			items = append(items, e)
 		}
+		// queueRows orders the rows; the ended ones print in name order.
+		sort.Slice(items, func(i, j int) bool {
+			return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+		})
 		current := map[string]bool{}
 		var changed []perfexpv1alpha1.PerfExperiment
 		for _, e := range queueRows(items, queue) {
@@ -198,10 +238,77 @@ func watchQueue(ctx context.Context, out io.Writer, list func(context.Context) (
 				changed = append(changed, e) // ended: its last phase, once
 			}
 		}
-		if len(changed) > 0 {
-			if err := table.print(out, changed, now()); err != nil {
+		if len(changed) == 0 {
+			return nil
+		}
+		return table.print(out, changed, now())
+	}
+	for {
+		w, err := src.watch(ctx, rv)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			rv = "" // list again below
+		case err != nil:
+			return err
+		default:
+			rv, err = followQueue(ctx, w, rv, byKey, show)
+			w.Stop()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
 				return err
 			}
+		}
+		if rv == "" {
+			if items, rv, err = src.list(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			set(items)
+			if err := show(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// followQueue applies w's events to byKey, showing after each, until w ends or reports an
+// error; it returns the resource version to watch from next, "" to list again first.
+func followQueue(ctx context.Context, w watch.Interface, rv string, byKey map[string]perfexpv1alpha1.PerfExperiment, show func() error) (string, error) {
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return rv, nil
+		case ev, ok = <-w.ResultChan():
+		}
+		if !ok || ev.Type == watch.Error {
+			// Closed by the server, or an error such as an expired resource version: the
+			// changes since rv may be lost, so list again.
+			return "", nil
+		}
+		e, isExp := ev.Object.(*perfexpv1alpha1.PerfExperiment)
+		if !isExp {
+			continue
+		}
+		rv = e.ResourceVersion
+		key := e.Namespace + "/" + e.Name
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			byKey[key] = *e
+		case watch.Deleted:
+			delete(byKey, key)
+		default: // a bookmark only moves rv on
+			continue
+		}
+		if err := show(); err != nil {
+			return rv, err
 		}
 	}
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	perfexpv1alpha1 "github.com/perfexp/perfexp/api/v1alpha1"
 )
@@ -82,35 +85,117 @@ func TestQueueCustomColumns(t *testing.T) {
 	}
 }
 
-// --watch prints the table, then each row whose phase or place changed, without a header, and
-// an experiment that ended once more with its last phase.
+// --watch prints the table, then each row whose phase or place changed as the API server
+// reports it, without a header, and an experiment that ended once more with its last phase.
+// When the server ends the watch it lists again, prints what changed in between, and watches
+// from the new list's resource version.
 func TestWatchQueue(t *testing.T) {
 	now := time.Now()
-	states := [][]perfexpv1alpha1.PerfExperiment{
-		{queued("first", perfexpv1alpha1.PhaseRunning, 0, now), queued("second", perfexpv1alpha1.PhaseQueued, 1, now)},
-		{queued("first", perfexpv1alpha1.PhaseRunning, 0, now), queued("second", perfexpv1alpha1.PhaseQueued, 1, now)},
-		{queued("first", perfexpv1alpha1.PhaseSucceeded, 0, now), queued("second", perfexpv1alpha1.PhasePreparing, 0, now)},
+	at := func(e perfexpv1alpha1.PerfExperiment, rv string) *perfexpv1alpha1.PerfExperiment {
+		e.ResourceVersion = rv
+		return &e
 	}
+	lists := [][]perfexpv1alpha1.PerfExperiment{
+		{*at(queued("first", perfexpv1alpha1.PhaseRunning, 0, now), "1"), *at(queued("second", perfexpv1alpha1.PhaseQueued, 1, now), "1")},
+		{*at(queued("second", perfexpv1alpha1.PhasePreparing, 0, now), "5"), *at(queued("third", perfexpv1alpha1.PhaseQueued, 1, now), "7")},
+	}
+	listRVs := []string{"1", "7"}
 	var mu sync.Mutex
-	calls := 0
+	var listed, watchedFrom []string
+	watches := make(chan *watch.FakeWatcher)
 	ctx, cancel := context.WithCancel(t.Context())
-	list := func(context.Context) ([]perfexpv1alpha1.PerfExperiment, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		i := min(calls, len(states)-1)
-		calls++
-		if calls > len(states)+2 {
-			cancel()
-		}
-		return states[i], nil
+	defer cancel()
+	src := queueSource{
+		list: func(context.Context) ([]perfexpv1alpha1.PerfExperiment, string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			i := min(len(listed), len(lists)-1)
+			listed = append(listed, listRVs[i])
+			return lists[i], listRVs[i], nil
+		},
+		watch: func(_ context.Context, rv string) (watch.Interface, error) {
+			mu.Lock()
+			watchedFrom = append(watchedFrom, rv)
+			mu.Unlock()
+			w := watch.NewFake()
+			watches <- w
+			return w, nil
+		},
 	}
 	var b bytes.Buffer
-	if err := watchQueue(ctx, &b, list, "", time.Millisecond, queueTable{}, func() time.Time { return now }); err != nil {
+	done := make(chan error)
+	go func() { done <- watchQueue(ctx, &b, src, "", queueTable{}, func() time.Time { return now }) }()
+
+	w := <-watches
+	w.Modify(at(queued("second", perfexpv1alpha1.PhaseQueued, 1, now), "2")) // no change: not printed
+	w.Modify(at(queued("second", perfexpv1alpha1.PhasePreparing, 0, now), "3"))
+	w.Modify(at(queued("first", perfexpv1alpha1.PhaseSucceeded, 0, now), "4"))
+	w.Stop() // the server ends the watch: list again
+	<-watches
+	cancel()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(listed, ",") != "1,7" || strings.Join(watchedFrom, ",") != "1,7" {
+		t.Errorf("listed at %v and watched from %v, want a list, a watch from its version, and again after the watch ended", listed, watchedFrom)
+	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "QUEUE") || !strings.Contains(lines[3], "second") || !strings.Contains(lines[3], "Preparing") ||
-		!strings.Contains(lines[4], "first") || !strings.Contains(lines[4], "Succeeded") || strings.Count(b.String(), "QUEUE") != 1 {
-		t.Errorf("want the table, then second Preparing and first Succeeded, one header:\n%s", b.String())
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "QUEUE") || !strings.Contains(lines[3], "second") || !strings.Contains(lines[3], "Preparing") ||
+		!strings.Contains(lines[4], "first") || !strings.Contains(lines[4], "Succeeded") ||
+		!strings.Contains(lines[5], "third") || !strings.Contains(lines[5], "Queued") || strings.Count(b.String(), "QUEUE") != 1 {
+		t.Errorf("want the table, then second Preparing, first Succeeded and, after the list, third Queued, one header:\n%s", b.String())
+	}
+}
+
+// A watch refused because its resource version expired, and a watch that reports an error,
+// both make --watch list again and watch from the new list's version, not give up.
+func TestWatchQueueListsAgainWhenTheWatchFails(t *testing.T) {
+	now := time.Now()
+	items := []perfexpv1alpha1.PerfExperiment{queued("first", perfexpv1alpha1.PhaseRunning, 0, now)}
+	var mu sync.Mutex
+	var listed int
+	var watchedFrom []string
+	watches := make(chan *watch.FakeWatcher)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	src := queueSource{
+		list: func(context.Context) ([]perfexpv1alpha1.PerfExperiment, string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			listed++
+			return items, fmt.Sprint(listed * 10), nil
+		},
+		watch: func(_ context.Context, rv string) (watch.Interface, error) {
+			mu.Lock()
+			watchedFrom = append(watchedFrom, rv)
+			first := len(watchedFrom) == 1
+			mu.Unlock()
+			if first {
+				return nil, apierrors.NewResourceExpired("too old resource version")
+			}
+			w := watch.NewFake()
+			watches <- w
+			return w, nil
+		},
+	}
+	var b bytes.Buffer
+	done := make(chan error)
+	go func() { done <- watchQueue(ctx, &b, src, "", queueTable{}, func() time.Time { return now }) }()
+	w := <-watches
+	w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})
+	<-watches
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if listed != 3 || strings.Join(watchedFrom, ",") != "10,20,30" {
+		t.Errorf("listed %d times and watched from %v, want 3 lists and watches from 10, 20 and 30", listed, watchedFrom)
+	}
+	if strings.Count(b.String(), "first") != 1 {
+		t.Errorf("an unchanged experiment printed again after a list:\n%s", b.String())
 	}
 }

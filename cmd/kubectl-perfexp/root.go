@@ -353,14 +353,11 @@ func queueCommand(connect clientFactory, flags *kubeFlags, set settings) *cobra.
 				queue = args[0]
 			}
 			if watch {
-				relist := func(ctx context.Context) ([]perfexpv1alpha1.PerfExperiment, error) {
-					l := &perfexpv1alpha1.PerfExperimentList{}
-					if err := conn.client.List(ctx, l, opts...); err != nil {
-						return nil, unreachable(err, conn.rest)
-					}
-					return l.Items, nil
+				src, err := clientQueueSource(conn, opts)
+				if err != nil {
+					return err
 				}
-				return watchQueue(cmd.Context(), cmd.OutOrStdout(), relist, queue, set.watchInterval, table, set.now)
+				return watchQueue(cmd.Context(), cmd.OutOrStdout(), src, queue, table, set.now)
 			}
 			if !o.human() && table.columns == nil {
 				// The rows the table would show, in its order; an empty queue is an empty
