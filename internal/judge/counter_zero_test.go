@@ -118,16 +118,7 @@ func TestCounterFromNoneRegressed(t *testing.T) {
 // or below 5 %; against a true -75 %, the rule finds the improvement.
 func TestSimulatedCountsWithZeros(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 2))
-	poisson := func(mean float64) int {
-		l, k, p := math.Exp(-mean), 0, 1.0
-		for {
-			p *= rng.Float64()
-			if p <= l {
-				return k
-			}
-			k++
-		}
-	}
+	poisson := func(mean float64) int { return poissonDraw(rng, mean) }
 	draw := func(name string, offset, n int, mean float64) []*result.Result {
 		fs := make([]int, n)
 		for i := range fs {
@@ -205,16 +196,7 @@ func TestSimulatedCountsFromNone(t *testing.T) {
 			}
 		}
 	}
-	poisson := func(mean float64) int {
-		l, k, p := math.Exp(-mean), 0, 1.0
-		for {
-			p *= rng.Float64()
-			if p <= l {
-				return k
-			}
-			k++
-		}
-	}
+	poisson := func(mean float64) int { return poissonDraw(rng, mean) }
 	count := func(mean, shape float64) int {
 		if shape > 0 {
 			mean *= gamma(shape) / shape
@@ -286,5 +268,18 @@ func TestSimulatedCountsFromNone(t *testing.T) {
 		if zeroRate < cell.want {
 			t.Errorf("%s, mean %g -> %g: power from a baseline of zeros %.1f %%, want at least %.0f %%", what, cell.base, cell.cur, 100*zeroRate, 100*cell.want)
 		}
+	}
+}
+
+// poissonDraw draws a Poisson count of the given mean by Knuth's product of uniforms (means
+// here are small; math/rand has no Poisson).
+func poissonDraw(rng *rand.Rand, mean float64) int {
+	l, k, p := math.Exp(-mean), 0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
 	}
 }
